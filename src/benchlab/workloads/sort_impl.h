@@ -8,7 +8,7 @@
 #include "benchlab_self.h"
 
 /* N pseudo-random non-negative ints from a fixed seed: the same N gives the same array. */
-static int *bl_sort_input(size_t n, uint64_t seed)
+static inline int *bl_sort_input(size_t n, uint64_t seed)
 {
     int *a = malloc(n * sizeof *a);
     if (a == NULL) {
@@ -21,7 +21,7 @@ static int *bl_sort_input(size_t n, uint64_t seed)
     return a;
 }
 
-static void bl_insertion_sort(int *a, size_t n)
+static inline void bl_insertion_sort(int *a, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
         int v = a[i];
@@ -47,7 +47,7 @@ static inline void bl_swap(int *x, int *y)
 
 /* Hand-written quicksort: median-of-3 pivot, Hoare-style partition, recursion on the smaller
  * side and iteration on the larger one (stack depth O(log n) even on adversarial input). */
-static void bl_quicksort(int *a, size_t n)
+static inline void bl_quicksort(int *a, size_t n)
 {
     while (n > BL_QUICKSORT_CUTOFF) {
         size_t mid = (n - 1) / 2, last = n - 1; /* floor: j < last, so both sides shrink */
@@ -84,7 +84,7 @@ static void bl_quicksort(int *a, size_t n)
     bl_insertion_sort(a, n);
 }
 
-static void bl_merge_rec(int *a, int *tmp, size_t n)
+static inline void bl_merge_rec(int *a, int *tmp, size_t n)
 {
     if (n <= BL_QUICKSORT_CUTOFF) {
         bl_insertion_sort(a, n);
@@ -106,7 +106,7 @@ static void bl_merge_rec(int *a, int *tmp, size_t n)
 
 /* Top-down stable merge sort with one n-element scratch buffer (allocated inside the timed
  * region: its cost is part of the algorithm). */
-static void bl_mergesort(int *a, size_t n)
+static inline void bl_mergesort(int *a, size_t n)
 {
     int *tmp = malloc((n ? n : 1) * sizeof *tmp);
     if (tmp == NULL) {
@@ -117,7 +117,7 @@ static void bl_mergesort(int *a, size_t n)
     free(tmp);
 }
 
-static int bl_cmp_int(const void *x, const void *y)
+static inline int bl_cmp_int(const void *x, const void *y)
 {
     int a = *(const int *)x, b = *(const int *)y;
     return (a > b) - (a < b);
@@ -125,14 +125,14 @@ static int bl_cmp_int(const void *x, const void *y)
 
 /* libc qsort(3): an indirect comparator call per comparison (glibc uses a merge sort when
  * memory allows, falling back to an introsort-like quicksort). */
-static void bl_libc_qsort(int *a, size_t n)
+static inline void bl_libc_qsort(int *a, size_t n)
 {
     qsort(a, n, sizeof *a, bl_cmp_int);
 }
 
 /* Position-weighted sum: identical for every correct sort of the same input, different for
  * (almost) any other permutation. */
-static uint64_t bl_sort_checksum(const int *a, size_t n)
+static inline uint64_t bl_sort_checksum(const int *a, size_t n)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++)
@@ -140,7 +140,7 @@ static uint64_t bl_sort_checksum(const int *a, size_t n)
     return sum;
 }
 
-static int bl_is_sorted(const int *a, size_t n)
+static inline int bl_is_sorted(const int *a, size_t n)
 {
     for (size_t i = 1; i < n; i++)
         if (a[i - 1] > a[i])
