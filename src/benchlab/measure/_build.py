@@ -1,0 +1,173 @@
+"""Compile bundled C sources on demand, once per (source, compiler, flags).
+
+benchlab ships small C programs as source (the exec helper, workloads, test programs) and
+compiles them with the system C compiler the first time they are needed.  Binaries live in a
+cache directory, ``$BENCHLAB_CACHE/bin`` when ``BENCHLAB_CACHE`` is set, else
+``$XDG_CACHE_HOME/benchlab/bin`` (default ``~/.cache/benchlab/bin``), under a name that includes a
+hash of the source text, the compiler's identity and the flags; a changed source or compiler
+gives a new binary and an old one is never reused by mistake.  Builds go to a temporary file in
+the same directory and are renamed into place, so concurrent builds (several workers, several
+processes) are safe: the last rename wins and every rename installs a complete binary.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchlab.errors import UserError
+
+NO_COMPILER_MESSAGE = "no C compiler found; install gcc (apt-get install gcc)"
+
+DEFAULT_FLAGS: tuple[str, ...] = ("-O2",)
+
+
+class CompileError(RuntimeError):
+    """A bundled C source did not compile: a bug in benchlab or a broken toolchain."""
+
+
+def cache_dir() -> Path:
+    """Directory holding compiled binaries (created on demand by :func:`build`)."""
+    root = os.environ.get("BENCHLAB_CACHE")
+    if root:
+        return Path(root) / "bin"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "benchlab" / "bin"
+
+
+def find_c_compiler() -> str | None:
+    """Absolute path of the C compiler to use ($CC, else cc, gcc, clang), or None if none exists."""
+    candidates = []
+    if os.environ.get("CC"):
+        candidates.append(os.environ["CC"])
+    candidates += ["cc", "gcc", "clang"]
+    for name in candidates:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_identity(compiler: str) -> str:
+    """The compiler's path plus its ``--version`` text: part of the cache key."""
+    try:
+        out = subprocess.run(
+            [compiler, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except OSError as exc:
+        raise UserError(f"C compiler {compiler} cannot run ({exc}); install gcc (apt-get install gcc)")
+    return f"{os.path.realpath(compiler)}\n{out.stdout}"
+
+
+def _cache_key(source_text: bytes, compiler: str, flags: Sequence[str], libs: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    digest.update(source_text)
+    digest.update(b"\0" + _compiler_identity(compiler).encode())
+    digest.update(b"\0" + "\0".join(flags).encode())
+    digest.update(b"\0" + "\0".join(libs).encode())
+    return digest.hexdigest()[:20]
+
+
+@functools.lru_cache(maxsize=None)
+def _build_cached(
+    source: Path, flags: tuple[str, ...], libs: tuple[str, ...], try_static: bool, mtime_ns: int
+) -> Path:
+    compiler = find_c_compiler()
+    if compiler is None:
+        raise UserError(NO_COMPILER_MESSAGE)
+    source_text = source.read_bytes()
+    key = _cache_key(source_text, compiler, flags + (("-static?",) if try_static else ()), libs)
+    out_dir = cache_dir()
+    target = out_dir / f"{source.stem}-{key}"
+    if os.access(target, os.X_OK):
+        return target
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"cannot create the binary cache {out_dir} ({exc.strerror}); "
+            "set BENCHLAB_CACHE to a writable directory"
+        )
+    attempts = [("-static",), ()] if try_static else [()]
+    errors = []
+    for extra in attempts:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{source.stem}-", dir=out_dir)
+        os.close(fd)
+        cmd = [compiler, *flags, *extra, "-o", tmp_name, str(source), *libs]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+            if proc.returncode == 0:
+                os.chmod(tmp_name, 0o755)
+                os.replace(tmp_name, target)  # atomic: readers see no binary or a whole one
+                return target
+            errors.append(f"$ {' '.join(cmd)}\n{proc.stderr.strip()}")
+        finally:
+            if os.path.exists(tmp_name):
+                os.unlink(tmp_name)
+    raise CompileError(f"compiling {source} failed:\n" + "\n".join(errors))
+
+
+def build(
+    source: str | os.PathLike[str],
+    flags: Sequence[str] = DEFAULT_FLAGS,
+    libs: Sequence[str] = (),
+    try_static: bool = False,
+) -> Path:
+    """Compile a C source file (if not already cached) and return the executable's path.
+
+    Parameters
+    ----------
+    source : path-like
+        The C source file.
+    flags : sequence of str
+        Compiler flags; default ``("-O2",)``.
+    libs : sequence of str
+        Linker arguments placed after the source, e.g. ``("-lm",)``.
+    try_static : bool
+        Link statically if the C library allows it (smaller RSS, faster exec), else dynamically.
+
+    Returns
+    -------
+    Path
+        Executable in :func:`cache_dir`. Repeated calls in one process cost one ``stat``.
+
+    Raises
+    ------
+    UserError
+        No C compiler is installed.
+    CompileError
+        The source does not compile.
+    """
+    path = Path(source).resolve()
+    return _build_cached(path, tuple(flags), tuple(libs), try_static, path.stat().st_mtime_ns)
+
+
+def build_source_text(
+    name: str,
+    text: str,
+    flags: Sequence[str] = DEFAULT_FLAGS,
+    libs: Sequence[str] = (),
+) -> Path:
+    """Compile C source given as a string (tests, generated workloads); return the executable path.
+
+    The text is written to ``cache_dir()/src/<name>-<hash>.c`` first, so the binary is cached
+    like any bundled source.
+    """
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    src_dir = cache_dir() / "src"
+    src_path = src_dir / f"{name}-{digest}.c"
+    if not src_path.exists():
+        src_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{name}-", suffix=".c", dir=src_dir)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp_name, src_path)
+    return build(src_path, flags=flags, libs=libs)

@@ -1,0 +1,590 @@
+"""Launch ONE run of a command and measure it precisely.
+
+:func:`spawn_measured` starts the bundled C exec helper (``exec_helper.c``, compiled on first
+use), which ``fork()``s, puts the child in its own process group, joins the requested cgroups,
+applies rlimits, directory and redirections, ``execvp``s the target, ``wait4``s it and reports the
+target's own ``rusage`` plus ``CLOCK_MONOTONIC`` timestamps taken immediately before ``fork`` and
+immediately after ``wait4`` returns.
+
+Why not spawn from Python directly: at exec, Linux keeps the maximum of the replaced memory
+map's RSS high-water mark in the new program's ``ru_maxrss``.  glibc's ``posix_spawn`` (and
+Python's ``subprocess``) share or copy Python's memory map, so ``/bin/true`` would report the
+harness's peak RSS (tens to hundreds of MB).  The helper is small, so the target's number is its
+own (``/bin/true``: about 1 MB, as ``/usr/bin/time`` says).
+
+Without a C compiler, or with ``BENCHLAB_SPAWN=python``, a pure-Python fallback spawns the target
+itself (``method="python"``): times, exit status, timeout and process-group handling are the
+same, but ``max_rss_kib`` is inflated by the harness's own peak RSS and timestamps include some
+Python overhead.  The runner stores ``method`` so analysis can tell.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchlab.errors import UserError
+
+HELPER_SOURCE = Path(__file__).with_name("exec_helper.c")
+
+#: Values of ``RunMeasurement.status``.
+STATUSES = ("ok", "failed", "signaled", "timeout", "error")
+
+#: Environment variable choosing the spawn method: "helper", "python" or "auto" (default).
+SPAWN_METHOD_ENV = "BENCHLAB_SPAWN"
+
+_RESULT_FD = 3  # fd number on which the helper writes its result lines
+
+
+@dataclass(frozen=True)
+class SpawnRequest:
+    """One run of one command.
+
+    Attributes
+    ----------
+    argv : sequence of str
+        Command and arguments; no shell.  ``argv[0]`` is looked up in ``PATH`` of the target's
+        environment (``execvp`` semantics).
+    cwd : str or None
+        Working directory of the target; None = the harness's.
+    env : mapping or None
+        Complete environment of the target; None = inherit the harness's.
+    stdin_path, stdout_path, stderr_path : str or None
+        Redirections; None = ``/dev/null``.  Output files are created or truncated.  Relative
+        paths are relative to the harness's working directory, not ``cwd``.
+    timeout_s : float or None
+        Wall-clock limit in seconds; on expiry the target's whole process group gets SIGKILL.
+    cpus : sequence of int or None
+        CPU affinity of the target (``sched_setaffinity``); None = inherit.
+    cgroup_procs : sequence of str
+        Paths of ``cgroup.procs`` files the child writes its own pid into before exec
+        (cgroup v1: one per controller hierarchy; v2: one), so all its CPU time is accounted.
+    rlimits : mapping of str to int
+        Resource limits by name (``"AS"`` or ``"RLIMIT_AS"``) to soft limit (bytes, seconds, ...
+        as ``setrlimit`` defines); the hard limit is raised if it is lower.
+    """
+
+    argv: Sequence[str]
+    cwd: str | None = None
+    env: Mapping[str, str] | None = None
+    stdin_path: str | None = None
+    stdout_path: str | None = None
+    stderr_path: str | None = None
+    timeout_s: float | None = None
+    cpus: Sequence[int] | None = None
+    cgroup_procs: Sequence[str] = ()
+    rlimits: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunMeasurement:
+    """What one run did and cost.
+
+    Attributes
+    ----------
+    status : str
+        "ok" (exit 0), "failed" (exit != 0), "signaled" (killed by a signal), "timeout" (killed
+        at ``timeout_s``), "error" (could not be started: see ``error``).
+    exit_code : int or None
+        Exit status when the program exited.
+    signal : int or None
+        Terminating signal number when killed (SIGKILL=9 for a timeout).
+    wall_ns : int
+        Wall time in ns, CLOCK_MONOTONIC from just before fork to just after wait4 returned.
+    user_ns, sys_ns : int
+        CPU time of the target and its waited-for descendants, ns (microsecond resolution).
+    max_rss_kib : int
+        Peak resident set size of the target (largest of it and its waited-for descendants),
+        KiB.  Inflated by the harness when ``method == "python"``.
+    minflt, majflt : int
+        Minor and major page faults.
+    nvcsw, nivcsw : int
+        Voluntary and involuntary context switches.
+    start_mono_ns, end_mono_ns : int
+        CLOCK_MONOTONIC at start and end, ns.
+    start_unix_ns : int
+        CLOCK_REALTIME at start, ns since the Unix epoch (timelines across workers).
+    error : str or None
+        Why the run could not start (exec, chdir, cgroup join, affinity, rlimit, redirection).
+    method : str
+        "exec-helper" or "python".
+    cpus : tuple of int or None
+        The CPU affinity actually applied, when one was requested.
+    """
+
+    status: str
+    exit_code: int | None
+    signal: int | None
+    wall_ns: int
+    user_ns: int
+    sys_ns: int
+    max_rss_kib: int
+    minflt: int
+    majflt: int
+    nvcsw: int
+    nivcsw: int
+    start_mono_ns: int
+    end_mono_ns: int
+    start_unix_ns: int
+    error: str | None
+    method: str
+    cpus: tuple[int, ...] | None
+
+
+# ---------------------------------------------------------------------------------------------
+# Request validation (shared by both methods)
+
+
+def _rlimit_number(name: str) -> int:
+    key = name.upper()
+    if not key.startswith("RLIMIT_"):
+        key = "RLIMIT_" + key
+    number = getattr(resource, key, None)
+    if not isinstance(number, int):
+        known = sorted(n[7:] for n in dir(resource) if n.startswith("RLIMIT_"))
+        raise UserError(f"unknown resource limit {name!r}; use one of {', '.join(known)}")
+    return number
+
+
+def _validate(request: SpawnRequest) -> None:
+    if isinstance(request.argv, str) or len(request.argv) == 0:
+        raise UserError("empty or non-list command; give the command as a list of arguments")
+    for arg in request.argv:
+        if "\0" in arg:
+            raise UserError(f"command argument {arg!r} contains a NUL byte; remove it")
+    if request.timeout_s is not None and not request.timeout_s > 0:
+        raise UserError(f"timeout {request.timeout_s} s is not positive; give a positive timeout")
+    if request.cpus is not None:
+        if len(request.cpus) == 0 or any(int(c) < 0 for c in request.cpus):
+            raise UserError(f"invalid CPU list {list(request.cpus)}; give CPU numbers >= 0")
+    for name, value in request.rlimits.items():
+        _rlimit_number(name)
+        if int(value) < 0:
+            raise UserError(f"resource limit {name}={value} is negative; give a value >= 0")
+
+
+def _abs(path: str | None) -> str | None:
+    return None if path is None else os.path.abspath(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exec helper method
+
+_helper_path: str | None = None
+
+
+def helper_path() -> str:
+    """Path of the compiled exec helper (compiled once per source/compiler; cached per process).
+
+    Raises UserError when no C compiler is installed.
+    """
+    global _helper_path
+    if _helper_path is None:
+        from benchlab.measure._build import build
+
+        _helper_path = str(build(HELPER_SOURCE, flags=("-O2",), try_static=True))
+    return _helper_path
+
+
+def _helper_argv(request: SpawnRequest, helper: str) -> list[str]:
+    args = [helper, "-r", str(_RESULT_FD)]
+    if request.cwd is not None:
+        args += ["-d", request.cwd]
+    for flag, path in (("-i", request.stdin_path), ("-o", request.stdout_path),
+                       ("-e", request.stderr_path)):
+        if path is not None:
+            args += [flag, _abs(path)]  # type: ignore[list-item]
+    if request.timeout_s is not None:
+        args += ["-t", str(max(1, round(request.timeout_s * 1e9)))]
+    if request.cpus is not None:
+        args += ["-c", ",".join(str(int(c)) for c in request.cpus)]
+    for procs in request.cgroup_procs:
+        args += ["-g", procs]
+    for name, value in request.rlimits.items():
+        args += ["-l", f"{_rlimit_number(name)}:{int(value)}"]
+    args.append("--")
+    args += list(request.argv)
+    return args
+
+
+def _error_message(request: SpawnRequest, stage: str, index: int, errno_: int) -> str:
+    reason = os.strerror(errno_) if errno_ else "unknown error"
+    if stage == "exec":
+        return f"exec failed: {reason} ({request.argv[0]!r})"
+    if stage == "cgroup":
+        return f"cannot join cgroup via {list(request.cgroup_procs)[index]}: {reason}"
+    if stage == "affinity":
+        return f"cannot set CPU affinity to {list(request.cpus or ())}: {reason}"
+    if stage == "rlimit":
+        name, value = list(request.rlimits.items())[index]
+        return f"cannot set resource limit {name}={value}: {reason}"
+    if stage == "chdir":
+        return f"cannot change directory to {request.cwd!r}: {reason}"
+    if stage in ("stdin", "stdout", "stderr"):
+        path = getattr(request, f"{stage}_path")
+        return f"cannot open {stage} file {path!r}: {reason}"
+    return f"exec helper failed at {stage}: {reason}"
+
+
+def _kill_group(pid: int | None) -> None:
+    if pid is None:
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _spawn_helper(request: SpawnRequest, helper: str) -> RunMeasurement:
+    read_fd, write_fd = os.pipe()
+    spare_fd = None
+    try:
+        if write_fd == _RESULT_FD:
+            # dup2(3, 3) would not clear close-on-exec; move it out of the way first.
+            spare_fd = write_fd
+            write_fd = os.dup(spare_fd)
+        env = os.environ if request.env is None else dict(request.env)
+        actions = [
+            (os.POSIX_SPAWN_DUP2, write_fd, _RESULT_FD),
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+        ]
+        helper_pid = os.posix_spawn(helper, _helper_argv(request, helper), env,
+                                    file_actions=actions)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+        if spare_fd is not None:
+            os.close(spare_fd)
+
+    target_pid: int | None = None
+    chunks: list[bytes] = []
+    try:
+        with os.fdopen(read_fd, "rb", buffering=0) as result:
+            while True:
+                chunk = result.read(4096)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                if target_pid is None and b"\n" in b"".join(chunks):
+                    first = b"".join(chunks).split(b"\n", 1)[0]
+                    if first.startswith(b"pid="):
+                        target_pid = int(first[4:])
+        _, helper_status = os.waitpid(helper_pid, 0)
+    except BaseException:
+        # Ctrl-C (or any other exception) while the target runs: the target must not
+        # outlive us.  Kill its group, let the helper reap it, then re-raise.
+        _kill_group(target_pid)
+        try:
+            os.kill(helper_pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        _reap_helper(helper_pid)
+        raise
+
+    fields: dict[str, str] = {}
+    for line in b"".join(chunks).decode(errors="replace").splitlines():
+        for pair in line.split():
+            key, _, value = pair.partition("=")
+            fields[key] = value
+    if "status" not in fields or "wall_ns" not in fields and fields.get("status") != "error":
+        raise RuntimeError(
+            f"exec helper {helper} ended without a result (wait status {helper_status}); "
+            "this is a bug in benchlab"
+        )
+    return _measurement_from_fields(request, fields)
+
+
+def _reap_helper(helper_pid: int) -> None:
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(helper_pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid:
+            return
+        time.sleep(0.005)
+    os.kill(helper_pid, signal.SIGKILL)
+    os.waitpid(helper_pid, 0)
+
+
+def _measurement_from_fields(request: SpawnRequest, f: dict[str, str]) -> RunMeasurement:
+    def num(key: str) -> int:
+        return int(f.get(key, "0"))
+
+    status = f["status"]
+    error = None
+    if status == "error":
+        error = _error_message(request, f.get("stage", "?"), num("index"), num("errno"))
+    elif status == "interrupted":
+        status = "error"
+        error = "interrupted: the exec helper was told to stop and killed the run"
+    exit_code = num("exit") if num("exit") >= 0 and status in ("ok", "failed") else None
+    term_signal = num("signal") if num("signal") > 0 else None
+    cpus_field = f.get("cpus", "-")
+    cpus = None if cpus_field in ("-", "") else tuple(int(c) for c in cpus_field.split(","))
+    return RunMeasurement(
+        status=status,
+        exit_code=exit_code,
+        signal=term_signal,
+        wall_ns=num("wall_ns"),
+        user_ns=num("user_ns"),
+        sys_ns=num("sys_ns"),
+        max_rss_kib=num("maxrss_kib"),
+        minflt=num("minflt"),
+        majflt=num("majflt"),
+        nvcsw=num("nvcsw"),
+        nivcsw=num("nivcsw"),
+        start_mono_ns=num("start_mono_ns"),
+        end_mono_ns=num("end_mono_ns"),
+        start_unix_ns=num("start_unix_ns"),
+        error=error,
+        method="exec-helper",
+        cpus=cpus,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure-Python fallback
+
+
+def _python_child_setup(request: SpawnRequest, report_fd: int):
+    """preexec_fn for the fallback: cgroup join, affinity, rlimits, with precise failure notes."""
+    cgroups = list(request.cgroup_procs)
+    cpus = None if request.cpus is None else {int(c) for c in request.cpus}
+    limits = [(name, _rlimit_number(name), int(v)) for name, v in request.rlimits.items()]
+
+    def setup() -> None:
+        stage = "cgroup"
+        try:
+            for procs in cgroups:
+                with open(procs, "w") as fh:
+                    fh.write(f"{os.getpid()}\n")
+            stage = "affinity"
+            if cpus is not None:
+                os.sched_setaffinity(0, cpus)
+                applied = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+                os.write(report_fd, f"cpus={applied}\n".encode())
+            for name, number, value in limits:
+                stage = "rlimit"
+                soft, hard = resource.getrlimit(number)
+                if hard != resource.RLIM_INFINITY and value > hard:
+                    hard = value
+                resource.setrlimit(number, (value, hard))
+        except OSError as exc:
+            detail = stage
+            if stage == "cgroup":
+                detail = f"cannot join cgroup via {procs}: {exc.strerror}"
+            elif stage == "affinity":
+                detail = f"cannot set CPU affinity to {sorted(cpus or ())}: {exc.strerror}"
+            else:
+                detail = f"cannot set resource limit {name}={value}: {exc.strerror}"
+            os.write(report_fd, f"error={detail}\n".encode())
+            raise
+
+    return setup
+
+
+def _spawn_python(request: SpawnRequest) -> RunMeasurement:
+    opened: list[int] = []
+    report_r, report_w = os.pipe()
+    try:
+        def open_redirect(path: str | None, stage: str, flags: int) -> int | RunMeasurement:
+            try:
+                fd = os.open(_abs(path) or os.devnull, flags | os.O_CLOEXEC, 0o666)
+            except OSError as exc:
+                return _python_error(f"cannot open {stage} file {path!r}: {exc.strerror}")
+            opened.append(fd)
+            return fd
+
+        fds = []
+        for path, stage, flags in (
+            (request.stdin_path, "stdin", os.O_RDONLY),
+            (request.stdout_path, "stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+            (request.stderr_path, "stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        ):
+            fd = open_redirect(path, stage, flags)
+            if isinstance(fd, RunMeasurement):
+                return fd
+            fds.append(fd)
+        needs_setup = bool(request.cgroup_procs) or request.cpus is not None or bool(request.rlimits)
+        env = None if request.env is None else dict(request.env)
+        start_unix_ns = time.time_ns()
+        start_ns = time.monotonic_ns()
+        try:
+            proc = subprocess.Popen(
+                list(request.argv),
+                cwd=request.cwd,
+                env=env,
+                stdin=fds[0],
+                stdout=fds[1],
+                stderr=fds[2],
+                process_group=0,
+                pass_fds=(report_w,) if needs_setup else (),
+                preexec_fn=_python_child_setup(request, report_w) if needs_setup else None,
+            )
+        except subprocess.SubprocessError:
+            os.close(report_w)
+            report_w = -1
+            detail = os.read(report_r, 65536).decode(errors="replace")
+            message = next((line[6:] for line in detail.splitlines() if line.startswith("error=")),
+                           "child setup failed")
+            return _python_error(message, start_ns, start_unix_ns)
+        except OSError as exc:
+            if request.cwd is not None and exc.filename == request.cwd:
+                message = f"cannot change directory to {request.cwd!r}: {exc.strerror}"
+            else:
+                message = f"exec failed: {exc.strerror} ({request.argv[0]!r})"
+            return _python_error(message, start_ns, start_unix_ns)
+        os.close(report_w)
+        report_w = -1
+        try:
+            status, usage, timed_out, end_ns = _wait_python(proc.pid, request.timeout_s, start_ns)
+        except BaseException:
+            _kill_group(proc.pid)
+            os.wait4(proc.pid, 0)
+            proc.returncode = -signal.SIGKILL
+            raise
+        proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen never waits again
+        cpus = None
+        if request.cpus is not None:
+            note = os.read(report_r, 65536).decode(errors="replace")
+            for line in note.splitlines():
+                if line.startswith("cpus="):
+                    cpus = tuple(int(c) for c in line[5:].split(","))
+    finally:
+        for fd in opened:
+            os.close(fd)
+        os.close(report_r)
+        if report_w >= 0:
+            os.close(report_w)
+
+    exit_code = term_signal = None
+    if os.WIFEXITED(status):
+        exit_code = os.WEXITSTATUS(status)
+        kind = "ok" if exit_code == 0 else "failed"
+    else:
+        term_signal = os.WTERMSIG(status)
+        kind = "timeout" if timed_out and term_signal == signal.SIGKILL else "signaled"
+    return RunMeasurement(
+        status=kind,
+        exit_code=exit_code,
+        signal=term_signal,
+        wall_ns=end_ns - start_ns,
+        user_ns=round(usage.ru_utime * 1e6) * 1000,
+        sys_ns=round(usage.ru_stime * 1e6) * 1000,
+        max_rss_kib=usage.ru_maxrss,
+        minflt=usage.ru_minflt,
+        majflt=usage.ru_majflt,
+        nvcsw=usage.ru_nvcsw,
+        nivcsw=usage.ru_nivcsw,
+        start_mono_ns=start_ns,
+        end_mono_ns=end_ns,
+        start_unix_ns=start_unix_ns,
+        error=None,
+        method="python",
+        cpus=cpus,
+    )
+
+
+def _wait_python(pid: int, timeout_s: float | None, start_ns: int):
+    """wait4 with an optional wall-clock limit (pidfd + poll); returns status, rusage, timed_out, end."""
+    timed_out = False
+    if timeout_s is not None:
+        pidfd = os.pidfd_open(pid)
+        try:
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            while True:
+                remaining_ms = (start_ns + timeout_s * 1e9 - time.monotonic_ns()) / 1e6
+                if remaining_ms <= 0:
+                    break
+                if poller.poll(max(1, int(remaining_ms + 0.999))):
+                    break
+            if not poller.poll(0):
+                timed_out = True
+                _kill_group(pid)
+        finally:
+            os.close(pidfd)
+    _, status, usage = os.wait4(pid, 0)
+    end_ns = time.monotonic_ns()
+    return status, usage, timed_out, end_ns
+
+
+def _python_error(message: str, start_ns: int | None = None,
+                  start_unix_ns: int | None = None) -> RunMeasurement:
+    now = time.monotonic_ns()
+    start = now if start_ns is None else start_ns
+    return RunMeasurement(
+        status="error", exit_code=None, signal=None, wall_ns=now - start, user_ns=0, sys_ns=0,
+        max_rss_kib=0, minflt=0, majflt=0, nvcsw=0, nivcsw=0, start_mono_ns=start,
+        end_mono_ns=now, start_unix_ns=time.time_ns() if start_unix_ns is None else start_unix_ns,
+        error=message, method="python", cpus=None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def spawn_method(method: str | None = None) -> str:
+    """Resolve the spawn method: "exec-helper" or "python".
+
+    ``method`` (or ``$BENCHLAB_SPAWN`` when None) is "helper", "python" or "auto"; "auto" uses
+    the exec helper when a C compiler is available and Python otherwise.  Raises UserError when
+    "helper" is demanded but cannot be built.
+    """
+    choice = (method or os.environ.get(SPAWN_METHOD_ENV) or "auto").lower()
+    if choice in ("python", "py"):
+        return "python"
+    if choice in ("helper", "exec-helper", "c"):
+        helper_path()
+        return "exec-helper"
+    if choice != "auto":
+        raise UserError(f"{SPAWN_METHOD_ENV}={choice!r} is not a spawn method; "
+                        "use helper, python or auto")
+    try:
+        helper_path()
+    except UserError:
+        return "python"
+    return "exec-helper"
+
+
+def spawn_measured(request: SpawnRequest, method: str | None = None) -> RunMeasurement:
+    """Run ``request`` once and measure it.
+
+    Parameters
+    ----------
+    request : SpawnRequest
+        What to run and how.
+    method : str or None
+        "helper", "python" or "auto"; None = ``$BENCHLAB_SPAWN`` or "auto" (see :func:`spawn_method`).
+
+    Returns
+    -------
+    RunMeasurement
+        Times in ns, memory in KiB.  A program that could not be started gives status "error"
+        with a message, never an exception.
+
+    Raises
+    ------
+    UserError
+        Invalid request (empty command, non-positive timeout, unknown rlimit, ...).
+    KeyboardInterrupt
+        Re-raised after the target's whole process group has been killed and reaped.
+    """
+    _validate(request)
+    if spawn_method(method) == "python":
+        return _spawn_python(request)
+    return _spawn_helper(request, helper_path())
