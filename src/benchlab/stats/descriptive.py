@@ -1,0 +1,249 @@
+"""Descriptive and robust summaries of one sample of measurements.
+
+All functions take a 1-D array-like of finite numbers (typically durations in
+ns or s) and return values in the same unit as the input unless stated
+otherwise. Bad input (empty, NaN/inf, too few values) raises
+:class:`InvalidSampleError`, a :class:`benchlab.errors.UserError` that the CLI
+prints as one line.
+
+Quantile convention
+-------------------
+Every quantile in ``benchlab.stats`` (quartiles, percentiles, IQR, Tukey
+fences) defaults to Hyndman & Fan's definition 7, which is R's
+``quantile(type = 7)`` default and numpy's ``method="linear"``: for sorted
+values ``x[0] <= ... <= x[n-1]`` and probability ``p``, ``h = (n - 1) p`` and
+``Q(p) = x[floor(h)] + (h - floor(h)) (x[floor(h) + 1] - x[floor(h)])``.
+Other numpy methods can be requested by name (``"median_unbiased"`` is R type
+8, ``"inverted_cdf"`` is R type 1, ...).
+
+References
+----------
+.. [1] Hyndman, R. J. and Fan, Y. (1996). Sample quantiles in statistical
+       packages. The American Statistician 50(4), 361-365.
+.. [2] Rousseeuw, P. J. and Croux, C. (1993). Alternatives to the median
+       absolute deviation. JASA 88(424), 1273-1283.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from benchlab.errors import UserError
+
+#: Factor that makes the MAD a consistent estimator of the standard deviation
+#: of a normal distribution (1 / Phi^-1(3/4), rounded as R's ``mad`` does).
+MAD_NORMAL_SCALE = 1.4826
+
+DEFAULT_QUANTILE_METHOD = "linear"  # R type 7
+
+
+class InvalidSampleError(UserError, ValueError):
+    """A sample that a statistic cannot be computed on (empty, NaN/inf, too short, constant).
+
+    Subclasses both :class:`benchlab.errors.UserError` (so the CLI shows it as
+    one line and exits 2) and :class:`ValueError` (so library callers can catch
+    it the usual way).
+    """
+
+
+def as_sample(
+    x: ArrayLike, *, name: str = "sample", min_n: int = 3, allow_constant: bool = True
+) -> np.ndarray:
+    """Validate one sample and return it as a 1-D float64 array.
+
+    Parameters
+    ----------
+    x : array_like
+        Measurements (any unit). Must be 1-D after ``numpy.asarray``.
+    name : str
+        What to call the sample in the error message.
+    min_n : int
+        Minimum number of values.
+    allow_constant : bool
+        If False, a sample whose values are all equal is rejected (for
+        statistics that divide by the spread).
+
+    Raises
+    ------
+    InvalidSampleError
+        One line naming the problem and the fix.
+    """
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidSampleError(f"{name} is not numeric ({exc}); pass numbers only") from None
+    if arr.ndim != 1:
+        if arr.ndim == 0:
+            arr = arr.reshape(1)
+        else:
+            raise InvalidSampleError(
+                f"{name} has shape {arr.shape}; pass a 1-D sequence of measurements"
+            )
+    if arr.size == 0:
+        raise InvalidSampleError(f"{name} is empty; need at least {min_n} measurements")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        n_nan = int(np.isnan(arr).sum())
+        n_inf = int(bad.sum()) - n_nan
+        raise InvalidSampleError(
+            f"{name} contains {n_nan} NaN and {n_inf} infinite values;"
+            " remove or repair them before analysis"
+        )
+    if arr.size < min_n:
+        raise InvalidSampleError(
+            f"{name} has {arr.size} value(s); need at least {min_n} measurements"
+        )
+    if not allow_constant and arr.min() == arr.max():
+        raise InvalidSampleError(
+            f"{name} is constant (all {arr.size} values equal {arr[0]:g}); this statistic"
+            " needs variation — check the timer resolution or the measured command"
+        )
+    return arr
+
+
+def percentile(x: ArrayLike, q: ArrayLike, *, method: str = DEFAULT_QUANTILE_METHOD) -> Any:
+    """Percentile(s) of a sample.
+
+    Parameters
+    ----------
+    x : array_like
+        Sample (any unit).
+    q : float or array_like
+        Percent(s) in [0, 100], e.g. ``99.9``.
+    method : str
+        numpy quantile method; default ``"linear"`` = R ``quantile(type=7)``.
+
+    Returns
+    -------
+    float or ndarray
+        Same unit as `x`.
+    """
+    arr = as_sample(x, name="sample", min_n=1)
+    q_arr = np.asarray(q, dtype=np.float64)
+    if np.any((q_arr < 0) | (q_arr > 100)) or not np.all(np.isfinite(q_arr)):
+        raise InvalidSampleError(f"percentile {q} is outside [0, 100]; use percent, e.g. 99.9")
+    out = np.percentile(arr, q_arr, method=method)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def mad_raw(x: ArrayLike) -> float:
+    """Raw median absolute deviation ``median(|x - median(x)|)``, no scale factor.
+
+    Same unit as `x`. Equals R's ``mad(x, constant = 1)``. This is the MAD
+    seed 003 uses for its outlier rule and uncertainty.
+    """
+    arr = as_sample(x, min_n=1)
+    return float(np.median(np.abs(arr - np.median(arr))))
+
+
+def mad_scaled(x: ArrayLike) -> float:
+    """MAD scaled by 1.4826 to estimate the standard deviation under normality.
+
+    Same unit as `x`. Equals R's default ``mad(x)`` (constant 1.4826) [2]_.
+    """
+    return MAD_NORMAL_SCALE * mad_raw(x)
+
+
+def iqr(x: ArrayLike, *, method: str = DEFAULT_QUANTILE_METHOD) -> float:
+    """Interquartile range Q3 - Q1 (default quantile type 7 = R's ``IQR``). Unit of `x`."""
+    arr = as_sample(x, min_n=1)
+    q1, q3 = np.percentile(arr, [25.0, 75.0], method=method)
+    return float(q3 - q1)
+
+
+def cdf_points(x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Points of the empirical CDF, for plotting or tabulating.
+
+    Returns
+    -------
+    values : ndarray
+        Sorted sample (unit of `x`).
+    probabilities : ndarray
+        ``i / n`` for ``i = 1..n`` (dimensionless): the fraction of the sample
+        ``<= values[i-1]`` — the right-continuous ECDF of R's ``ecdf``. Tied
+        values appear once per occurrence; the last of a tie carries the ECDF
+        value.
+    """
+    arr = np.sort(as_sample(x, min_n=1))
+    return arr, np.arange(1, arr.size + 1, dtype=np.float64) / arr.size
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Descriptive summary of one sample; every field is in the sample's unit
+    except ``n`` (count), ``cv`` (dimensionless ratio sd/mean) and
+    ``quantile_method`` (name)."""
+
+    n: int
+    mean: float
+    sd: float  # sample standard deviation, denominator n - 1
+    cv: float  # sd / mean; nan when mean == 0
+    min: float
+    q1: float
+    median: float
+    q3: float
+    max: float
+    p90: float
+    p95: float
+    p99: float
+    p99_9: float
+    iqr: float
+    mad_raw: float  # median(|x - median|)
+    mad_scaled: float  # 1.4826 * mad_raw, estimates sd under normality
+    quantile_method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain ``dict`` of the fields (JSON-serialisable)."""
+        return asdict(self)
+
+
+def summarize(x: ArrayLike, *, method: str = DEFAULT_QUANTILE_METHOD) -> Summary:
+    """Summarise a sample: location, spread and tail percentiles.
+
+    Parameters
+    ----------
+    x : array_like
+        At least 3 finite measurements (any unit, e.g. ns).
+    method : str
+        Quantile method for quartiles, percentiles and IQR (default ``"linear"``,
+        R type 7; see the module docstring).
+
+    Returns
+    -------
+    Summary
+        A constant sample is accepted (sd = 0, MAD = 0): it is a legitimate,
+        if suspicious, measurement outcome (e.g. a coarse timer).
+
+    Examples
+    --------
+    >>> summarize([1.0, 2.0, 3.0, 4.0]).median
+    2.5
+    """
+    arr = as_sample(x, min_n=3)
+    qs = np.percentile(arr, [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9], method=method)
+    mean = float(arr.mean())
+    sd = float(arr.std(ddof=1))
+    raw = float(np.median(np.abs(arr - np.median(arr))))
+    return Summary(
+        n=int(arr.size),
+        mean=mean,
+        sd=sd,
+        cv=sd / mean if mean != 0 else float("nan"),
+        min=float(arr.min()),
+        q1=float(qs[0]),
+        median=float(np.median(arr)),
+        q3=float(qs[2]),
+        max=float(arr.max()),
+        p90=float(qs[3]),
+        p95=float(qs[4]),
+        p99=float(qs[5]),
+        p99_9=float(qs[6]),
+        iqr=float(qs[2] - qs[0]),
+        mad_raw=raw,
+        mad_scaled=MAD_NORMAL_SCALE * raw,
+        quantile_method=method,
+    )
