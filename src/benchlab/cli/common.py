@@ -1,0 +1,16 @@
+"""Options and helpers shared by CLI modules."""
+
+from __future__ import annotations
+
+import click
+
+from benchlab.store.db import Store, default_db_path
+
+db_option = click.option(
+    "--db", default=None, metavar="PATH",
+    help="Database file (default: $BENCHLAB_DB or ./benchlab.db).")
+
+
+def open_store(db: str | None, *, readonly: bool = False) -> Store:
+    """Open the store named by ``--db`` (or the default); errors are one-line UserErrors."""
+    return Store.open(db or default_db_path(), readonly=readonly)

@@ -1,0 +1,211 @@
+"""``benchlab run``: measure commands, hyperfine-style, storing every run as it ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+
+import click
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+from benchlab.cli.common import db_option, open_store
+from benchlab.errors import UserError
+from benchlab.measure.metrics import parse_metric_spec
+from benchlab.measure.protocol import MetricSpec, Protocol, expand_benchmarks, scan_values
+from benchlab.measure.session import (SessionInterrupted, resume_session, run_protocol,
+                                      start_session)
+from benchlab.report.run_summary import render_summary_table, session_summaries
+
+
+class ProgressObserver:
+    """Draws a rich progress bar: runs done, the current command, ETA."""
+
+    def __init__(self, console: Console, enabled: bool):
+        self.console = console
+        self.enabled = enabled
+        self.progress: Progress | None = None
+        self.task = None
+
+    def __enter__(self):
+        if self.enabled:
+            self.progress = Progress(
+                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                TimeRemainingColumn(), console=self.console, transient=True)
+            self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+
+    def started(self, session, protocol, total):
+        if self.progress is not None:
+            self.task = self.progress.add_task(f"session {session.uid}", total=total)
+
+    def run_finished(self, name, run, m, total, done):
+        if self.progress is None:
+            return
+        kind = "warmup" if run.warmup else f"run {run.iteration + 1}"
+        self.progress.update(self.task, completed=done, total=total,
+                             description=f"{name[:40]} ({kind})")
+
+    def message(self, text):
+        if self.enabled:
+            self.console.print(f"[dim]{text}[/dim]")
+
+
+def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, min_time, max_time,
+                           prepare, setup, cleanup, order, seed, timeout, ignore_failure, shell,
+                           shell_path, scans, step, lists, metrics, samples_csv) -> Protocol:
+    parameters: list[tuple[str, list[str]]] = []
+    for name, low, high in scans:
+        parameters.append((name, scan_values(name, low, high, step)))
+    if step is not None and not scans:
+        raise UserError("--parameter-step-size needs --parameter-scan; add one or drop the step")
+    for name, values in lists:
+        vals = [v for v in values.split(",")]
+        if not all(vals):
+            raise UserError(f"--parameter-list {name} has an empty value in {values!r}; "
+                            f"write comma-separated values like a,b,c")
+        parameters.append((name, vals))
+    specs = expand_benchmarks(list(commands), list(names), parameters)
+    metric_specs = []
+    for text in metrics:
+        m = parse_metric_spec(text)
+        metric_specs.append(MetricSpec(name=m.name, regex=m.regex, unit=m.unit or None))
+    n = len(specs)
+    for opt, hooks in (("prepare", prepare), ("setup", setup), ("cleanup", cleanup)):
+        if len(hooks) > 1 and len(hooks) != len(commands):
+            raise UserError(f"{len(hooks)} --{opt} commands for {len(commands)} commands; give one "
+                            f"for all or one per command")
+    per_bench = lambda hooks: (list(hooks) if len(hooks) <= 1 else  # noqa: E731
+                               [hooks[i // (n // len(commands))] for i in range(n)])
+    protocol = Protocol(
+        benchmarks=specs, runs=runs, warmup=warmup, min_runs=min_runs if runs is None else 1,
+        max_runs=max_runs, min_time_s=min_time, max_time_s=max_time, order=order, seed=seed,
+        timeout_s=timeout, ignore_failure=ignore_failure,
+        shell=(shell_path or "/bin/sh") if shell else None,
+        prepare=per_bench(prepare), setup=per_bench(setup), cleanup=per_bench(cleanup),
+        metrics=metric_specs, samples_csv=os.path.abspath(samples_csv) if samples_csv else None,
+        cwd=os.getcwd())
+    if runs is not None and (max_runs is not None or min_time != 3.0):
+        raise UserError("--runs fixes the count; drop --max-runs/--min-time or drop --runs")
+    protocol.validate()
+    return protocol
+
+
+@click.command("run", context_settings={"show_default": True})
+@click.argument("commands", nargs=-1)
+@click.option("-n", "--name", "names", multiple=True, help="Name of a command (once per command).")
+@click.option("-r", "--runs", type=click.IntRange(min=1), default=None,
+              help="Exact number of measured runs per command.")
+@click.option("-w", "--warmup", type=click.IntRange(min=0), default=0,
+              help="Warmup runs per command (stored, flagged, excluded from analysis).")
+@click.option("-m", "--min-runs", type=click.IntRange(min=1), default=10)
+@click.option("-M", "--max-runs", type=click.IntRange(min=1), default=None)
+@click.option("--min-time", type=click.FloatRange(min=0), default=3.0,
+              help="Measure each command for at least this many seconds (unless --runs).")
+@click.option("--max-time", type=click.FloatRange(min=0), default=None,
+              help="Stop the session after this many seconds of measured runs.")
+@click.option("-p", "--prepare", multiple=True, help="Shell command before every run.")
+@click.option("-s", "--setup", multiple=True, help="Shell command before a command's runs.")
+@click.option("-c", "--cleanup", multiple=True, help="Shell command after a command's runs.")
+@click.option("--order", type=click.Choice(["interleaved", "sequential"]), default="interleaved",
+              help="interleaved: randomised round-robin so drift hits all commands alike.")
+@click.option("--seed", type=int, default=None, help="Seed of the run order (default: random, stored).")
+@click.option("-t", "--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Kill a run after this many seconds (status: timeout).")
+@click.option("-i", "--ignore-failure", is_flag=True,
+              help="Keep measuring when a run fails; only ok runs yield samples.")
+@click.option("--shell", is_flag=True,
+              help="Run through a shell; its startup cost is measured and subtracted.")
+@click.option("--shell-path", default=None, help="Shell for --shell (default /bin/sh).")
+@click.option("-P", "--parameter-scan", "scans", nargs=3, multiple=True,
+              metavar="NAME LOW HIGH", help="Substitute {NAME} with LOW..HIGH.")
+@click.option("-D", "--parameter-step-size", "--step", "step", default=None,
+              help="Step of --parameter-scan (default 1).")
+@click.option("-L", "--parameter-list", "lists", nargs=2, multiple=True, metavar="NAME A,B,C",
+              help="Substitute {NAME} with each value.")
+@click.option("--metric", "metrics", multiple=True, metavar="NAME[:UNIT]=REGEX",
+              help="A value the program prints: each match of the regex's one group is a sample.")
+@click.option("--samples-csv", default=None, metavar="PATH",
+              help="File of label,value rows the program writes; read after each run.")
+@click.option("--session-name", default=None, help="A name for the session (default: none).")
+@click.option("--resume", default=None, metavar="SESSION",
+              help="Complete an interrupted session from its stored protocol.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@db_option
+def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_time, prepare, setup,
+            cleanup, order, seed, timeout, ignore_failure, shell, shell_path, scans, step, lists,
+            metrics, samples_csv, session_name, resume, as_json, quiet, db):
+    """Measure COMMANDS, each run stored as soon as it ends.
+
+    \b
+    Examples:
+      benchlab run 'sort -n big.txt' 'sort -g big.txt'
+      benchlab run --runs 50 --warmup 3 -n map -n array './bm map' './bm array'
+      benchlab run --metric 'latency_ns:ns=<<BENCHMARK>> (\\d+)' ./client
+      benchlab run -P n 1 4 'sleep 0.0{n}'
+    """
+    console = Console(stderr=True, quiet=quiet)
+    store = open_store(db)
+    show_progress = not quiet and sys.stderr.isatty()
+    try:
+        with ProgressObserver(console, show_progress) as observer:
+            if resume:
+                if commands:
+                    raise UserError("--resume takes the commands from the stored session; "
+                                    "drop the commands or drop --resume")
+                result = resume_session(store, resume, observer=observer)
+            else:
+                if not commands:
+                    raise UserError("no command to benchmark; usage: benchlab run COMMAND "
+                                    "[COMMAND ...] (see benchlab run --help)")
+                if seed is None:
+                    seed = int.from_bytes(os.urandom(4), "little")
+                protocol = _protocol_from_options(
+                    commands, names, runs, warmup, min_runs, max_runs, min_time, max_time,
+                    prepare, setup, cleanup, order, seed, timeout, ignore_failure, shell,
+                    shell_path, scans, step, lists, metrics, samples_csv)
+                session = start_session(store, protocol, argv=["benchlab", *sys.argv[1:]],
+                                        name=session_name)
+                if not quiet and not as_json:
+                    console.print(f"[dim]session {session.uid} -> {store.path}[/dim]")
+                result = run_protocol(store, session, protocol, observer=observer)
+    except SessionInterrupted as exc:
+        db_hint = f" --db {shlex.quote(store.path)}" if db else ""
+        click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "
+                   f"{exc.session.uid}. Resume with: benchlab run --resume {exc.session.uid}{db_hint}",
+                   err=True)
+        sys.exit(130)
+    summaries = session_summaries(store, result.session.id)
+    if as_json:
+        click.echo(json.dumps({"session": result.session.uid, "status": result.status,
+                               "db": store.path,
+                               "benchmarks": [s.to_dict() for s in summaries]}, indent=2))
+    elif not quiet:
+        out = Console()
+        render_summary_table(summaries, out)
+        _print_relative(summaries, out)
+    store.close()
+
+
+def _print_relative(summaries, console: Console) -> None:
+    meds = [(s.name, s.wall.median) for s in summaries if s.wall.median]
+    if len(meds) < 2:
+        return
+    meds.sort(key=lambda x: x[1])
+    fastest, base = meds[0]
+    console.print(f"[bold]{fastest}[/bold] is fastest (median wall time); "
+                  f"use `benchlab compare` for a verdict with confidence intervals")
+    for name, med in meds[1:]:
+        console.print(f"  {med / base:6.2f}x  slower: {name}")
+
+
+commands = [run_cmd]
