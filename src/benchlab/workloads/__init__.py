@@ -1,9 +1,10 @@
 """Bundled, self-timing C workloads: locate, build on first use, and run them.
 
-Each workload is one C file in this directory (``<name>.c``) that includes the shared headers
-``*.h`` next to it. :func:`build_workload` compiles it once with the system C compiler into a
-cache directory, under a file name keyed by a hash of the sources, the compiler and the flags,
-so an edited source or a different compiler gives a new binary and an unchanged one is reused.
+Each workload is one C file in this directory (``<name>.c``) that includes shared headers
+(``*.h``) next to it. :func:`build_workload` inlines those headers and compiles the result once
+with the system C compiler through :mod:`benchlab.measure._build`, into a cache keyed by a hash
+of the text, the compiler and the flags: an edited source or header, or a different compiler,
+gives a new binary, and an unchanged one is reused.
 
 Every workload prints, at the end of its stdout, machine-readable lines (see README.md here)::
 
@@ -16,17 +17,12 @@ Every workload prints, at the end of its stdout, machine-readable lines (see REA
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-import shlex
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchlab.errors import UserError
+from benchlab.measure import _build
 
 WORKLOADS_DIR = Path(__file__).resolve().parent
 
@@ -35,14 +31,12 @@ WORKLOADS_DIR = Path(__file__).resolve().parent
 CFLAGS: tuple[str, ...] = ("-O2", "-std=c11", "-Wall")
 LDLIBS: tuple[str, ...] = ("-lm",)
 
-#: Compilers tried, in order, when $CC is not set.
-_COMPILER_CANDIDATES = ("cc", "gcc", "clang")
-
 SELF_PREFIX = "BENCHLAB_SELF"
 METRIC_PREFIX = "BENCHLAB_METRIC"
 CHECK_PREFIX = "BENCHLAB_CHECK"
 
 _KEY_VALUE = re.compile(r"(\w+)=(\S+)")
+_LOCAL_INCLUDE = re.compile(r'#\s*include\s+"([\w.]+\.h)"')
 
 
 def workload_names() -> list[str]:
@@ -60,111 +54,52 @@ def workload_source(name: str) -> Path:
     return WORKLOADS_DIR / f"{name}.c"
 
 
-def cache_dir() -> Path:
-    """Directory holding built workload binaries.
+def amalgamated_source(name: str) -> str:
+    """The C text of workload ``name`` with its local ``#include "x.h"`` headers inlined.
 
-    ``$BENCHLAB_CACHE/bin`` if ``BENCHLAB_CACHE`` is set, else ``$XDG_CACHE_HOME/benchlab/bin``,
-    else ``~/.cache/benchlab/bin``.
+    ``#line`` markers keep compiler diagnostics pointing at the real files. The build cache
+    keys binaries by a hash of this text, so an edit to a shared header rebuilds every
+    workload that includes it (hashing the ``.c`` file alone would reuse stale binaries).
     """
-    root = os.environ.get("BENCHLAB_CACHE")
-    if root:
-        return Path(root).expanduser() / "bin"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "benchlab" / "bin"
+    seen: set[str] = set()
 
+    def expand(path: Path) -> list[str]:
+        lines = [f'#line 1 "{path.name}"']
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            header = _LOCAL_INCLUDE.fullmatch(line.strip())
+            if header is None:
+                lines.append(line)
+                continue
+            if header.group(1) not in seen:
+                seen.add(header.group(1))
+                lines.extend(expand(WORKLOADS_DIR / header.group(1)))
+            lines.append(f'#line {number + 1} "{path.name}"')
+        return lines
 
-def find_compiler() -> list[str]:
-    """The C compiler command: ``$CC`` (may carry flags) or the first of cc, gcc, clang on PATH.
-
-    Raises UserError naming the fix when none is found.
-    """
-    from_env = os.environ.get("CC", "").strip()
-    if from_env:
-        argv = shlex.split(from_env)
-        resolved = shutil.which(argv[0])
-        if resolved is None:
-            raise UserError(
-                f"$CC is {from_env!r} but {argv[0]!r} is not an executable on PATH; "
-                "fix or unset CC"
-            )
-        return [resolved, *argv[1:]]
-    for candidate in _COMPILER_CANDIDATES:
-        resolved = shutil.which(candidate)
-        if resolved is not None:
-            return [resolved]
-    raise UserError(
-        "no C compiler found (tried $CC, cc, gcc, clang) to build the bundled workloads; "
-        "install one (e.g. `apt-get install gcc libc6-dev`) or set CC"
-    )
-
-
-def _compiler_identity(compiler: list[str]) -> bytes:
-    """Bytes that change when the compiler changes, cheaply (no subprocess): the resolved
-    path, size and mtime of the compiler executable plus any flags in $CC."""
-    executable = Path(compiler[0]).resolve()
-    stat = executable.stat()
-    return f"{executable}\0{stat.st_size}\0{stat.st_mtime_ns}\0{compiler[1:]}".encode()
-
-
-def _build_key(name: str, compiler: list[str]) -> str:
-    """Hex digest over everything that determines the binary."""
-    digest = hashlib.sha256()
-    digest.update(_compiler_identity(compiler))
-    digest.update("\0".join((*CFLAGS, *LDLIBS)).encode())
-    # Headers are shared and small: hashing all of them is simpler and safer than tracking
-    # which source includes which.
-    for path in [workload_source(name), *sorted(WORKLOADS_DIR.glob("*.h"))]:
-        digest.update(path.name.encode() + b"\0")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return "\n".join(expand(workload_source(name))) + "\n"
 
 
 def build_workload(name: str) -> Path:
     """Build workload ``name`` if needed and return the path of its executable.
 
-    The binary lives in :func:`cache_dir` as ``<name>-<hash>``; the hash covers the sources,
-    compiler and flags, so a second call returns the same file without compiling. The
-    compiler writes to a temporary file in the same directory that is renamed into place,
-    so concurrent builders never see (or leave) a half-written binary.
+    Compilation is delegated to :func:`benchlab.measure._build.build_source_text`: the binary
+    lives in the benchlab binary cache (``$BENCHLAB_CACHE/bin``, else
+    ``~/.cache/benchlab/bin``) under a name keyed by a hash of the source text (headers
+    inlined), the compiler and the flags, and is renamed into place atomically. A second call
+    returns the same file without compiling.
 
-    Raises UserError for an unknown name, a missing compiler, an unwritable cache directory
-    or a failed compilation.
+    Raises UserError for an unknown name, a missing compiler or missing C library headers.
     """
-    source = workload_source(name)
-    compiler = find_compiler()
-    target_dir = cache_dir()
-    target = target_dir / f"{name}-{_build_key(name, compiler)}"
-    if target.is_file() and os.access(target, os.X_OK):
-        return target
+    text = amalgamated_source(name)
     try:
-        target_dir.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target_dir)
-    except OSError as exc:
-        raise UserError(
-            f"cannot write the workload cache {target_dir} ({exc.strerror}); "
-            "set BENCHLAB_CACHE to a writable directory"
-        ) from exc
-    os.close(fd)
-    temp = Path(temp_name)
-    command = [*compiler, *CFLAGS, "-o", str(temp), str(source), *LDLIBS]
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            first_error = next(
-                (line for line in result.stderr.splitlines() if "error" in line),
-                result.stderr.strip().splitlines()[0] if result.stderr.strip() else "",
-            )
+        return _build.build_source_text(name, text, flags=CFLAGS, libs=LDLIBS)
+    except _build.CompileError as exc:
+        if "No such file or directory" in str(exc) and "#include" in str(exc):
             raise UserError(
-                f"building workload {name!r} failed ({shlex.join(command)}): {first_error}; "
-                "check that the C compiler and libc headers work (e.g. `apt-get install "
-                "gcc libc6-dev`) or set CC to a working compiler"
-            )
-        temp.chmod(0o755)
-        os.replace(temp, target)
-    finally:
-        temp.unlink(missing_ok=True)
-    return target
+                f"building workload {name!r} failed: the C library headers are missing; "
+                "install them (apt-get install libc6-dev)"
+            ) from exc
+        raise
 
 
 def workload_command(name: str, *args: object) -> list[str]:
