@@ -683,6 +683,26 @@ def _virtualization_section(detect_vm: _Probe | None, detect_container: _Probe |
     }
 
 
+def virtualization_state() -> dict[str, Any]:
+    """Virtual machine and container detection alone (the ``virtualization`` section).
+
+    ``vm`` and ``container`` are systemd-detect-virt's answers (``none`` when it found nothing);
+    ``evidence`` lists every clue seen (DMI, cpuinfo hypervisor flag, /.dockerenv, /proc/1/cgroup).
+    """
+    have_detect = shutil.which("systemd-detect-virt") is not None
+    detect_vm = _Probe(["systemd-detect-virt", "--vm"]) if have_detect else None
+    detect_container = _Probe(["systemd-detect-virt", "--container"]) if have_detect else None
+    deadline = time.monotonic() + _SUBPROCESS_TIMEOUT_S
+    info = _cpuinfo_first_block()
+    if "_error" in info:
+        hypervisor_flag: Any = info["_error"]
+    elif "flags" in info:
+        hypervisor_flag = "hypervisor" in info["flags"].split()
+    else:
+        hypervisor_flag = unknown("/proc/cpuinfo has no flags field on this architecture")
+    return _virtualization_section(detect_vm, detect_container, deadline, hypervisor_flag)
+
+
 def _python_section() -> dict[str, Any]:
     return {
         "version": platform.python_version(),

@@ -1,0 +1,261 @@
+"""System checks, the CPU contention probe and tune/restore, on the real machine.
+
+tune/restore are exercised for real on ASLR (/proc/sys/kernel/randomize_va_space; we are root),
+always putting the original value back in a ``finally``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchlab.cli.main import cli
+from benchlab.control.system import (
+    CONTENTION_OK_RATIO,
+    STATUSES,
+    Check,
+    check_cpu_contention,
+    plan_tune,
+    restore,
+    run_checks,
+    tune,
+)
+from benchlab.errors import UserError
+
+ASLR = Path("/proc/sys/kernel/randomize_va_space")
+CHEAP_NAMES = [
+    "governor", "boost", "smt", "aslr", "swap", "transparent_hugepages", "load",
+    "isolated_cpus", "perf_event_paranoid", "virtualization", "clocksource",
+]
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="tune/restore write /proc: needs root")
+needs_two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
+                                    reason="the contention probe needs 2 CPUs")
+
+
+@pytest.fixture
+def original_aslr():
+    """Put ASLR back exactly as it was, whatever the test does."""
+    original = ASLR.read_text().strip()
+    try:
+        yield original
+    finally:
+        ASLR.write_text(original + "\n")
+
+
+def _by_name(checks: list[Check]) -> dict[str, Check]:
+    return {check.name: check for check in checks}
+
+
+def test_cheap_checks_are_complete_fast_and_serialisable():
+    start = time.perf_counter()
+    checks = run_checks(include_contention=False)
+    elapsed = time.perf_counter() - start
+    assert [c.name for c in checks] == CHEAP_NAMES
+    for check in checks:
+        assert check.status in STATUSES
+        assert check.observed and check.advice and "\n" not in check.advice
+        assert json.loads(json.dumps(check.to_dict()))["name"] == check.name
+    # Typically ~20 ms; the runner calls this at the start of every session.
+    assert elapsed < 2.0
+
+
+def test_checks_agree_with_the_kernel_files():
+    checks = _by_name(run_checks(include_contention=False))
+    aslr = int(ASLR.read_text())
+    assert checks["aslr"].details["randomize_va_space"] == aslr
+    assert checks["aslr"].status == ("ok" if aslr == 0 else "warn")
+
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    active = thp[thp.index("[") + 1:thp.index("]")]
+    assert checks["transparent_hugepages"].details["thp"]["enabled"] == active
+    assert checks["transparent_hugepages"].status == ("warn" if active == "always" else "ok")
+
+    if not Path("/sys/devices/system/cpu/cpu0/cpufreq").exists():
+        governor = checks["governor"]
+        assert governor.status == "unknown"
+        assert "no /sys/devices/system/cpu/cpu*/cpufreq (virtualised or driver absent)" \
+            in governor.observed
+
+    meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    swap_total = int(meminfo["SwapTotal"].split()[0])
+    assert checks["swap"].details["swap_total_kib"] == swap_total
+
+    isolated = Path("/sys/devices/system/cpu/isolated").read_text().strip()
+    assert checks["isolated_cpus"].status == ("ok" if isolated else "warn")
+
+    if " hypervisor" in Path("/proc/cpuinfo").read_text():
+        assert checks["virtualization"].status in ("warn", "unknown")
+
+
+@needs_two_cpus
+def test_contention_probe_measures_two_pinned_cpu_bound_processes():
+    check = check_cpu_contention(duration_s=0.2)
+    details = check.details
+    a, b = details["cpus"]
+    assert a != b and {a, b} <= os.sched_getaffinity(0)
+    assert details["solo_rate"] > 0 and len(details["parallel_rates"]) == 2
+    ratio = details["ratio"]
+    assert 0.02 < ratio < 3.0
+    assert check.status == ("ok" if ratio >= CONTENTION_OK_RATIO else "warn")
+    assert f"{ratio:.2f}x speed each" in check.observed
+    if check.status == "warn":
+        assert "parallel workers will disturb each other" in check.advice
+    # Each copy got some CPU time; a share above 1 would mean it was not a single thread.
+    assert all(0 < share <= 1.05 for share in details["parallel_cpu_shares"])
+
+
+def test_contention_probe_is_unknown_with_one_allowed_cpu():
+    before = os.sched_getaffinity(0)
+    only = min(before)
+    try:
+        os.sched_setaffinity(0, {only})
+        check = check_cpu_contention(duration_s=0.05)
+    finally:
+        os.sched_setaffinity(0, before)
+    assert check.status == "unknown"
+    assert f"only CPU {only}" in check.observed
+
+
+def test_contention_is_optional():
+    assert "cpu_contention" not in _by_name(run_checks(include_contention=False))
+
+
+@needs_root
+def test_tune_and_restore_aslr_for_real(tmp_path, original_aslr):
+    ASLR.write_text("2\n")  # a known starting point that tune must change
+    state = tmp_path / "state" / "tune-state.json"
+    report = tune(state_path=state, only=["aslr"])
+    assert ASLR.read_text().strip() == "0"
+    assert report["state_path"] == str(state)
+    assert report["actions"] == [{
+        "name": "aslr", "path": str(ASLR), "current": "2", "target": "0",
+        "status": "changed", "reason": "",
+    }]
+    saved = json.loads(state.read_text())
+    assert saved["settings"] == [{"name": "aslr", "path": str(ASLR), "previous": "2",
+                                  "applied": "0"}]
+    assert saved["tuned_at"].endswith("Z")
+
+    with pytest.raises(UserError, match="already exists"):
+        tune(state_path=state, only=["aslr"])
+    assert json.loads(state.read_text()) == saved  # the original values are not overwritten
+
+    ASLR.write_text("1\n")  # someone changed it meanwhile: restore still puts back the saved value
+    result = restore(state_path=state)
+    assert ASLR.read_text().strip() == "2"
+    assert result["restored"] == [{"name": "aslr", "path": str(ASLR), "value": "2", "was": "1"}]
+    assert not state.exists()
+    with pytest.raises(UserError, match="nothing to restore"):
+        restore(state_path=state)
+
+
+@needs_root
+def test_nothing_to_change_writes_no_state(tmp_path, original_aslr):
+    ASLR.write_text("0\n")
+    state = tmp_path / "tune-state.json"
+    report = tune(state_path=state, only=["aslr"])
+    assert report["state_path"] is None
+    assert report["actions"][0]["status"] == "already"
+    assert not state.exists()
+
+
+def test_missing_cpufreq_is_reported_not_faked():
+    actions = {a.name.split(":")[0]: a for a in plan_tune(["governor", "boost"])}
+    if not Path("/sys/devices/system/cpu/cpu0/cpufreq").exists():
+        assert actions["governor"].status == "unavailable"
+        assert actions["governor"].reason.startswith("not available here")
+        assert actions["governor"].path is None
+    else:
+        assert actions["governor"].status in ("change", "already", "unavailable")
+    if not any(Path(p).exists() for p in ("/sys/devices/system/cpu/cpufreq/boost",
+                                          "/sys/devices/system/cpu/intel_pstate/no_turbo")):
+        assert actions["boost"].status == "unavailable"
+
+
+def test_unknown_setting_name_is_a_user_error():
+    with pytest.raises(UserError, match="unknown setting"):
+        plan_tune(["aslr", "hyperdrive"])
+
+
+@needs_root
+def test_restore_keeps_state_for_what_it_could_not_write(tmp_path):
+    unwritable = tmp_path / "no-such-dir" / "setting"
+    state = tmp_path / "tune-state.json"
+    state.write_text(json.dumps({"format": 1, "tuned_at": "2026-01-01T00:00:00Z", "settings": [
+        {"name": "fake", "path": str(unwritable), "previous": "1", "applied": "0"}]}))
+    with pytest.raises(UserError, match="could not restore"):
+        restore(state_path=state)
+    assert json.loads(state.read_text())["settings"][0]["path"] == str(unwritable)
+
+    state.write_text("{not json")
+    with pytest.raises(UserError, match="unreadable"):
+        restore(state_path=state)
+    assert state.exists()
+
+
+def test_cli_checks_json_and_table():
+    runner = CliRunner()
+    result = runner.invoke(cli, ["system", "--quick", "--json"])
+    assert result.exit_code == 0, result.output
+    names = [item["name"] for item in json.loads(result.output)]
+    assert names == CHEAP_NAMES
+    table = runner.invoke(cli, ["system", "--quick"])
+    assert table.exit_code == 0
+    assert "aslr" in table.output and "clocksource" in table.output
+
+
+@needs_root
+def test_cli_tune_and_restore_use_the_state_dir(tmp_path, original_aslr):
+    script = Path(sys.executable).parent / "benchlab"
+    if not script.exists():
+        pytest.skip(f"{script} missing: run `bash scripts/setup.sh` to install the console script")
+    ASLR.write_text("2\n")
+    env = {**os.environ, "BENCHLAB_STATE_DIR": str(tmp_path)}
+    tuned = subprocess.run([str(script), "system", "tune", "--only", "aslr"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert tuned.returncode == 0, tuned.stderr
+    assert "aslr: 2 -> 0" in tuned.stdout
+    assert (tmp_path / "tune-state.json").exists()
+    assert ASLR.read_text().strip() == "0"
+
+    again = subprocess.run([str(script), "system", "tune", "--only", "aslr"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2
+    assert again.stderr.startswith("benchlab: error: a tune state already exists")
+    assert "Traceback" not in again.stderr
+
+    restored = subprocess.run([str(script), "system", "restore"], env=env,
+                              capture_output=True, text=True, timeout=60)
+    assert restored.returncode == 0, restored.stderr
+    assert ASLR.read_text().strip() == "2"
+    assert not (tmp_path / "tune-state.json").exists()
+
+
+_AS_NOBODY = """
+import os, sys
+from benchlab.cli.main import main  # import while still root: the interpreter lives under /root
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+sys.argv = ["benchlab", "system", "tune"]
+main()
+"""
+
+
+@needs_root
+def test_cli_tune_as_non_root_is_refused_clearly(tmp_path):
+    """Drops to uid 65534 (nobody) for real to see what an unprivileged user gets."""
+    tmp_path.chmod(0o777)
+    before = ASLR.read_text()
+    result = subprocess.run([sys.executable, "-c", _AS_NOBODY],
+                            env={**os.environ, "BENCHLAB_STATE_DIR": str(tmp_path)},
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "needs root" in result.stderr and "Traceback" not in result.stderr
+    assert ASLR.read_text() == before
+    assert not (tmp_path / "tune-state.json").exists()
