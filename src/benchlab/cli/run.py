@@ -175,7 +175,7 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
                     shell_path, scans, step, lists, metrics, samples_csv)
                 session = start_session(store, protocol, argv=["benchlab", *sys.argv[1:]],
                                         name=session_name)
-                if not quiet and not as_json:
+                if show_progress and not as_json:
                     console.print(f"[dim]session {session.uid} -> {store.path}[/dim]")
                 result = run_protocol(store, session, protocol, observer=observer)
     except SessionInterrupted as exc:
@@ -193,6 +193,7 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
         out = Console()
         render_summary_table(summaries, out)
         _print_relative(summaries, out)
+        out.print(f"[dim]stored as session {result.session.uid} in {store.path}[/dim]")
     store.close()
 
 

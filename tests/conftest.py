@@ -1,0 +1,54 @@
+"""Shared fixtures: the benchlab console script, a fresh database path, ../shared."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+BENCHLAB = str(Path(sys.executable).parent / "benchlab")
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """A database file path in a fresh temporary directory."""
+    return tmp_path / "bench.db"
+
+
+@pytest.fixture
+def shared() -> Path:
+    """The ../shared directory beside the repository; skips the test when it is absent."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared is absent: the published data sets are not available here")
+    return SHARED
+
+
+def run_cli(*args: str, db: Path | None = None, check: bool = False, timeout: float = 120,
+            cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the real ``benchlab`` console script and capture its output (text)."""
+    argv = [BENCHLAB, *args]
+    if db is not None:
+        argv += ["--db", str(db)]
+    full_env = dict(os.environ, COLUMNS="160", **(env or {}))
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                          env=full_env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"benchlab {' '.join(args)} failed ({proc.returncode}):\n"
+                             f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    """Exit code 2, a single 'benchlab: error:' line on stderr, no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("benchlab: error:"), proc.stderr
+    assert "Traceback" not in proc.stderr
+    for needle in needles:
+        assert needle.lower() in lines[0].lower(), (needle, lines[0])
