@@ -1,0 +1,116 @@
+"""Program-reported metrics: ``--metric NAME[:UNIT]=REGEX`` specs and extraction from output.
+
+A benchmarked program often prints its own measurement (``took 1234 ns``). A metric spec names
+that value, gives its unit and a regular expression with exactly ONE capturing group around the
+number. The same parser serves ``benchlab run --metric`` (output of live runs) and
+``benchlab import --format metric`` (saved outputs).
+
+The regex is compiled with :data:`re.MULTILINE`, so ``^`` and ``$`` match at line boundaries;
+every match in the text yields one value, in order.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from benchlab.errors import UserError
+
+_NAME_UNIT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?::(?P<unit>[^=]*))?$")
+
+_EXAMPLE = "e.g. --metric 'latency_ns:ns=took (\\d+) ns'"
+
+
+class MetricSpecError(UserError):
+    """A ``--metric`` spec that cannot be used (syntax, regex, or group count)."""
+
+
+class MetricValueError(UserError):
+    """A metric regex captured text that is not a finite number."""
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One program-reported metric: ``name``, ``unit`` ('' when not given) and ``regex`` source.
+
+    ``pattern`` is the compiled regex (``re.MULTILINE``); it has exactly one capturing group.
+    """
+
+    name: str
+    unit: str
+    regex: str
+    pattern: re.Pattern = field(compare=False, repr=False)
+
+    def as_dict(self) -> dict[str, str]:
+        """JSON-friendly form: ``{"name", "unit", "regex"}``."""
+        return {"name": self.name, "unit": self.unit, "regex": self.regex}
+
+
+def compile_metric_regex(regex: str) -> re.Pattern:
+    """Compile a metric regex and check it has exactly one capturing group.
+
+    Raises :class:`MetricSpecError` (a one-line UserError) for an invalid regex or a group count
+    other than one.
+    """
+    try:
+        pattern = re.compile(regex, re.MULTILINE)
+    except re.error as exc:
+        where = f" at position {exc.pos}" if exc.pos is not None else ""
+        raise MetricSpecError(
+            f"--metric regex {regex!r} is not a valid regular expression ({exc.msg}{where}); "
+            f"fix it, {_EXAMPLE}") from None
+    if pattern.groups != 1:
+        raise MetricSpecError(
+            f"--metric regex {regex!r} has {pattern.groups} groups; it needs exactly one "
+            f"(put parentheses around the number only and write other groups as (?:...), "
+            f"{_EXAMPLE})")
+    return pattern
+
+
+def parse_metric_spec(text: str) -> MetricSpec:
+    """Parse ``NAME[:UNIT]=REGEX`` into a :class:`MetricSpec`.
+
+    ``NAME`` starts with a letter or ``_`` and may contain letters, digits, ``_``, ``.`` and
+    ``-``. ``UNIT`` is free text without ``=`` (e.g. ``ns``, ``us``, ``MiB/s``). Everything after
+    the first ``=`` is the regex, so the regex itself may contain ``=`` and ``:``.
+
+    Raises :class:`MetricSpecError` with a one-line message naming the problem and the fix.
+    """
+    left, sep, regex = text.partition("=")
+    if not sep or not regex:
+        raise MetricSpecError(f"--metric {text!r} must look like NAME[:UNIT]=REGEX; {_EXAMPLE}")
+    m = _NAME_UNIT.match(left.strip())
+    if m is None:
+        raise MetricSpecError(
+            f"--metric {text!r}: {left!r} is not a valid NAME[:UNIT] (NAME: letters, digits, "
+            f"_ . -, starting with a letter); {_EXAMPLE}")
+    name = m.group("name")
+    unit = (m.group("unit") or "").strip()
+    pattern = compile_metric_regex(regex)
+    return MetricSpec(name=name, unit=unit, regex=regex, pattern=pattern)
+
+
+def extract(spec: MetricSpec, text: str, *, where: str = "") -> list[float]:
+    """All values of ``spec`` in ``text``, in order of appearance (in ``spec.unit``).
+
+    Returns an empty list when the regex does not match. ``where`` (e.g. a file name) is used in
+    the error message only. Raises :class:`MetricValueError` when the group captured text that
+    is not a finite number.
+    """
+    values: list[float] = []
+    for match in spec.pattern.finditer(text):
+        raw = match.group(1)
+        if raw is None:
+            continue  # group inside an optional part that did not take part in the match
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            at = f" in {where}" if where else ""
+            raise MetricValueError(
+                f"--metric {spec.name} captured {raw!r}{at}, which is not a finite number; "
+                f"make the group match only the number, e.g. ([0-9.]+)")
+        values.append(value)
+    return values
