@@ -229,8 +229,9 @@ class Store:
     def put_environment(self, environment: Mapping[str, Any], digest: str | None = None) -> int:
         """Store a machine fingerprint once; return its id. ``digest`` identifies the machine."""
         digest = digest or digest_of(environment)
-        hostname = environment.get("hostname") if isinstance(environment, Mapping) else None
-        if isinstance(hostname, Mapping):
+        host = environment.get("host") if isinstance(environment, Mapping) else None
+        hostname = host.get("hostname") if isinstance(host, Mapping) else None
+        if not isinstance(hostname, str):
             hostname = None
         with self.transaction() as c:
             row = c.execute("SELECT id FROM environments WHERE digest = ?", (digest,)).fetchone()
