@@ -14,6 +14,7 @@ import pytest
 
 from benchlab.errors import UserError
 from benchlab.measure import _build
+from benchlab.measure import spawn as spawn_module
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
 
 MIB = 1024 * 1024
@@ -115,16 +116,20 @@ def wait_until(predicate, timeout_s: float = 5.0) -> bool:
 # --- memory -------------------------------------------------------------------------------
 
 
-def test_true_peak_rss_is_its_own_even_after_harness_touched_300mb():
+@pytest.mark.parametrize("helper_fork", [False, True], ids=["clone-vfork", "fork"])
+def test_true_peak_rss_is_its_own_even_after_harness_touched_300mb(monkeypatch, helper_fork):
+    monkeypatch.setattr(spawn_module, "helper_uses_fork", helper_fork)
     ballast = bytearray(300 * MIB)
     ballast[::4096] = b"\x01" * len(range(0, len(ballast), 4096))  # make it resident
     try:
         m = run(["/bin/true"])
+        failing = run(["sh", "-c", "exit 5"])
         fallback = run(["/bin/true"], method="python")
     finally:
         del ballast
     assert m.status == "ok" and m.method == "exec-helper"
     assert 0 < m.max_rss_kib < 2048, m
+    assert failing.exit_code == 5
     # The reason the helper exists: from Python, the child inherits the harness's high-water mark.
     assert fallback.method == "python"
     assert fallback.max_rss_kib > 250 * 1024, fallback
