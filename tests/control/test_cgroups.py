@@ -13,12 +13,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
-from benchlab.control import cgroups
 from benchlab.control.cgroups import (
     CgroupLayout,
     CgroupLimits,
@@ -33,7 +31,7 @@ from benchlab.control.cgroups import (
 from benchlab.control.topology import read_topology
 from benchlab.errors import NotAvailable, UserError
 from benchlab.measure.spawn import SpawnRequest, spawn_measured
-from fake_cgroupfs import fake_v2, make_fake_cgroup2  # noqa: F401  (fixture)
+from fake_cgroupfs import fake_v2  # noqa: F401  (pytest fixture)
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 SESSION = f"t{os.getpid()}"
@@ -471,3 +469,44 @@ def test_no_permission_is_one_line_user_error(v1_layout):
         f"cannot create cgroup under {cpu_mount}: permission denied; run as root or pass "
         "--allow-unconstrained to run without limits (stored as unconstrained)",
     ]
+
+
+def test_comounted_v1_fake_tree_one_leaf_per_hierarchy(tmp_path, monkeypatch):
+    """Fake v1 tree with cpu and cpuacct co-mounted (common on other distributions, not here):
+    one leaf per hierarchy, cpuset parent filled from the root before the leaf, limits in v1 files."""
+    from fake_cgroupfs import fake_cgroupfs_rmdir
+    from benchlab.control import cgroups as cgroups_module
+
+    monkeypatch.setattr(cgroups_module, "_remove_dir", fake_cgroupfs_rmdir)
+    mounts = {"cpu,cpuacct": tmp_path / "cpu,cpuacct", "cpuset": tmp_path / "cpuset", "memory": tmp_path / "memory"}
+    for path in mounts.values():
+        path.mkdir()
+    (mounts["cpuset"] / "cpuset.cpus").write_text("0-3\n")
+    (mounts["cpuset"] / "cpuset.mems").write_text("0\n")
+    text = "".join(
+        f"{30 + i} 20 0:{40 + i} / {path} rw - cgroup cgroup rw,{name}\n" for i, (name, path) in enumerate(mounts.items())
+    )
+    layout = CgroupLayout.from_mountinfo(text)
+    limits = CgroupLimits(cpu_quota_us=150_000, cpu_weight=300, cpuset_cpus="2-3", memory_limit_bytes=128 << 20)
+    with RunCgroup(limits, session=SESSION, layout=layout) as group:
+        leaves = {Path(p).parent.parent.name: Path(p) for p in group.paths}
+        assert set(leaves) == {"cpu,cpuacct", "cpuset", "memory"}
+        cpu = leaves["cpu,cpuacct"]
+        assert (cpu / "cpu.cfs_period_us").read_text() == "100000"
+        assert (cpu / "cpu.cfs_quota_us").read_text() == "150000"
+        assert (cpu / "cpu.shares").read_text() == "3072"
+        assert (mounts["cpuset"] / "benchlab" / "cpuset.cpus").read_text() == "0-3"
+        assert (leaves["cpuset"] / "cpuset.cpus").read_text() == "2-3"
+        assert (leaves["cpuset"] / "cpuset.mems").read_text() == "0"
+        assert (leaves["memory"] / "memory.limit_in_bytes").read_text() == str(128 << 20)
+        (cpu / "cpuacct.usage").write_text("2000000000\n")
+        (cpu / "cpuacct.usage_user").write_text("1500000000\n")
+        (cpu / "cpuacct.usage_sys").write_text("500000000\n")
+        (cpu / "cpu.stat").write_text("nr_periods 30\nnr_throttled 10\nthrottled_time 400000000\n")
+        (leaves["memory"] / "memory.max_usage_in_bytes").write_text("99000000\n")
+        (leaves["memory"] / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
+        usage = group.usage()
+    assert (usage.cpu_time_ns, usage.cpu_user_ns, usage.cpu_system_ns) == (2_000_000_000, 1_500_000_000, 500_000_000)
+    assert (usage.nr_periods, usage.nr_throttled, usage.throttled_time_ns) == (30, 10, 400_000_000)
+    assert usage.memory_peak_bytes == 99_000_000 and usage.oom_kills == 0
+    assert not any((path / "benchlab").exists() for path in mounts.values())
