@@ -13,6 +13,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from benchlab.cli.common import db_option, open_store
+from benchlab.control.execution import ControlOptions, parse_memory
 from benchlab.errors import UserError
 from benchlab.measure.metrics import parse_metric_spec
 from benchlab.measure.protocol import MetricSpec, Protocol, expand_benchmarks, scan_values
@@ -135,6 +136,31 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="A value the program prints: each match of the regex's one group is a sample.")
 @click.option("--samples-csv", default=None, metavar="PATH",
               help="File of label,value rows the program writes; read after each run.")
+@click.option("--affinity", default="none", show_default=True,
+              metavar="none|core:N|cores:LIST|cores-rr:LIST|spread|numa:N",
+              help="CPU placement of each run (per worker).")
+@click.option("--smt", type=click.Choice(["apart", "together"]), default="apart",
+              help="With --affinity spread: hyperthread siblings per worker apart or together.")
+@click.option("--workers", type=click.IntRange(min=1), default=1,
+              help="Run N copies concurrently, each placed by --affinity.")
+@click.option("--isolation", default="bare", metavar="bare|cgroup|wrap:TEMPLATE",
+              help="cgroup: a fresh cgroup per run; wrap: hand runs to an isolator ({cmd}).")
+@click.option("--cpu-quota", "cpu_quota_us", type=click.IntRange(min=1000), default=None,
+              metavar="US", help="cgroup CPU quota per period, microseconds.")
+@click.option("--cpu-period", "cpu_period_us", type=click.IntRange(min=1000, max=1_000_000),
+              default=None, metavar="US", help="cgroup CPU period (default 100000).")
+@click.option("--cpu-weight", type=click.IntRange(min=1, max=10000), default=None,
+              help="cgroup CPU weight 1..10000 (v1 shares = weight*1024/100).")
+@click.option("--cpuset", default=None, metavar="LIST", help="cgroup cpuset, e.g. 0-1.")
+@click.option("--memory-limit", default=None, metavar="SIZE", help="cgroup memory limit, e.g. 512M.")
+@click.option("--allow-unconstrained", is_flag=True,
+              help="Run without limits (stored as such) when cgroups cannot be used.")
+@click.option("--load", default=None, metavar="cpu:N|memcpy:N|spin:N",
+              help="Background load for the duration of the session.")
+@click.option("--perf-events", default=None, metavar="LIST",
+              help="Run under perf stat and store these events (unsupported ones as such).")
+@click.option("--calibration", default=None, metavar="FILE",
+              help="Apply a CPU-quota calibration made by `benchlab calibrate`.")
 @click.option("--session-name", default=None, help="A name for the session (default: none).")
 @click.option("--resume", default=None, metavar="SESSION",
               help="Complete an interrupted session from its stored protocol.")
@@ -143,7 +169,9 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
 @db_option
 def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_time, prepare, setup,
             cleanup, order, seed, timeout, ignore_failure, shell, shell_path, scans, step, lists,
-            metrics, samples_csv, session_name, resume, as_json, quiet, db):
+            metrics, samples_csv, affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us,
+            cpu_weight, cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
+            session_name, resume, as_json, quiet, db):
     """Measure COMMANDS, each run stored as soon as it ends.
 
     \b
@@ -173,6 +201,10 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
                     commands, names, runs, warmup, min_runs, max_runs, min_time, max_time,
                     prepare, setup, cleanup, order, seed, timeout, ignore_failure, shell,
                     shell_path, scans, step, lists, metrics, samples_csv)
+                protocol.control = _control_options(
+                    affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
+                    cpuset, memory_limit, allow_unconstrained, load, perf_events,
+                    calibration).to_dict()
                 session = start_session(store, protocol, argv=["benchlab", *sys.argv[1:]],
                                         name=session_name)
                 if show_progress and not as_json:
@@ -195,6 +227,28 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
         _print_relative(summaries, out)
         out.print(f"[dim]stored as session {result.session.uid} in {store.path}[/dim]")
     store.close()
+
+
+def _control_options(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
+                     cpuset, memory_limit, allow_unconstrained, load, perf_events,
+                     calibration) -> ControlOptions:
+    if cpu_period_us is not None and cpu_quota_us is None:
+        raise UserError("--cpu-period needs --cpu-quota; add --cpu-quota US")
+    if calibration:
+        if cpu_quota_us is not None:
+            raise UserError("--calibration sets the CPU quota; drop --cpu-quota or --calibration")
+        from benchlab.machines.calibrate import load_calibration
+
+        limits = load_calibration(calibration)
+        cpu_quota_us = limits.cpu_quota_us
+        cpu_period_us = limits.cpu_period_us
+        calibration = os.path.abspath(calibration)
+    return ControlOptions(
+        affinity=affinity, smt=smt, workers=workers, isolation=isolation,
+        cpu_quota_us=cpu_quota_us, cpu_period_us=cpu_period_us, cpu_weight=cpu_weight,
+        cpuset=cpuset, memory_limit_bytes=parse_memory(memory_limit),
+        allow_unconstrained=allow_unconstrained, load=load, perf_events=perf_events,
+        calibration=calibration)
 
 
 def _print_relative(summaries, console: Console) -> None:

@@ -204,14 +204,16 @@ class RunPlanner:
     """
 
     def __init__(self, protocol: Protocol, done_warmups: list[int], done_runs: list[int],
-                 elapsed_s: float = 0.0):
+                 elapsed_s: float = 0.0, worker: int = 0):
         self.p = protocol
         self.done_warmups = list(done_warmups)
         self.done_runs = list(done_runs)
         self.elapsed_s = elapsed_s
         n = len(protocol.benchmarks)
         self.first_wall_s: list[float | None] = [None] * n
-        self._rng = np.random.default_rng([protocol.seed, sum(done_runs) + sum(done_warmups)])
+        # Seeded by what is done so far, so a resumed session continues with fresh rounds.
+        self._rng = np.random.default_rng([protocol.seed, worker,
+                                           sum(done_runs) + sum(done_warmups)])
         self._queue: list[int] = []
 
     def target(self, i: int) -> int | None:

@@ -13,19 +13,22 @@ command (without ``ignore_failure``) keeps its failed run and stops the session 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
-import time
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol as TypingProtocol, Sequence
 
 import numpy as np
 
+from benchlab.control.execution import ControlOptions, prepare_execution
 from benchlab.errors import UserError
 from benchlab.measure.protocol import PlannedRun, Protocol, RunPlanner
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
@@ -202,104 +205,138 @@ def _system_checks() -> list[dict] | None:
 
 
 def start_session(store: Store, protocol: Protocol, *, argv: Sequence[str] | None = None,
-                  name: str | None = None, setup: dict | None = None) -> SessionRef:
-    """Create the session row with its environment, checks and load before measuring."""
+                  name: str | None = None) -> SessionRef:
+    """Create the session row with its environment, checks, setup and load before measuring.
+
+    Everything is validated first (commands exist, control options work on this machine), so
+    bad input creates no session.
+    """
     from benchlab.measure.environment import environment_digest
 
     protocol.validate()
     check_commands(protocol)
+    control = ControlOptions.from_dict(protocol.control)
+    if protocol.samples_csv and control.workers > 1 and "{worker}" not in protocol.samples_csv:
+        raise UserError("--samples-csv with --workers > 1: the workers would overwrite one file; "
+                        "put {worker} in the path and let the program write BENCHLAB_WORKER's file")
+    _sweep_stale_cgroups()
+    execution = prepare_execution(control)
+    protocol.control = control.to_dict()
     environment = _collect_environment(argv, protocol.cwd)
     env_id = store.put_environment(environment, environment_digest(environment))
     session = store.create_session(
         "run", name=name, command_line=list(argv) if argv else None, protocol=protocol.to_dict(),
         environment=environment, environment_id=env_id, system_checks=_system_checks(),
         load_before=_load_average())
-    setup_id = store.put_setup(setup or {"isolation": "bare", "affinity": "none",
-                                         "workers": 1, "shell": protocol.shell})
+    setup_id = store.put_setup(execution.setup_dict(protocol.shell))
     for pos, bench in enumerate(protocol.benchmarks):
         store.add_benchmark(session.id, bench.name, position=pos, command=bench.command,
                             argv=protocol.argv_for(pos), parameters=bench.parameters or None,
                             setup_id=setup_id)
     for spec in protocol.metrics:
         store.add_metric(session.id, spec.name, unit=spec.unit, origin="regex", pattern=spec.regex)
+    if protocol.samples_csv:
+        store.update_session(session.id, source=protocol.samples_csv)
     return session
+
+
+def _sweep_stale_cgroups() -> None:
+    """Remove cgroups a killed benchlab left behind (their creator pid is dead)."""
+    try:
+        from benchlab.control.cgroups import sweep_stale
+
+        sweep_stale()
+    except (OSError, UserError):
+        pass  # no cgroup filesystem or no permission: nothing of ours can be there
 
 
 def run_protocol(store: Store, session: SessionRef, protocol: Protocol, *,
                  observer: Observer | None = None) -> SessionResult:
     """Run (or resume) a session until its protocol is complete; every run is committed at once.
 
-    Raises :class:`SessionInterrupted` on Ctrl-C and :class:`UserError` when a command fails
-    without ``ignore_failure``; in both cases everything measured so far stays in the store.
+    With ``--workers N`` each worker runs the whole protocol concurrently in its own thread
+    (seed 000's homogeneous parallel setup), placed by the affinity plan; every run is stored
+    with its worker index and timestamps. Raises :class:`SessionInterrupted` on Ctrl-C and
+    :class:`UserError` when a command fails without ``ignore_failure``; in both cases
+    everything measured so far stays in the store.
     """
     observer = observer or _Silent()
+    control = ControlOptions.from_dict(protocol.control)
+    execution = prepare_execution(control, session_label=session.uid)
+    workers = control.workers
     benches = store.benchmarks(session.id)
     bench_ids = [b["id"] for b in benches]
     setup_ids = [b["setup_id"] for b in benches]
-    done_w = [0] * len(benches)
-    done_r = [0] * len(benches)
-    first_wall: list[float | None] = [None] * len(benches)
-    elapsed = 0.0
+    n = len(benches)
+    done_w = [[0] * n for _ in range(workers)]
+    done_r = [[0] * n for _ in range(workers)]
+    elapsed = [0.0] * workers
+    first_wall: list[float | None] = [None] * n
     for run in store.runs(session_id=session.id):
         i = bench_ids.index(run["benchmark_id"])
+        w = min(run["worker"], workers - 1)
         if run["warmup"]:
-            done_w[i] += 1
+            done_w[w][i] += 1
         else:
-            done_r[i] += 1
+            done_r[w][i] += 1
             if first_wall[i] is None and run["status"] == "ok" and run["wall_ns"]:
                 first_wall[i] = run["wall_ns"] / 1e9
-        elapsed += (run["wall_ns"] or 0) / 1e9
-    planner = RunPlanner(protocol, done_w, done_r, elapsed)
-    planner.first_wall_s = first_wall
-    seq = store.next_seq(session.id)
+        elapsed[w] += (run["wall_ns"] or 0) / 1e9
+    planners = []
+    for w in range(workers):
+        planner = RunPlanner(protocol, done_w[w], done_r[w], elapsed[w], worker=w)
+        planner.first_wall_s = list(first_wall)
+        planners.append(planner)
 
     result = SessionResult(session=session, status="running")
+    lock = threading.Lock()
+    stop = threading.Event()
+    state = {"seq": store.next_seq(session.id), "done": 0, "failure": None,
+             "overhead": None}
     tmpdir = tempfile.mkdtemp(prefix=f"benchlab-{session.uid}-")
-    try:
-        for i, _ in enumerate(benches):
-            _run_hook(_hook(protocol.setup, i), "setup", protocol.cwd)
-        overhead = None
-        if protocol.shell:
-            cal = measure_shell_overhead(protocol.shell)
-            overhead = cal["wall_ns"]
-            result.shell_overhead_ns = overhead
-            store.update_session(session.id, metadata={"shell_overhead": cal})
-            observer.message(f"shell spawning time ({protocol.shell}): "
-                             f"{overhead / 1e6:.3f} ms (median of {cal['runs']}), subtracted from wall")
-        observer.started(session, protocol, planner.total())
-        done = 0
-        while True:
-            planned = planner.next()
+
+    def total() -> int | None:
+        totals = [p.total() for p in planners]
+        return None if any(t is None for t in totals) else sum(totals)  # type: ignore[arg-type]
+
+    def worker_loop(w: int) -> None:
+        env = None
+        if workers > 1:
+            env = dict(os.environ, BENCHLAB_WORKER=str(w))
+        while not stop.is_set():
+            with lock:
+                planned = planners[w].next()
             if planned is None:
-                break
+                return
             i = planned.benchmark
             bench = protocol.benchmarks[i]
             _run_hook(_hook(protocol.prepare, i), "prepare", protocol.cwd)
-            if protocol.samples_csv:
-                Path(protocol.samples_csv).unlink(missing_ok=True)
+            samples_csv = (protocol.samples_csv.replace("{worker}", str(w))
+                           if protocol.samples_csv else None)
+            if samples_csv:
+                Path(samples_csv).unlink(missing_ok=True)
             need_out = bool(protocol.metrics) or protocol.capture_stdout
-            out_path = os.path.join(tmpdir, "stdout") if need_out else None
-            err_path = os.path.join(tmpdir, "stderr")
-            request = SpawnRequest(argv=protocol.argv_for(i), cwd=protocol.cwd,
-                                   stdout_path=out_path, stderr_path=err_path,
-                                   timeout_s=protocol.timeout_s)
-            m = spawn_measured(request)  # KeyboardInterrupt propagates after the child is killed
+            out_path = os.path.join(tmpdir, f"stdout-{w}") if need_out else None
+            err_path = os.path.join(tmpdir, f"stderr-{w}")
+            argv = protocol.argv_for(i)
+            m, measurements, extra = execution.run(
+                argv, worker=w, cwd=protocol.cwd, timeout_s=protocol.timeout_s,
+                stdout_path=out_path, stderr_path=err_path, scratch=tmpdir, env=env)
             samples: dict[str, list[float]] = {}
-            extra: dict[str, Any] = {}
             if m.status == "ok":
                 samples = _extract_metrics(protocol, out_path, err_path)
                 empty = [k for k, v in samples.items() if not v]
                 if empty:
                     extra["warning"] = f"metric(s) {', '.join(empty)} matched nothing in the output"
-                if protocol.samples_csv:
-                    if os.path.exists(protocol.samples_csv):
-                        csv_values, meta = read_samples_csv(protocol.samples_csv)
+                if samples_csv:
+                    if os.path.exists(samples_csv):
+                        csv_values, meta = read_samples_csv(samples_csv)
                         for label, vals in csv_values.items():
                             samples.setdefault(label, []).extend(vals)
                         if meta:
                             extra["samples_csv_metadata"] = meta
                     else:
-                        extra["warning"] = f"no samples file {protocol.samples_csv} after the run"
+                        extra["warning"] = f"no samples file {samples_csv} after the run"
             else:
                 tail = _tail(err_path)
                 if tail:
@@ -310,42 +347,122 @@ def run_protocol(store: Store, session: SessionRef, protocol: Protocol, *,
                 "start_mono_ns": m.start_mono_ns, "end_mono_ns": m.end_mono_ns,
                 "wall_ns": m.wall_ns, "user_ns": m.user_ns, "sys_ns": m.sys_ns,
                 "max_rss_kib": m.max_rss_kib, "minflt": m.minflt, "majflt": m.majflt,
-                "nvcsw": m.nvcsw, "nivcsw": m.nivcsw, "shell_overhead_ns": overhead,
+                "nvcsw": m.nvcsw, "nivcsw": m.nivcsw, "shell_overhead_ns": state["overhead"],
                 "cpus": ",".join(map(str, m.cpus)) if m.cpus else None,
                 "spawn_method": m.method, "extra": extra or None,
             }
-            store.add_run(session.id, bench_ids[i], seq=seq, iteration=planned.iteration,
-                          warmup=planned.warmup, setup_id=setup_ids[i], fields=fields,
-                          samples=samples)
-            seq += 1
-            done += 1
-            c = result.counts.setdefault(bench.name, {})
-            c[m.status] = c.get(m.status, 0) + 1
-            planner.record(planned, m.wall_ns / 1e9 if m.status == "ok" else None)
-            if planned.iteration == 0 and not planned.warmup and protocol.runs is None:
-                store.update_session(session.id, protocol=protocol.to_dict())  # planned_runs known
-            observer.run_finished(bench.name, planned, m, planner.total(), done)
-            if m.status != "ok" and not protocol.ignore_failure:
-                store.finish_session(session.id, "failed", load_after=_load_average())
-                result.status = "failed"
-                what = {"failed": f"exited with code {m.exit_code}",
-                        "signaled": f"was killed by signal {m.signal}",
-                        "timeout": f"timed out after {protocol.timeout_s} s",
-                        "error": f"could not start ({m.error})"}[m.status]
-                raise UserError(f"command {bench.command!r} {what}; the run is stored in session "
-                                f"{session.uid}; use --ignore-failure (-i) to keep measuring "
-                                f"failing commands")
+            with lock:
+                store.add_run(session.id, bench_ids[i], seq=state["seq"],
+                              iteration=planned.iteration, warmup=planned.warmup, worker=w,
+                              setup_id=setup_ids[i], fields=fields, samples=samples,
+                              measurements=measurements)
+                state["seq"] += 1
+                state["done"] += 1
+                c = result.counts.setdefault(bench.name, {})
+                c[m.status] = c.get(m.status, 0) + 1
+                planners[w].record(planned, m.wall_ns / 1e9 if m.status == "ok" else None)
+                for other in planners:  # the first measured run sets every worker's estimate
+                    if other.first_wall_s[i] is None:
+                        other.first_wall_s[i] = planners[w].first_wall_s[i]
+                if planned.iteration == 0 and not planned.warmup and protocol.runs is None:
+                    store.update_session(session.id, protocol=protocol.to_dict())
+                observer.run_finished(bench.name, planned, m, total(), state["done"])
+                if m.status != "ok" and not protocol.ignore_failure and state["failure"] is None:
+                    what = {"failed": f"exited with code {m.exit_code}",
+                            "signaled": f"was killed by signal {m.signal}",
+                            "timeout": f"timed out after {protocol.timeout_s} s",
+                            "error": f"could not start ({m.error})"}[m.status]
+                    state["failure"] = (
+                        f"command {bench.command!r} {what}; the run is stored in session "
+                        f"{session.uid}; use --ignore-failure (-i) to keep measuring failing "
+                        f"commands")
+                    stop.set()
+
+    errors: list[BaseException] = []
+
+    def guarded(w: int) -> None:
+        try:
+            worker_loop(w)
+        except BaseException as exc:  # surfaced in the main thread
+            errors.append(exc)
+            stop.set()
+
+    load_cm = contextlib.nullcontext()
+    if control.load:
+        from benchlab.control.load import BackgroundLoad, parse_load
+
+        load_cm = BackgroundLoad(parse_load(control.load))
+    try:
+        for i, _ in enumerate(benches):
+            _run_hook(_hook(protocol.setup, i), "setup", protocol.cwd)
+        if protocol.shell:
+            cal = measure_shell_overhead(protocol.shell)
+            state["overhead"] = cal["wall_ns"]
+            result.shell_overhead_ns = cal["wall_ns"]
+            store.update_session(session.id, metadata={"shell_overhead": cal})
+            observer.message(f"shell spawning time ({protocol.shell}): "
+                             f"{cal['wall_ns'] / 1e6:.3f} ms (median of {cal['runs']}), "
+                             f"subtracted from wall")
+        with load_cm as load:
+            if load is not None:
+                store.update_session(session.id, metadata={
+                    **(store.get_session(session.uid).get("metadata") or {}),
+                    "load": load.to_dict()})
+            observer.started(session, protocol, total())
+            if workers == 1:
+                worker_loop(0)
+            else:
+                threads = [threading.Thread(target=guarded, args=(w,), daemon=True,
+                                            name=f"benchlab-worker-{w}") for w in range(workers)]
+                for t in threads:
+                    t.start()
+                try:
+                    while any(t.is_alive() for t in threads):
+                        for t in threads:
+                            t.join(timeout=0.1)
+                except KeyboardInterrupt:
+                    stop.set()
+                    _terminate_children()
+                    for t in threads:
+                        t.join(timeout=10)
+                    raise
+                if errors:
+                    raise errors[0]
+        if state["failure"]:
+            store.finish_session(session.id, "failed", load_after=_load_average())
+            result.status = "failed"
+            raise UserError(state["failure"])
         for i, _ in enumerate(benches):
             _run_hook(_hook(protocol.cleanup, i), "cleanup", protocol.cwd)
         store.finish_session(session.id, "complete", load_after=_load_average())
         result.status = "complete"
         return result
     except KeyboardInterrupt:
+        stop.set()
         store.finish_session(session.id, "interrupted", load_after=_load_average())
         result.status = "interrupted"
         raise SessionInterrupted(session, store.next_seq(session.id)) from None
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _terminate_children() -> None:
+    """SIGTERM every direct child (the exec helpers), which then kill their programs."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                stat = fh.read()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == me:
+            try:
+                os.kill(int(entry), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
 
 
 def _hook(hooks: list[str | None], i: int) -> str | None:

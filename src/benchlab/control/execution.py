@@ -1,0 +1,226 @@
+"""How runs execute: affinity per worker, cgroup limits, isolation, perf events, load.
+
+:class:`ControlOptions` is the plain-data form stored in a session's protocol (so a resumed
+session runs under the same setup); :func:`prepare_execution` validates it against this machine
+and gives an :class:`Execution` that turns one benchmark run into a spawn request and collects the
+extra measurements (cgroup accounting, perf events, an isolator's meta file) afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from benchlab.errors import NotAvailable, UserError
+from benchlab.measure.isolation import Isolation, parse_isolate_meta, parse_isolation
+from benchlab.measure.perf import parse_events, parse_perf_csv, perf_prefix
+from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
+
+
+@dataclass
+class ControlOptions:
+    """Environment-control options of a session (CLI flags of ``benchlab run``).
+
+    Times in microseconds (cgroup quota/period), memory in bytes.
+    """
+
+    affinity: str = "none"
+    smt: str = "apart"
+    workers: int = 1
+    isolation: str = "bare"
+    cpu_quota_us: int | None = None
+    cpu_period_us: int | None = None
+    cpu_weight: int | None = None
+    cpuset: str | None = None
+    memory_limit_bytes: int | None = None
+    allow_unconstrained: bool = False
+    load: str | None = None
+    perf_events: str | None = None
+    calibration: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (stored in the protocol)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "ControlOptions":
+        """Rebuild from :meth:`to_dict` (unknown keys ignored)."""
+        data = data or {}
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+    def wants_limits(self) -> bool:
+        """True when any cgroup limit is requested."""
+        return any(v is not None for v in (self.cpu_quota_us, self.cpu_weight, self.cpuset,
+                                           self.memory_limit_bytes))
+
+
+def parse_memory(text: str | None) -> int | None:
+    """``--memory-limit`` value in bytes from e.g. ``512M``, ``2G``, ``1048576``."""
+    if text is None:
+        return None
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    factors = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "T": 1024 ** 4}
+    try:
+        if t and t[-1] in factors:
+            value = int(float(t[:-1]) * factors[t[-1]])
+        else:
+            value = int(t)
+    except ValueError:
+        raise UserError(f"--memory-limit {text!r} is not a size; write e.g. 512M or 2G") from None
+    if value < 4096:
+        raise UserError(f"--memory-limit {text!r} is too small; give at least a few MiB")
+    return value
+
+
+@dataclass
+class Execution:
+    """A validated setup ready to run: see :func:`prepare_execution`."""
+
+    options: ControlOptions
+    worker_cpus: list[tuple[int, ...] | None]
+    isolation: Isolation
+    limits: Any = None
+    use_cgroup: bool = False
+    unconstrained_reason: str | None = None
+    numa_prefix: list[str] = field(default_factory=list)
+    perf_events: list[str] = field(default_factory=list)
+    session_label: str = "run"
+
+    def setup_dict(self, shell: str | None = None) -> dict[str, Any]:
+        """What is stored as the runs' setup (deduplicated in the store)."""
+        return {
+            "isolation": self.isolation.to_dict(),
+            "affinity": self.options.affinity,
+            "smt": self.options.smt,
+            "worker_cpus": [list(c) if c else None for c in self.worker_cpus],
+            "workers": self.options.workers,
+            "cgroup": self.limits.to_dict() if self.limits is not None else None,
+            "cgroup_accounting": self.use_cgroup,
+            "unconstrained": self.unconstrained_reason,
+            "numa": self.numa_prefix or None,
+            "perf_events": self.perf_events or None,
+            "load": self.options.load,
+            "shell": shell,
+            "calibration": self.options.calibration,
+        }
+
+    def run(self, argv: list[str], *, worker: int, cwd: str | None, timeout_s: float | None,
+            stdout_path: str | None, stderr_path: str | None, scratch: str,
+            env: dict[str, str] | None = None) -> tuple[RunMeasurement, list[dict], dict[str, Any]]:
+        """Execute one run; return (measurement, extra measurements, extra notes)."""
+        full = list(self.numa_prefix) + list(argv)
+        perf_out = meta_out = None
+        if self.perf_events:
+            perf_out = os.path.join(scratch, f"perf-{worker}.csv")
+            full = perf_prefix(self.perf_events, perf_out) + full
+        if self.isolation.wants_meta:
+            meta_out = os.path.join(scratch, f"meta-{worker}.txt")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(meta_out)
+        full = self.isolation.wrap(full, meta_out)
+        measurements: list[dict] = []
+        notes: dict[str, Any] = {}
+        if self.use_cgroup:
+            from benchlab.control.cgroups import RunCgroup
+
+            with RunCgroup(self.limits, session=self.session_label) as group:
+                m = spawn_measured(SpawnRequest(
+                    argv=full, cwd=cwd, env=env, stdout_path=stdout_path, stderr_path=stderr_path,
+                    timeout_s=timeout_s, cpus=self.worker_cpus[worker],
+                    cgroup_procs=group.procs_paths))
+                usage = group.usage()
+            measurements += _cgroup_measurements(usage)
+        else:
+            m = spawn_measured(SpawnRequest(
+                argv=full, cwd=cwd, env=env, stdout_path=stdout_path, stderr_path=stderr_path,
+                timeout_s=timeout_s, cpus=self.worker_cpus[worker]))
+        if perf_out is not None:
+            try:
+                with open(perf_out) as fh:
+                    text = fh.read()
+            except OSError:
+                text = ""
+            measurements += [v.as_measurement() for v in parse_perf_csv(text, self.perf_events)]
+        if meta_out is not None:
+            try:
+                with open(meta_out) as fh:
+                    measurements += parse_isolate_meta(fh.read())
+            except OSError:
+                notes["isolator_meta"] = "the isolator wrote no meta file"
+        return m, measurements, notes
+
+
+def _cgroup_measurements(usage) -> list[dict]:
+    rows = []
+    fields = {"cpu_time_ns": "ns", "cpu_user_ns": "ns", "cpu_system_ns": "ns",
+              "nr_periods": "count", "nr_throttled": "count", "throttled_time_ns": "ns",
+              "memory_peak_bytes": "bytes", "oom_kills": "count"}
+    unknown = dict(getattr(usage, "unknown", {}) or {})
+    for name, unit in fields.items():
+        value = getattr(usage, name, None)
+        if value is not None:
+            rows.append({"source": "cgroup", "name": name, "value": float(value), "unit": unit,
+                         "status": "ok"})
+        else:
+            rows.append({"source": "cgroup", "name": name, "value": None, "unit": unit,
+                         "status": "unknown", "note": unknown.get(name, "not provided here")})
+    return rows
+
+
+def prepare_execution(options: ControlOptions, *, session_label: str = "run") -> Execution:
+    """Validate control options on this machine and plan CPUs per worker.
+
+    Raises :class:`UserError` for bad values, :class:`NotAvailable` for what the machine lacks;
+    with ``allow_unconstrained`` a cgroup that cannot be created is recorded, not fatal.
+    """
+    from benchlab.control.affinity import numa_membind_prefix, parse_affinity, plan_affinity
+    from benchlab.control.topology import read_topology
+
+    if options.workers < 1:
+        raise UserError(f"--workers must be at least 1 (got {options.workers})")
+    if options.smt not in ("apart", "together"):
+        raise UserError(f"--smt must be apart or together (got {options.smt!r})")
+    spec = parse_affinity(options.affinity)
+    options.affinity = spec.text
+    topology = read_topology()
+    worker_cpus = list(plan_affinity(spec, options.workers, topology, smt=options.smt))
+    numa_prefix: list[str] = []
+    if spec.kind == "numa":
+        numa_prefix = list(numa_membind_prefix(spec, topology))
+    isolation = parse_isolation(options.isolation)
+    perf_events = parse_events(options.perf_events) if options.perf_events else []
+    if perf_events:
+        from benchlab.measure.perf import perf_binary
+
+        perf_binary()
+    if options.load:
+        from benchlab.control.load import parse_load
+
+        parse_load(options.load)
+    limits = None
+    use_cgroup = False
+    reason = None
+    if options.wants_limits() or isolation.mode == "cgroup":
+        from benchlab.control.cgroups import CgroupLimits, RunCgroup
+
+        from benchlab.control.topology import parse_cpu_list
+
+        limits = CgroupLimits(
+            cpu_quota_us=options.cpu_quota_us, cpu_period_us=options.cpu_period_us,
+            cpu_weight=options.cpu_weight,
+            cpuset_cpus=parse_cpu_list(options.cpuset, what="--cpuset") if options.cpuset else None,
+            memory_limit_bytes=options.memory_limit_bytes)
+        try:
+            with RunCgroup(limits, session=session_label):
+                pass  # a trial creation: fail now, before anything is measured
+            use_cgroup = True
+        except (UserError, NotAvailable, OSError) as exc:
+            if not options.allow_unconstrained:
+                raise
+            reason = str(exc)
+            limits = None
+    return Execution(options=options, worker_cpus=worker_cpus, isolation=isolation, limits=limits,
+                     use_cgroup=use_cgroup, unconstrained_reason=reason, numa_prefix=numa_prefix,
+                     perf_events=perf_events, session_label=session_label)
