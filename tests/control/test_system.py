@@ -6,6 +6,7 @@ always putting the original value back in a ``finally``.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -35,12 +36,29 @@ CHEAP_NAMES = [
     "isolated_cpus", "perf_event_paranoid", "virtualization", "clocksource",
 ]
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="tune/restore write /proc: needs root")
+# Tests that write or compare ASLR run in one xdist worker (make test uses --dist loadgroup).
+aslr_group = pytest.mark.xdist_group("aslr")
 needs_two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
                                     reason="the contention probe needs 2 CPUs")
 
 
 @pytest.fixture
-def original_aslr():
+def aslr_lock():
+    """Serialise tests that write or compare ASLR across processes (xdist workers, other runs).
+
+    Without it, two workers could interleave so that one saves the other's temporary value as
+    "original" and leaves ASLR off for the whole machine.
+    """
+    with open("/tmp/benchlab-test-aslr.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture
+def original_aslr(aslr_lock):
     """Put ASLR back exactly as it was, whatever the test does."""
     original = ASLR.read_text().strip()
     try:
@@ -66,7 +84,8 @@ def test_cheap_checks_are_complete_fast_and_serialisable():
     assert elapsed < 2.0
 
 
-def test_checks_agree_with_the_kernel_files():
+@aslr_group
+def test_checks_agree_with_the_kernel_files(aslr_lock):
     checks = _by_name(run_checks(include_contention=False))
     aslr = int(ASLR.read_text())
     assert checks["aslr"].details["randomize_va_space"] == aslr
@@ -128,6 +147,7 @@ def test_contention_is_optional():
 
 
 @needs_root
+@aslr_group
 def test_tune_and_restore_aslr_for_real(tmp_path, original_aslr):
     ASLR.write_text("2\n")  # a known starting point that tune must change
     state = tmp_path / "state" / "tune-state.json"
@@ -157,6 +177,7 @@ def test_tune_and_restore_aslr_for_real(tmp_path, original_aslr):
 
 
 @needs_root
+@aslr_group
 def test_nothing_to_change_writes_no_state(tmp_path, original_aslr):
     ASLR.write_text("0\n")
     state = tmp_path / "tune-state.json"
@@ -212,6 +233,7 @@ def test_cli_checks_json_and_table():
 
 
 @needs_root
+@aslr_group
 def test_cli_tune_and_restore_use_the_state_dir(tmp_path, original_aslr):
     script = Path(sys.executable).parent / "benchlab"
     if not script.exists():
@@ -248,7 +270,8 @@ main()
 
 
 @needs_root
-def test_cli_tune_as_non_root_is_refused_clearly(tmp_path):
+@aslr_group
+def test_cli_tune_as_non_root_is_refused_clearly(tmp_path, aslr_lock):
     """Drops to uid 65534 (nobody) for real to see what an unprivileged user gets."""
     tmp_path.chmod(0o777)
     before = ASLR.read_text()
@@ -259,3 +282,13 @@ def test_cli_tune_as_non_root_is_refused_clearly(tmp_path):
     assert "needs root" in result.stderr and "Traceback" not in result.stderr
     assert ASLR.read_text() == before
     assert not (tmp_path / "tune-state.json").exists()
+
+
+def test_checks_can_reuse_a_collected_environment():
+    from benchlab.measure.environment import collect_environment
+
+    environment = collect_environment(argv=[])
+    reused = _by_name(run_checks(include_contention=False, environment=environment))
+    probed = _by_name(run_checks(include_contention=False))
+    assert reused["virtualization"].details == probed["virtualization"].details
+    assert reused["virtualization"].details["evidence"] == environment["virtualization"]["evidence"]

@@ -303,3 +303,12 @@ def test_console_script_env_json():
     assert data["process"]["argv"][1:] == ["env", "--json"]
     assert data["cpu"]["logical_cores"] == os.cpu_count()
     assert data["digest"] == environment_digest(data)
+
+
+def test_diff_of_two_real_sessions_shows_only_session_fields(tmp_path):
+    """Two real collections moments apart on one machine: only session fields may differ."""
+    first = collect_environment(argv=["a"], cwd=str(tmp_path))
+    second = collect_environment(argv=["b"], cwd=str(tmp_path))
+    paths = {path for path, _, _ in diff_environments(first, second)}
+    assert "process.argv" in paths
+    assert all(path.startswith(("process.", "env_vars.")) for path in paths), paths

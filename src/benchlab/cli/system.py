@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchlab.control.system import TUNABLES, default_state_path, restore, run_checks, tune
+from benchlab.control.system import TUNABLES, restore, run_checks, tune
 
 _STATUS_STYLE = {"ok": "green", "warn": "yellow", "unknown": "dim"}
 
@@ -98,5 +98,3 @@ def restore_command(state_file: Path | None, as_json: bool) -> None:
 
 
 commands = [system]
-
-__all__ = ["commands", "default_state_path"]

@@ -64,8 +64,10 @@ DIGEST_EXCLUDED: tuple[str, ...] = (
 )
 
 # Key paths that diff_environments ignores: timestamps, load and values that drift by the second.
+# Environment variables stay in the diff: a changed PATH or LD_* explains a changed result.
 DIFF_IGNORED: tuple[str, ...] = (
     "digest",
+    "process.pid",
     "collected_at",
     "host.booted_at",
     "host.uptime_s",
