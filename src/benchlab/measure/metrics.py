@@ -58,11 +58,11 @@ def compile_metric_regex(regex: str) -> re.Pattern:
     except re.error as exc:
         where = f" at position {exc.pos}" if exc.pos is not None else ""
         raise MetricSpecError(
-            f"--metric regex {regex!r} is not a valid regular expression ({exc.msg}{where}); "
+            f"--metric regex '{regex}' is not a valid regular expression ({exc.msg}{where}); "
             f"fix it, {_EXAMPLE}") from None
     if pattern.groups != 1:
         raise MetricSpecError(
-            f"--metric regex {regex!r} has {pattern.groups} groups; it needs exactly one "
+            f"--metric regex '{regex}' has {pattern.groups} groups; it needs exactly one "
             f"(put parentheses around the number only and write other groups as (?:...), "
             f"{_EXAMPLE})")
     return pattern

@@ -1,0 +1,152 @@
+"""Import other tools' results into the store, and export sessions in other tools' formats.
+
+Imports (each creates ONE session of kind ``import``, status ``complete``, ``source`` = the
+absolute path, the file's own metadata kept in the session's ``metadata`` with a ``format`` key;
+all or nothing — bad input raises a one-line UserError before anything is written):
+
+============  ===========================================  ===========================
+format        input                                         module
+============  ===========================================  ===========================
+csv           ``label,value`` rows, ``#`` comment lines     :mod:`.jaybeams`
+metric        program outputs (a file or a directory)       :mod:`.metric_dir`
+              read through ``--metric NAME[:UNIT]=REGEX``
+hyperfine     ``hyperfine --export-json``                   :mod:`.hyperfine`
+pyperf        pyperf JSON (``.json`` or ``.json.gz``)        :mod:`.pyperf`
+gbench        Google Benchmark ``--benchmark_format=json``  :mod:`.gbench`
+============  ===========================================  ===========================
+
+``auto`` picks the format from the content (a directory -> metric, JSON -> by its keys,
+anything else -> csv).
+
+Exports (text; the newest session when none is named): ``csv`` (long format, one row per
+value, :mod:`.csv_long`), ``json`` (every stored field, :mod:`.json_doc`, schema in
+``docs/json-schema.md``), ``hyperfine`` (hyperfine-compatible JSON, :mod:`.hyperfine`),
+``markdown`` (hyperfine-style table, :mod:`.markdown`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from benchlab.errors import UserError
+from benchlab.store.db import SessionRef, Store
+from benchlab.store.formats._common import ImportedSession, read_text, sniff_json, write_import
+from benchlab.store.formats._gather import resolve_sessions
+
+IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench")
+EXPORT_FORMATS = ("csv", "json", "hyperfine", "markdown")
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """Guess the import format of ``path`` from its content (a directory -> ``metric``)."""
+    p = Path(path)
+    if p.is_dir():
+        return "metric"
+    text = read_text(p, "a result file")
+    head = text.lstrip()[:1]
+    if head in ("{", "["):
+        try:
+            guess = sniff_json(json.loads(text))
+        except json.JSONDecodeError:
+            guess = None
+        if guess is None or guess not in IMPORT_FORMATS:
+            raise UserError(f"cannot tell which tool wrote {p}; give --format "
+                            f"{'|'.join(IMPORT_FORMATS)}")
+        return guess
+    return "csv"
+
+
+def parse_path(path: str | os.PathLike, fmt: str, *, name: str | None = None,
+               unit: str | None = None, metrics: Sequence[Any] = (),
+               command_line: list[str] | None = None) -> ImportedSession:
+    """Parse ``path`` in format ``fmt`` into an :class:`ImportedSession` without writing."""
+    if fmt == "auto":
+        fmt = detect_format(path)
+    if fmt not in IMPORT_FORMATS:
+        raise UserError(f"unknown import format {fmt!r}; choose one of "
+                        f"{', '.join(IMPORT_FORMATS)}")
+    if metrics and fmt != "metric":
+        raise UserError(f"--metric applies to --format metric only (not {fmt}); "
+                        f"drop --metric or use --format metric")
+    if unit is not None and fmt != "csv":
+        raise UserError(f"--unit applies to --format csv only (not {fmt}); "
+                        f"{fmt} files carry their own units")
+    if fmt != "metric" and Path(path).is_dir():
+        raise UserError(f"cannot import {path}: it is a directory, but --format {fmt} reads one "
+                        f"file; give the file, or use --format metric for a directory of outputs")
+    if fmt == "csv":
+        from benchlab.store.formats.jaybeams import parse_label_value_csv
+        return parse_label_value_csv(path, name=name, unit=unit, command_line=command_line)
+    if fmt == "metric":
+        from benchlab.store.formats.metric_dir import parse_metric_outputs
+        return parse_metric_outputs(path, metrics, name=name, command_line=command_line)
+    if fmt == "hyperfine":
+        from benchlab.store.formats.hyperfine import parse_hyperfine
+        return parse_hyperfine(path, name=name, command_line=command_line)
+    if fmt == "pyperf":
+        from benchlab.store.formats.pyperf import parse_pyperf
+        return parse_pyperf(path, name=name, command_line=command_line)
+    from benchlab.store.formats.gbench import parse_gbench
+    return parse_gbench(path, name=name, command_line=command_line)
+
+
+def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
+                name: str | None = None, unit: str | None = None,
+                metrics: Sequence[Any] = (),
+                command_line: list[str] | None = None) -> list[SessionRef]:
+    """Import ``path`` (a file, or for ``metric`` a directory) as a new session.
+
+    Parameters
+    ----------
+    store : Store
+        Open, writable store.
+    path : path-like
+        The file or directory to import.
+    fmt : str
+        One of :data:`IMPORT_FORMATS` or ``auto``.
+    name : str, optional
+        Session name (default: the file stem or directory name); for ``metric`` also the
+        benchmark's name.
+    unit : str, optional
+        ``csv`` only: unit of the values (default: from the header, else '').
+    metrics : sequence of str or MetricSpec
+        ``metric`` only: ``NAME[:UNIT]=REGEX`` specs (values stored in UNIT as captured).
+    command_line : list of str, optional
+        The benchlab command line to record in the session.
+
+    Returns
+    -------
+    list of SessionRef
+        The sessions created (one).
+    """
+    imported = parse_path(path, fmt, name=name, unit=unit, metrics=metrics,
+                          command_line=command_line)
+    return [write_import(store, imported)]
+
+
+def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | dict],
+                    fmt: str) -> str:
+    """Export ``sessions`` (uids, ids, names, SessionRefs or session rows; empty -> the newest
+    session) as text in format ``fmt`` (one of :data:`EXPORT_FORMATS`)."""
+    if fmt not in EXPORT_FORMATS:
+        raise UserError(f"unknown export format {fmt!r}; choose one of "
+                        f"{', '.join(EXPORT_FORMATS)}")
+    data = resolve_sessions(store, sessions)
+    if fmt == "csv":
+        from benchlab.store.formats.csv_long import export_csv
+        return export_csv(data)
+    if fmt == "json":
+        from benchlab.store.formats.json_doc import export_json
+        return export_json(data)
+    if fmt == "hyperfine":
+        from benchlab.store.formats.hyperfine import export_hyperfine
+        return export_hyperfine(data)
+    from benchlab.store.formats.markdown import export_markdown
+    return export_markdown(data)
+
+
+__all__ = ["IMPORT_FORMATS", "EXPORT_FORMATS", "import_path", "export_sessions", "parse_path",
+           "detect_format"]

@@ -1,0 +1,187 @@
+"""Read whole sessions out of the store for export, and pick the series a summary shows."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from benchlab.errors import UserError
+from benchlab.store.db import HARNESS_METRICS, SessionRef, Store
+from benchlab.store.formats._common import TIME_UNIT_TO_NS
+
+#: Run statuses whose harness wall time is a complete measurement of the command
+#: (a timed-out run's wall time is cut short; an 'error' run never ran).
+TIMED_STATUSES = ("ok", "failed", "signaled")
+#: Run statuses whose program-reported samples are used (as in ``Store.sample_values``).
+SAMPLE_STATUSES = ("ok", "imported")
+
+
+@dataclass
+class RunData:
+    """A run row (JSON columns decoded) with its samples by metric and its measurements."""
+
+    row: dict[str, Any]
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    measurements: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class BenchData:
+    """A benchmark row with its runs in execution order."""
+
+    row: dict[str, Any]
+    runs: list[RunData] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.row["name"]
+
+
+@dataclass
+class SessionData:
+    """A session row with metrics, the setups it references, and its benchmarks."""
+
+    row: dict[str, Any]
+    metrics: list[dict[str, Any]]
+    setups: dict[int, Any]
+    benchmarks: list[BenchData]
+
+    @property
+    def uid(self) -> str:
+        return self.row["uid"]
+
+    def metric_unit(self, metric: str) -> str:
+        """Unit of a harness or program metric in this session ('' when unknown)."""
+        if metric in HARNESS_METRICS:
+            return HARNESS_METRICS[metric][1]
+        for m in self.metrics:
+            if m["name"] == metric:
+                return m["unit"] or ""
+        return ""
+
+
+def load_session(store: Store, key: str | int | SessionRef | dict) -> SessionData:
+    """Everything stored for one session (``key``: uid, id, name, SessionRef or session row)."""
+    if isinstance(key, SessionRef):
+        key = key.uid
+    elif isinstance(key, dict):
+        key = key["uid"]
+    row = store.get_session(key)
+    sid = row["id"]
+    conn = store.conn
+    benches = [BenchData(b) for b in store.benchmarks(sid)]
+    by_id = {b.row["id"]: b for b in benches}
+    runs: dict[int, RunData] = {}
+    for r in store.runs(session_id=sid):
+        run = RunData(r)
+        runs[r["id"]] = run
+        by_id[r["benchmark_id"]].runs.append(run)
+    for run_id, metric, value in conn.execute(
+            "SELECT s.run_id, s.metric, s.value FROM samples s JOIN runs r ON r.id = s.run_id"
+            " WHERE r.session_id = ? ORDER BY s.run_id, s.metric, s.seq", (sid,)):
+        runs[run_id].samples.setdefault(metric, []).append(value)
+    for m in conn.execute(
+            "SELECT m.* FROM measurements m JOIN runs r ON r.id = m.run_id"
+            " WHERE r.session_id = ? ORDER BY m.run_id, m.source, m.name", (sid,)):
+        m = dict(m)
+        runs[m.pop("run_id")].measurements.append(m)
+    setup_ids = {b.row["setup_id"] for b in benches} | {r.row["setup_id"] for r in runs.values()}
+    setup_ids.discard(None)
+    setups: dict[int, Any] = {}
+    for sid_ in sorted(setup_ids):
+        s = conn.execute("SELECT data FROM setups WHERE id = ?", (sid_,)).fetchone()
+        if s is not None:
+            setups[sid_] = json.loads(s[0])
+    return SessionData(row=row, metrics=store.metrics(sid), setups=setups, benchmarks=benches)
+
+
+def resolve_sessions(store: Store, keys: Sequence[str | int | SessionRef | dict]) -> list[SessionData]:
+    """The sessions named by ``keys`` (each once, in the given order); none -> the newest one."""
+    if not keys:
+        newest = store.sessions(limit=1)
+        if not newest:
+            raise UserError(f"no sessions in {store.path}; run or import something first "
+                            f"(benchlab run ... / benchlab import ...), or pass --db PATH")
+        keys = [newest[0]["uid"]]
+    out: list[SessionData] = []
+    seen: set[int] = set()
+    for key in keys:
+        data = load_session(store, key)
+        if data.row["id"] not in seen:
+            seen.add(data.row["id"])
+            out.append(data)
+    return out
+
+
+@dataclass
+class SummarySeries:
+    """The values a one-line summary of a benchmark shows, with where they came from."""
+
+    values: np.ndarray
+    unit: str
+    metric: str
+    runs: list[RunData]
+    """For each value, the run it belongs to."""
+
+
+def wall_series(bench: BenchData) -> SummarySeries | None:
+    """Harness wall times (ns, shell overhead subtracted) of measured non-warmup runs."""
+    values: list[float] = []
+    runs: list[RunData] = []
+    for run in bench.runs:
+        r = run.row
+        if r["warmup"] or r["status"] not in TIMED_STATUSES or r["wall_ns"] is None:
+            continue
+        values.append(float(r["wall_ns"] - (r["shell_overhead_ns"] or 0)))
+        runs.append(run)
+    if not values:
+        return None
+    return SummarySeries(np.asarray(values), "ns", "wall", runs)
+
+
+def sample_series(session: SessionData, bench: BenchData, metric: str) -> SummarySeries | None:
+    """All samples of ``metric`` in the benchmark's non-warmup ok/imported runs, in order."""
+    values: list[float] = []
+    runs: list[RunData] = []
+    for run in bench.runs:
+        if run.row["warmup"] or run.row["status"] not in SAMPLE_STATUSES:
+            continue
+        vals = run.samples.get(metric, ())
+        values.extend(vals)
+        runs.extend([run] * len(vals))
+    if not values:
+        return None
+    return SummarySeries(np.asarray(values, dtype=float), session.metric_unit(metric), metric, runs)
+
+
+_PREFERRED = ("real_time", "value")
+
+
+def primary_series(session: SessionData, bench: BenchData, *,
+                   time_only: bool = False) -> SummarySeries | None:
+    """The series that summarises a benchmark: harness wall times when it has them, else its
+    program metric (preferring ``real_time``, then ``value``, then the first by name).
+
+    With ``time_only`` only program metrics in a time unit (ns, us, ms, s) qualify.
+    """
+    wall = wall_series(bench)
+    if wall is not None:
+        return wall
+    names = sorted({m for run in bench.runs for m in run.samples})
+    if time_only:
+        names = [n for n in names if session.metric_unit(n) in TIME_UNIT_TO_NS]
+    names.sort(key=lambda n: (_PREFERRED.index(n) if n in _PREFERRED else len(_PREFERRED), n))
+    for name in names:
+        series = sample_series(session, bench, name)
+        if series is not None:
+            return series
+    return None
+
+
+def session_label(session: SessionData) -> str:
+    """``name (uid)`` or just the uid."""
+    name = session.row.get("name")
+    return f"{name} ({session.uid})" if name else session.uid

@@ -1,0 +1,118 @@
+"""A Markdown summary table in the style of ``hyperfine --export-markdown``::
+
+    | Command | Mean [ms] | Min [ms] | Max [ms] | Relative |
+    |:---|---:|---:|---:|---:|
+    | `sleep 0.001` | 2.7 ± 0.1 | 2.6 | 2.9 | 1.00 |
+    | `sleep 0.002` | 3.7 ± 0.1 | 3.6 | 3.9 | 1.37 ± 0.08 |
+
+Each benchmark's row summarises its harness wall times, or else its program metric (see
+:func:`~benchlab.store.formats._gather.primary_series`). Time units are chosen from the fastest
+mean (s, ms, µs or ns); ``±`` is the sample standard deviation; Relative is the ratio of means
+to the fastest, with the error propagated from both relative standard deviations as hyperfine
+does. A session whose benchmarks summarise different metrics gets one table per metric; with
+several sessions each gets a heading.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from benchlab.store.formats._common import TIME_UNIT_TO_NS
+from benchlab.store.formats._gather import SessionData, primary_series, session_label
+
+_DISPLAY_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+
+
+def _cell(name: str) -> str:
+    return "`" + name.replace("|", "\\|") + "`"
+
+
+def _display_unit(fastest_ns: float) -> tuple[str, float]:
+    for unit, factor in _DISPLAY_UNITS:
+        if fastest_ns >= factor:
+            return unit, factor
+    return "ns", 1.0
+
+
+def _table(rows: list[tuple[str, np.ndarray | None]], unit: str) -> list[str]:
+    """Markdown lines for (name, values in ``unit``) rows; None values -> a 'no data' row."""
+    stats = []
+    for name, values in rows:
+        if values is None or len(values) == 0:
+            stats.append((name, None))
+            continue
+        mean = float(values.mean())
+        sd = float(values.std(ddof=1)) if len(values) > 1 else None
+        stats.append((name, (mean, sd, float(values.min()), float(values.max()))))
+    means = [s[1][0] for s in stats if s[1] is not None]
+    if unit in TIME_UNIT_TO_NS:
+        to_ns = TIME_UNIT_TO_NS[unit]
+        shown, factor = _display_unit(min(means) * to_ns if means else 1e6)
+        scale = to_ns / factor
+        suffix = f" [{shown}]"
+
+        def fmt(x: float) -> str:
+            return f"{x * scale:.1f}"
+    else:
+        suffix = f" [{unit}]" if unit else ""
+
+        def fmt(x: float) -> str:
+            return f"{x:.4g}"
+    lines = [f"| Command | Mean{suffix} | Min{suffix} | Max{suffix} | Relative |",
+             "|:---|---:|---:|---:|---:|"]
+    # The reference is the fastest positive mean (a ratio to zero means nothing).
+    positive = [(m, s[1][1]) for s in stats if s[1] is not None and (m := s[1][0]) > 0]
+    ref_mean, ref_sd = min(positive) if positive else (None, None)
+    for name, st in stats:
+        if st is None:
+            lines.append(f"| {_cell(name)} | no measured values | | | |")
+            continue
+        mean, sd, lo, hi = st
+        mean_text = fmt(mean) if sd is None else f"{fmt(mean)} ± {fmt(sd)}"
+        if ref_mean is None:
+            rel = ""
+        elif mean == ref_mean:
+            rel = "1.00"
+        else:
+            ratio = mean / ref_mean
+            if sd is None or ref_sd is None or mean == 0:
+                rel = f"{ratio:.2f}"
+            else:
+                err = ratio * math.sqrt((sd / mean) ** 2 + (ref_sd / ref_mean) ** 2)
+                rel = f"{ratio:.2f} ± {err:.2f}"
+        lines.append(f"| {_cell(name)} | {mean_text} | {fmt(lo)} | {fmt(hi)} | {rel} |")
+    return lines
+
+
+def export_markdown(sessions: Sequence[SessionData]) -> str:
+    """Markdown text with one hyperfine-style table per session (and per summarised metric)."""
+    out: list[str] = []
+    for s in sessions:
+        groups: dict[tuple[str, str], list[tuple[str, np.ndarray | None]]] = {}
+        no_data: list[str] = []
+        for bench in s.benchmarks:
+            series = primary_series(s, bench)
+            if series is None:
+                no_data.append(bench.name)
+            else:
+                groups.setdefault((series.metric, series.unit), []).append(
+                    (bench.name, series.values))
+        if not groups:
+            groups[("wall", "ns")] = []
+        for name in no_data:
+            next(iter(groups.values())).append((name, None))
+        if len(sessions) > 1:
+            out.append(f"### {session_label(s)}")
+            out.append("")
+        for (metric, unit), rows in groups.items():
+            if len(groups) > 1 or metric != "wall":
+                out.append(f"Metric: {metric}" + (f" [{unit}]" if unit else ""))
+                out.append("")
+            out.extend(_table(rows, unit))
+            out.append("")
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"

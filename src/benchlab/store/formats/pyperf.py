@@ -1,0 +1,123 @@
+"""Import pyperf's JSON result files (pyperf itself is not needed).
+
+pyperf (file format version 1.0) writes::
+
+    {"version": "1.0",
+     "metadata": {...common to all benchmarks...},
+     "benchmarks": [{"metadata": {"name": "...", "unit": "second", "loops": 1024, ...},
+                     "runs": [{"metadata": {"date": ..., "inner_loops": ...},
+                               "warmups": [[loops, value], ...],
+                               "values": [value, ...]}, ...]}]}
+
+Values (and warmup values) are already normalised per inner loop iteration; the unit is the
+``unit`` metadata (``second`` by default, or ``byte`` / ``integer``). The metadata of a run is
+the file's, overridden by the benchmark's, overridden by the run's. ``*.json.gz`` files are read
+transparently.
+
+Mapping: one benchmark per pyperf benchmark (name from its ``name`` metadata), and for each
+pyperf run (one worker process): first, if it has warmups, a WARMUP run holding the warmup values
+(with ``extra.loops``), then a run holding ``values`` (a calibration run has warmups only). All
+runs have status ``imported``; samples are metric ``value``. Seconds are converted to ns (unit
+``ns``), ``byte`` becomes ``B``, ``integer`` ''. If one file mixes units, the non-time
+benchmarks use metric ``value_<unit>`` instead, as a session declares one unit per metric.
+Metadata is kept: file and benchmark metadata in the session's metadata, run metadata in each
+run's ``extra.metadata``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from benchlab.errors import UserError
+from benchlab.store.formats._common import (
+    ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession, default_session_name,
+    load_json, source_of, wrong_format,
+)
+
+_UNITS = {"second": ("ns", 1e9), "byte": ("B", 1.0), "integer": ("", 1.0)}
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def parse_pyperf(path: str | os.PathLike, *, name: str | None = None,
+                 command_line: list[str] | None = None) -> ImportedSession:
+    """Parse a pyperf JSON file (nothing is written)."""
+    doc = load_json(path, "pyperf JSON", "pyperf")
+    if not (isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list)
+            and "version" in doc and "context" not in doc):
+        raise wrong_format(path, "pyperf", doc,
+                           "pyperf JSON (needs 'version' and a 'benchmarks' list)")
+    if not doc["benchmarks"]:
+        raise UserError(f"{path} holds no benchmarks; check the pyperf output file")
+    file_meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    parsed: list[tuple[str, str, dict[str, Any], list[dict[str, Any]]]] = []
+    for i, bench in enumerate(doc["benchmarks"]):
+        where = f"{path} benchmarks[{i}]"
+        if not isinstance(bench, dict) or not isinstance(bench.get("runs"), list):
+            raise UserError(f"{where} has no 'runs' list; the file is not pyperf JSON or damaged")
+        bmeta = bench.get("metadata") if isinstance(bench.get("metadata"), dict) else {}
+        merged = {**file_meta, **bmeta}
+        unit = merged.get("unit", "second")
+        if unit not in _UNITS:
+            raise UserError(f"{where} has unknown unit {unit!r}; pyperf units are "
+                            f"second, byte and integer")
+        bname = str(merged.get("name") or f"benchmark{i}")
+        parsed.append((bname, unit, bmeta, bench["runs"]))
+    units = {u for _, u, _, _ in parsed}
+    mixed = len(units) > 1
+    metrics: dict[str, ImportedMetric] = {}
+    benchmarks: list[ImportedBenchmark] = []
+    bench_meta: list[dict[str, Any]] = []
+    used: set[str] = set()
+    for i, (bname, unit, bmeta, runs_doc) in enumerate(parsed):
+        store_unit, factor = _UNITS[unit]
+        metric = "value" if (not mixed or unit == "second") else f"value_{unit}"
+        metrics[metric] = ImportedMetric(metric, store_unit, "import:pyperf")
+        final = bname
+        k = 2
+        while final in used:
+            final = f"{bname} #{k}"
+            k += 1
+        used.add(final)
+        runs: list[ImportedRun] = []
+        for j, run in enumerate(runs_doc):
+            where = f"{path} benchmarks[{i}].runs[{j}]"
+            if not isinstance(run, dict):
+                raise UserError(f"{where} is not an object; the file is damaged")
+            values = run.get("values", [])
+            warmups = run.get("warmups", [])
+            if not isinstance(values, list) or not all(_number(v) for v in values):
+                raise UserError(f"{where}: 'values' must be a list of numbers; the file is damaged")
+            if not isinstance(warmups, list) or not all(
+                    isinstance(w, list) and len(w) == 2 and _number(w[0]) and _number(w[1])
+                    for w in warmups):
+                raise UserError(f"{where}: 'warmups' must be [loops, value] pairs; "
+                                f"the file is damaged")
+            rmeta = run.get("metadata") if isinstance(run.get("metadata"), dict) else {}
+            if warmups:
+                runs.append(ImportedRun(
+                    iteration=j, warmup=True,
+                    fields={"status": "imported",
+                            "extra": {"pyperf_run": j, "loops": [w[0] for w in warmups]}},
+                    samples={metric: np.asarray([w[1] for w in warmups], float) * factor}))
+            if values:
+                runs.append(ImportedRun(
+                    iteration=j,
+                    fields={"status": "imported", "extra": {"pyperf_run": j, "metadata": rmeta}},
+                    samples={metric: np.asarray(values, float) * factor}))
+        if not runs:
+            raise UserError(f"{path} benchmark {bname!r} has no values or warmups; "
+                            f"check the pyperf output file")
+        benchmarks.append(ImportedBenchmark(name=final, runs=runs))
+        bench_meta.append({"name": final, "unit": unit, "metadata": bmeta})
+    metadata = {"format": "pyperf", "version": doc.get("version"), "metadata": file_meta,
+                "benchmarks": bench_meta}
+    return ImportedSession(name=name or default_session_name(path), source=source_of(path),
+                           metadata=metadata, benchmarks=benchmarks,
+                           metrics=list(metrics.values()), command_line=command_line)
