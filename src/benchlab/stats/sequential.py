@@ -1,0 +1,418 @@
+"""Group-sequential comparison of two benchmarks: stop as soon as the data decide.
+
+``benchlab run --until-decided A B`` measures A and B in interleaved rounds and, after each
+round (a *look*), asks :meth:`SequentialDesign.look` whether to go on. Looking at a p-value after
+every round and stopping when it drops below alpha ("peeking") inflates the false-positive rate
+far above alpha; this module instead spends the error probability over the looks.
+
+Method
+------
+* Statistic: the standardised Mann-Whitney statistic Z_k = (W_k - n m / 2) / sigma_k (tie
+  corrected, no continuity correction) of all data so far. Under H0 the sequence of rank-sum
+  statistics at increasing sample sizes has asymptotically the joint distribution of Brownian
+  motion observed at the information times t_k (independent increments), the "canonical joint
+  distribution" of group-sequential theory (Jennison & Turnbull 2000, sec. 3.1 and 11.3).
+* Information fraction: t_k = n_k / n_max, n_k = the smaller sample size at look k, n_max = the
+  budget per group.
+* Error spending (Lan & DeMets 1983): the cumulative two-sided type-I error allowed by time t
+  is alpha*(t). Default O'Brien-Fleming type, alpha/2 per side spent as
+  2 - 2 Phi(z_{1-alpha/4} / sqrt(t)) (as gsDesign's ``sfLDOF`` and R's ``ldbounds``),
+  which spends almost nothing early (so a decision at the first looks needs overwhelming
+  evidence) and keeps the final critical value close to the fixed-sample one; Pocock type,
+  alpha*(t) = alpha ln(1 + (e - 1) t), is available. Because the spending is a function of
+  t, looks may come at any, unplanned, times; only their number and order matter.
+* Boundaries: at look k the critical value c_k solves
+  P(|Z_1| < c_1, ..., |Z_{k-1}| < c_{k-1}, |Z_k| >= c_k) = alpha*(t_k) - alpha*(t_{k-1}),
+  computed by numerical integration of the Brownian-motion sub-density over the continuation
+  region (Armitage, McPherson & Rowe 1969; Jennison & Turnbull ch. 19), on a 1,201-point
+  Simpson grid. The overall type-I error is alpha*(1) = alpha whatever the look times.
+* Equivalence / futility: a repeated confidence interval (RCI) for the Hodges-Lehmann shift at
+  look k uses the same critical value c_k; RCIs cover the true shift simultaneously at all
+  looks with probability >= 1 - alpha (Jennison & Turnbull ch. 9), so stopping when the RCI
+  lies inside +-margin (declared equivalent) keeps that claim's error <= alpha and never
+  inflates the error of the "different" decision (the stop is non-binding for it).
+* Budget: when n_k reaches n_max the last look spends what is left; if it does not reject, the
+  result is "budget exhausted" (undecided).
+
+References
+----------
+Lan, K. K. G. and DeMets, D. L. (1983). Discrete sequential boundaries for clinical trials.
+*Biometrika* 70, 659-663.
+O'Brien, P. C. and Fleming, T. R. (1979). A multiple testing procedure for clinical trials.
+*Biometrics* 35, 549-556.
+Jennison, C. and Turnbull, B. W. (2000). *Group Sequential Methods with Applications to
+Clinical Trials*. Chapman & Hall/CRC.
+Armitage, P., McPherson, C. K. and Rowe, B. C. (1969). Repeated significance tests on
+accumulating data. *J. R. Statist. Soc. A* 132, 235-244.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from scipy import optimize, special
+from scipy.stats import norm
+
+from benchlab.errors import UserError
+from benchlab.stats.rank import hodges_lehmann, mann_whitney_u
+
+Spending = Literal["obrien-fleming", "pocock"]
+Action = Literal["continue", "different", "equivalent", "budget_exhausted"]
+
+_GRID_POINTS = 401  # odd, for Simpson's rule; boundaries agree with 1601 points to 1e-7
+_MAX_CRITICAL = 40.0
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+
+
+def spent_alpha(t: float, alpha: float, spending: Spending = "obrien-fleming") -> float:
+    """Cumulative two-sided type-I error allowed at information fraction ``t`` (0..1).
+
+    O'Brien-Fleming type: 4 - 4 Phi(z_{1-alpha/4} / sqrt(t)) (alpha/2 per side, each spent as
+    Lan & DeMets' 2 - 2 Phi(z_{1-a/2} / sqrt(t)) with a = alpha/2); Pocock type:
+    alpha ln(1 + (e - 1) t). Both are 0 at t = 0 and alpha at t = 1.
+    """
+    t = min(max(float(t), 0.0), 1.0)
+    if t == 0.0:
+        return 0.0
+    if spending == "obrien-fleming":
+        # Per side alpha/2 spent as 2 - 2 Phi(z_{1-alpha/4} / sqrt(t)) (the form of gsDesign's
+        # sfLDOF and R's ldbounds), so the total is 4 - 4 Phi(z_{1-alpha/4} / sqrt(t)).
+        return float(4.0 * special.ndtr(-special.ndtri(1.0 - alpha / 4.0) / math.sqrt(t)))
+    if spending == "pocock":
+        return float(alpha * math.log(1.0 + (math.e - 1.0) * t))
+    raise UserError(f"unknown spending function {spending!r}; use obrien-fleming or pocock")
+
+
+class _BoundaryTracker:
+    """Sub-density of the score S(t) = Z sqrt(t) on the continuation region, look by look.
+
+    ``drift`` is the mean of S per unit information (0 under H0): S(t) ~ N(drift t, t).
+    """
+
+    def __init__(self, drift: float = 0.0):
+        self.drift = drift
+        self.t_prev = 0.0
+        self.grid: np.ndarray | None = None  # points s_i
+        self.weights: np.ndarray | None = None  # Simpson weight * density at s_i
+
+    def crossing_probability(self, t: float, c: float) -> tuple[float, float]:
+        """P(continue so far and S(t) >= c sqrt(t)), P(... and S(t) <= -c sqrt(t))."""
+        b = c * math.sqrt(t)
+        if self.grid is None:
+            sd = math.sqrt(t)
+            mean = self.drift * t
+            return float(special.ndtr((mean - b) / sd)), float(special.ndtr((-b - mean) / sd))
+        dt = t - self.t_prev
+        sd = math.sqrt(dt)
+        mean = self.grid + self.drift * dt
+        upper = float(np.dot(self.weights, special.ndtr((mean - b) / sd)))
+        lower = float(np.dot(self.weights, special.ndtr((-b - mean) / sd)))
+        return upper, lower
+
+    def advance(self, t: float, c: float) -> None:
+        """Move to time ``t`` keeping only paths with |S(t)| < c sqrt(t)."""
+        b = min(c, _MAX_CRITICAL) * math.sqrt(t)
+        new_grid = np.linspace(-b, b, _GRID_POINTS)
+        h = new_grid[1] - new_grid[0]
+        simpson = np.ones(_GRID_POINTS)
+        simpson[1:-1:2] = 4.0
+        simpson[2:-1:2] = 2.0
+        simpson *= h / 3.0
+        if self.grid is None:
+            sd = math.sqrt(t)
+            density = np.exp(-0.5 * ((new_grid - self.drift * t) / sd) ** 2) / (sd * _SQRT_2PI)
+        else:
+            dt = t - self.t_prev
+            sd = math.sqrt(dt)
+            u = (new_grid[:, None] - self.grid[None, :] - self.drift * dt) / sd
+            kernel = np.exp(-0.5 * u * u) / (sd * _SQRT_2PI)
+            density = kernel @ self.weights
+        self.grid = new_grid
+        self.weights = simpson * density
+        self.t_prev = t
+
+
+def _critical_value(tracker: _BoundaryTracker, t: float, to_spend: float) -> float:
+    """c with P(continue so far, |Z(t)| >= c) = to_spend (two-sided, H0 tracker)."""
+    if to_spend <= 0.0:
+        return _MAX_CRITICAL
+
+    def excess(c: float) -> float:
+        up, low = tracker.crossing_probability(t, c)
+        return up + low - to_spend
+
+    if excess(0.0) <= 0.0:
+        return 0.0
+    if excess(_MAX_CRITICAL) >= 0.0:
+        return _MAX_CRITICAL
+    return float(optimize.brentq(excess, 0.0, _MAX_CRITICAL, xtol=1e-10))
+
+
+def critical_values(
+    fractions: list[float] | np.ndarray,
+    *,
+    alpha: float = 0.05,
+    spending: Spending = "obrien-fleming",
+) -> np.ndarray:
+    """Two-sided critical values |Z| >= c_k for looks at information fractions ``fractions``.
+
+    Parameters
+    ----------
+    fractions : sequence of float
+        Strictly increasing information fractions in (0, 1].
+    alpha : float
+        Overall two-sided significance level.
+    spending : {"obrien-fleming", "pocock"}
+        Lan-DeMets spending function.
+
+    Returns
+    -------
+    numpy.ndarray
+        c_k for each look (dimensionless z values).
+
+    Examples
+    --------
+    Five equally spaced looks, alpha = 0.05: O'Brien-Fleming type
+    [4.877, 3.357, 2.680, 2.290, 2.031] and Pocock type [2.438, 2.427, 2.410, 2.397, 2.386],
+    the values of R's ``ldbounds`` / gsDesign.
+    """
+    tracker = _BoundaryTracker()
+    out = []
+    spent_before = 0.0
+    prev = 0.0
+    for t in fractions:
+        t = float(t)
+        if not prev < t <= 1.0:
+            raise UserError("information fractions must increase strictly within (0, 1]")
+        spent_now = spent_alpha(t, alpha, spending)
+        c = _critical_value(tracker, t, spent_now - spent_before)
+        out.append(c)
+        tracker.advance(t, c)
+        spent_before, prev = spent_now, t
+    return np.array(out)
+
+
+def rejection_probability(
+    fractions: list[float] | np.ndarray,
+    boundaries: list[float] | np.ndarray,
+    drift: float,
+) -> tuple[float, float]:
+    """Probability of crossing the boundaries, and expected information fraction at stopping.
+
+    ``drift`` is the standardised effect at full information: Z(1) ~ N(drift, 1) (for a fixed
+    design with power 1 - beta at two-sided alpha, drift = z_{1-alpha/2} + z_{1-beta}). Only
+    efficacy stops are counted (no equivalence stops).
+    """
+    tracker = _BoundaryTracker(drift)
+    reject = 0.0
+    expected_t = 0.0
+    alive = 1.0
+    for t, c in zip(fractions, boundaries):
+        up, low = tracker.crossing_probability(float(t), float(c))
+        reject += up + low
+        expected_t += (up + low) * float(t)
+        alive -= up + low
+        tracker.advance(float(t), float(c))
+    expected_t += alive * float(fractions[-1])
+    return reject, expected_t
+
+
+def max_sample_inflation(
+    *,
+    alpha: float = 0.05,
+    power: float = 0.95,
+    looks: int = 10,
+    spending: Spending = "obrien-fleming",
+) -> float:
+    """n_max / n_fixed so that ``looks`` equally spaced looks keep the fixed design's power.
+
+    Multiply the fixed-sample size (e.g. from :func:`benchlab.stats.power.required_sample_size`)
+    by this factor to get the sequential budget; the expected sample size under the alternative
+    is then smaller than n_fixed. About 1.03 for O'Brien-Fleming with 5-10 looks.
+    """
+    fractions = np.arange(1, looks + 1) / looks
+    bounds = critical_values(fractions, alpha=alpha, spending=spending)
+    fixed_drift = norm.isf(alpha / 2) + norm.isf(1 - power)
+
+    def gap(drift: float) -> float:
+        return rejection_probability(fractions, bounds, drift)[0] - power
+
+    drift = optimize.brentq(gap, fixed_drift * 0.5, fixed_drift * 2.0, xtol=1e-9)
+    return float((drift / fixed_drift) ** 2)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Outcome of one look of a :class:`SequentialDesign`.
+
+    Attributes
+    ----------
+    action : {"continue", "different", "equivalent", "budget_exhausted"}
+        What the runner should do: keep measuring, or stop with this conclusion.
+    look : int
+        1-based index of this look (0 if it was too early to count as a look).
+    n_a, n_b : int
+        Sample sizes used.
+    information : float
+        Information fraction t = min(n_a, n_b) / max_samples.
+    z : float
+        Standardised Mann-Whitney statistic (negative: A tends to be smaller/faster).
+    critical_value : float
+        |z| at or above which this look decides "different".
+    alpha_spent : float
+        Cumulative type-I error spent up to this look.
+    shift, rci_low, rci_high : float
+        Hodges-Lehmann shift A - B and its repeated confidence interval (data unit, ns).
+    relative_margin : float or None
+        Equivalence margin as a fraction of B's median.
+    message : str
+        One line for the user.
+    """
+
+    action: str
+    look: int
+    n_a: int
+    n_b: int
+    information: float
+    z: float
+    critical_value: float
+    alpha_spent: float
+    shift: float
+    rci_low: float
+    rci_high: float
+    relative_margin: float | None
+    message: str
+
+    @property
+    def stop(self) -> bool:
+        """True when the runner should stop measuring."""
+        return self.action != "continue"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable dict of the fields."""
+        return asdict(self)
+
+
+@dataclass
+class SequentialDesign:
+    """A group-sequential two-sample comparison (Lan-DeMets alpha spending on Mann-Whitney).
+
+    Parameters
+    ----------
+    max_samples : int
+        Budget n_max per group; information fraction is n / max_samples.
+    alpha : float
+        Overall two-sided type-I error for the "different" decision (and for "equivalent").
+    equivalence_margin : float or None
+        Relative margin (fraction of B's median, e.g. 0.03 for +-3 %): stop as "equivalent" when
+        the repeated confidence interval of the shift lies inside it. None: never.
+    spending : {"obrien-fleming", "pocock"}
+    min_samples : int
+        Looks with fewer samples per group are not counted (and spend nothing): the normal
+        approximation of the rank statistic needs a few dozen values.
+
+    Usage
+    -----
+    >>> design = SequentialDesign(max_samples=20000, alpha=0.01, equivalence_margin=0.01)
+    >>> # after each interleaved round:  d = design.look(a_so_far, b_so_far); if d.stop: ...
+
+    The object is stateful: every counted look spends alpha, so call :meth:`look` only when the
+    runner could really stop, with all data so far (not only the new round). Looks must have
+    strictly growing sample sizes.
+    """
+
+    max_samples: int
+    alpha: float = 0.05
+    equivalence_margin: float | None = None
+    spending: Spending = "obrien-fleming"
+    min_samples: int = 20
+    history: list[Decision] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.max_samples, (int, np.integer)) and self.max_samples >= 3):
+            raise UserError(f"max_samples={self.max_samples!r} must be an integer >= 3")
+        if not 0.0 < self.alpha < 1.0:
+            raise UserError(f"alpha={self.alpha} must be in (0, 1), e.g. 0.05")
+        if self.equivalence_margin is not None and not self.equivalence_margin > 0:
+            raise UserError("equivalence_margin must be a positive fraction, e.g. 0.01 for 1 %")
+        spent_alpha(0.5, self.alpha, self.spending)  # validates the name
+        self._tracker = _BoundaryTracker()
+        self._spent = 0.0
+        self._t = 0.0
+
+    @property
+    def finished(self) -> bool:
+        """True once a look returned a stopping decision."""
+        return bool(self.history) and self.history[-1].stop
+
+    def look(self, a: Any, b: Any) -> Decision:
+        """Analyse all data so far and decide whether to continue.
+
+        Parameters
+        ----------
+        a, b : array_like
+            All measurements of A and of B so far (ns), in measurement order.
+
+        Returns
+        -------
+        Decision
+        """
+        if self.finished:
+            raise UserError("this sequential comparison has already stopped; start a new design")
+        mw = mann_whitney_u(a, b, exact=False, correct=False)
+        n_a, n_b = mw.n_x, mw.n_y
+        n = min(n_a, n_b)
+        t = min(n / self.max_samples, 1.0)
+        z = float(mw.z if mw.z is not None else 0.0)
+        b_median = float(np.median(np.asarray(b, dtype=np.float64)))
+        if n < self.min_samples and t < 1.0:
+            return Decision("continue", 0, n_a, n_b, t, z, math.inf, self._spent, math.nan,
+                            math.nan, math.nan, self.equivalence_margin,
+                            f"continue: {n} samples per group, first look at {self.min_samples}")
+        if t <= self._t:
+            raise UserError(
+                f"look with {n} samples per group is not after the previous look; "
+                "call look() only with more data than last time"
+            )
+        spent_now = spent_alpha(t, self.alpha, self.spending)
+        c = _critical_value(self._tracker, t, spent_now - self._spent)
+        self._tracker.advance(t, c)
+        self._spent, self._t = spent_now, t
+        k = len(self.history) + 1
+        conf = 1.0 - 2.0 * norm.sf(min(c, 37.0))
+        hl = hodges_lehmann(a, b, conf_level=min(max(conf, 1e-9), 1 - 1e-16), exact=False)
+        margin = self.equivalence_margin
+        if abs(z) >= c:
+            faster = "A is faster than B" if z < 0 else "A is slower than B"
+            action = "different"
+            message = (f"decided: {faster} (|z| = {abs(z):.2f} >= {c:.2f} at look {k}, "
+                       f"{n} samples per group)")
+        elif margin is not None and -margin * b_median < hl.ci_low and hl.ci_high < margin * b_median:
+            action = "equivalent"
+            message = (f"decided: equivalent within +-{100 * margin:g}% (repeated CI "
+                       f"[{hl.ci_low:.4g}, {hl.ci_high:.4g}] at look {k}, {n} samples per group)")
+        elif t >= 1.0:
+            action = "budget_exhausted"
+            message = (f"budget of {self.max_samples} samples per group exhausted without a "
+                       f"decision (|z| = {abs(z):.2f} < {c:.2f})")
+        else:
+            action = "continue"
+            message = f"continue: |z| = {abs(z):.2f} < {c:.2f} at look {k} ({n} samples per group)"
+        decision = Decision(action, k, n_a, n_b, t, z, c, spent_now, hl.estimate, hl.ci_low,
+                            hl.ci_high, margin, message)
+        self.history.append(decision)
+        return decision
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable description of the design and its looks so far."""
+        return {
+            "max_samples": int(self.max_samples),
+            "alpha": self.alpha,
+            "equivalence_margin": self.equivalence_margin,
+            "spending": self.spending,
+            "min_samples": self.min_samples,
+            "looks": [d.to_dict() for d in self.history],
+        }
