@@ -31,7 +31,7 @@ from benchlab.control.cgroups import (
 from benchlab.control.topology import read_topology
 from benchlab.errors import NotAvailable, UserError
 from benchlab.measure.spawn import SpawnRequest, spawn_measured
-from fake_cgroupfs import fake_v2  # noqa: F401  (pytest fixture)
+from fake_cgroupfs import fake_cgroupfs, fake_v2, make_fake_cgroup1, make_fake_cgroup2  # noqa: F401  (fixtures)
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 SESSION = f"t{os.getpid()}"
@@ -208,7 +208,7 @@ def test_v2_fake_tree_without_memory_peak_reports_reason(fake_v2):
     """Fake cgroup2 tree: a kernel without memory.peak (< 5.19) gives an unknown with a reason."""
     with RunCgroup(session=SESSION, layout=CgroupLayout.v2_at(fake_v2)) as group:
         leaf = Path(group.paths[0])
-        assert not (leaf / "cpu.max").exists()  # accounting only: no limit written
+        assert (leaf / "cpu.max").read_text() == ""  # accounting only: no limit written
         (leaf / "cpu.stat").write_text("usage_usec 10\nuser_usec 7\nsystem_usec 3\n")
         usage = group.usage()
     assert usage.cpu_time_ns == 10_000
@@ -217,11 +217,28 @@ def test_v2_fake_tree_without_memory_peak_reports_reason(fake_v2):
     assert usage.nr_throttled is None and "nr_throttled" in usage.unknown
 
 
-def test_v2_fake_tree_keeps_already_enabled_controllers(fake_v2):
-    """Fake cgroup2 tree: controllers already enabled at the root are not re-enabled; missing ones are."""
-    (fake_v2 / "cgroup.subtree_control").write_text("cpu memory\n")
-    with RunCgroup(CgroupLimits(cpu_quota_us=20_000), session=SESSION, layout=CgroupLayout.v2_at(fake_v2)):
-        assert (fake_v2 / "cgroup.subtree_control").read_text() == "+cpuset"
+def test_v2_fake_tree_enables_only_when_needed(fake_v2):
+    """Fake cgroup2 tree: a root with all controllers enabled is left alone; a partial one is completed."""
+    (fake_v2 / "cgroup.subtree_control").write_text("cpu memory cpuset\n")
+    with RunCgroup(CgroupLimits(cpu_quota_us=20_000), session=SESSION, layout=CgroupLayout.v2_at(fake_v2)) as group:
+        assert (fake_v2 / "cgroup.subtree_control").read_text() == "cpu memory cpuset\n"
+        assert (Path(group.paths[0]) / "cpu.max").read_text() == "20000 100000"
+    (fake_v2 / "cgroup.subtree_control").write_text("cpu\n")
+    with RunCgroup(CgroupLimits(memory_limit_bytes=8 << 20), session=SESSION, layout=CgroupLayout.v2_at(fake_v2)):
+        assert set((fake_v2 / "cgroup.subtree_control").read_text().split()) == {"+cpu", "+memory", "+cpuset"}
+
+
+def test_v2_fake_tree_controller_not_enabled_is_not_available(fake_v2):
+    """Fake cgroup2 tree without the cpu controller: a CPU quota cannot be applied."""
+    (fake_v2 / "cgroup.controllers").write_text("memory pids\n")
+    with pytest.raises(NotAvailable, match="controller 'cpu' is not available"):
+        RunCgroup(CgroupLimits(cpu_quota_us=20_000), session=SESSION, layout=CgroupLayout.v2_at(fake_v2))
+    with RunCgroup(CgroupLimits(memory_limit_bytes=8 << 20), session=SESSION, layout=CgroupLayout.v2_at(fake_v2)) as group:
+        leaf = Path(group.paths[0])
+        assert (leaf / "memory.max").read_text() == str(8 << 20)
+        assert not (leaf / "cpu.max").exists()  # not enabled, so the kernel gives no cpu files
+        usage = group.usage()
+    assert "no cpu controller" in usage.unknown["nr_throttled"]
 
 
 def test_v2_fake_sweep_removes_dead_owner_only(fake_v2):
@@ -471,16 +488,10 @@ def test_no_permission_is_one_line_user_error(v1_layout):
     ]
 
 
-def test_comounted_v1_fake_tree_one_leaf_per_hierarchy(tmp_path, monkeypatch):
+def test_comounted_v1_fake_tree_one_leaf_per_hierarchy(tmp_path, fake_cgroupfs):
     """Fake v1 tree with cpu and cpuacct co-mounted (common on other distributions, not here):
     one leaf per hierarchy, cpuset parent filled from the root before the leaf, limits in v1 files."""
-    from fake_cgroupfs import fake_cgroupfs_rmdir
-    from benchlab.control import cgroups as cgroups_module
-
-    monkeypatch.setattr(cgroups_module, "_remove_dir", fake_cgroupfs_rmdir)
-    mounts = {"cpu,cpuacct": tmp_path / "cpu,cpuacct", "cpuset": tmp_path / "cpuset", "memory": tmp_path / "memory"}
-    for path in mounts.values():
-        path.mkdir()
+    mounts = {name: make_fake_cgroup1(tmp_path / name, name) for name in ("cpu,cpuacct", "cpuset", "memory")}
     (mounts["cpuset"] / "cpuset.cpus").write_text("0-3\n")
     (mounts["cpuset"] / "cpuset.mems").write_text("0\n")
     text = "".join(

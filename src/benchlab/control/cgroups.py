@@ -453,12 +453,18 @@ def _os_reason(err: OSError) -> str:
 
 
 def _write(path: Path, value: str) -> None:
-    # One write() per value: cgroup files parse each write as one command.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    # One write() per value: cgroup files parse each write as one command. No O_CREAT: on
+    # cgroupfs that turns a missing interface file into a misleading EACCES.
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
     try:
         os.write(fd, value.encode())
     finally:
         os.close(fd)
+
+
+def _make_dir(path: Path) -> None:
+    """mkdir a cgroup directory (the kernel populates its interface files)."""
+    os.mkdir(path)
 
 
 def _subtree_control(cgroup: Path) -> set[str]:
@@ -639,7 +645,7 @@ class RunCgroup:
             for _retry in range(20):
                 self._prepare_parent(mount, controllers, parent)
                 try:
-                    os.mkdir(leaf_path)
+                    _make_dir(leaf_path)
                 except FileNotFoundError:
                     # Another benchlab removed the (empty) parent between our mkdirs.
                     continue
@@ -659,7 +665,7 @@ class RunCgroup:
             if mount.version == "v2":
                 self._enable_v2_controllers(mount.path, mount)
             try:
-                os.mkdir(parent)
+                _make_dir(parent)
             except FileExistsError:
                 pass
             if mount.version == "v2":
@@ -687,11 +693,13 @@ class RunCgroup:
             # A child's cgroup.controllers is exactly its parent's subtree_control.
             available = _subtree_control(cgroup.parent)
         enabled = _subtree_control(cgroup)
-        missing = [c for c in _V2_CONTROLLERS if c in available and c not in enabled]
+        wanted = [c for c in _V2_CONTROLLERS if c in available]
+        missing = [c for c in wanted if c not in enabled]
         if not missing:
             return
         try:
-            _write(cgroup / "cgroup.subtree_control", " ".join(f"+{c}" for c in missing))
+            # Re-enabling an enabled controller is a no-op, so write the whole wanted set.
+            _write(cgroup / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
         except OSError as err:
             if err.errno == errno.EBUSY:
                 raise UserError(
@@ -731,6 +739,11 @@ class RunCgroup:
         for filename, value in writes:
             try:
                 _write(leaf.path / filename, value)
+            except FileNotFoundError:
+                raise NotAvailable(
+                    f"cgroup file {leaf.path / filename} does not exist (controller not enabled or not built "
+                    "into this kernel); drop that limit or pass --allow-unconstrained"
+                ) from None
             except OSError as err:
                 if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
                     raise UserError(f"cannot create cgroup under {leaf.mount.path}: {_os_reason(err)}; {UNCONSTRAINED_HINT}") from None
