@@ -25,6 +25,7 @@ import resource
 import select
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -246,6 +247,39 @@ def _kill_group(pid: int | None) -> None:
         pass
 
 
+class _DeferredSigint:
+    """Hold back Ctrl-C while a child is being created, so its pid is never lost.
+
+    A KeyboardInterrupt raised inside ``posix_spawn``/``Popen`` (or right after it returned,
+    before the pid was stored) would leave a running child nobody kills.  In the main thread
+    (the only one Python delivers SIGINT to) a recording handler replaces the current one for
+    the duration; ``raise_if_pending`` re-raises after the caller stored the pid.
+    """
+
+    def __init__(self) -> None:
+        self.pending = False
+        self._previous = None
+
+    def _record(self, signum, frame) -> None:
+        self.pending = True
+
+    def __enter__(self) -> "_DeferredSigint":
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if previous is signal.default_int_handler:
+                self._previous = signal.signal(signal.SIGINT, self._record)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def raise_if_pending(self) -> None:
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
+
+
 def _spawn_helper(request: SpawnRequest, helper: str) -> RunMeasurement:
     read_fd, write_fd = os.pipe()
     spare_fd = None
@@ -261,8 +295,9 @@ def _spawn_helper(request: SpawnRequest, helper: str) -> RunMeasurement:
             (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
             (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
         ]
-        helper_pid = os.posix_spawn(helper, _helper_argv(request, helper), env,
-                                    file_actions=actions)
+        argv = _helper_argv(request, helper)
+        with _DeferredSigint() as deferred:
+            helper_pid = os.posix_spawn(helper, argv, env, file_actions=actions)
     except BaseException:
         os.close(read_fd)
         raise
@@ -276,6 +311,7 @@ def _spawn_helper(request: SpawnRequest, helper: str) -> RunMeasurement:
     # output (< 1 KiB) fits in the pipe buffer, so it is read once the helper has exited.
     try:
         try:
+            deferred.raise_if_pending()
             _, helper_status = os.waitpid(helper_pid, 0)
         except BaseException:
             # Ctrl-C (or any other exception) while the target runs: the target must not
@@ -429,19 +465,22 @@ def _spawn_python(request: SpawnRequest) -> RunMeasurement:
         env = None if request.env is None else dict(request.env)
         start_unix_ns = time.time_ns()
         start_ns = time.monotonic_ns()
+        deferred = _DeferredSigint()
         try:
-            proc = subprocess.Popen(
-                list(request.argv),
-                cwd=request.cwd,
-                env=env,
-                stdin=fds[0],
-                stdout=fds[1],
-                stderr=fds[2],
-                process_group=0,
-                pass_fds=(report_w,) if needs_setup else (),
-                preexec_fn=_python_child_setup(request, report_w) if needs_setup else None,
-            )
+            with deferred:
+                proc = subprocess.Popen(
+                    list(request.argv),
+                    cwd=request.cwd,
+                    env=env,
+                    stdin=fds[0],
+                    stdout=fds[1],
+                    stderr=fds[2],
+                    process_group=0,
+                    pass_fds=(report_w,) if needs_setup else (),
+                    preexec_fn=_python_child_setup(request, report_w) if needs_setup else None,
+                )
         except subprocess.SubprocessError:
+            deferred.raise_if_pending()
             os.close(report_w)
             report_w = -1
             detail = os.read(report_r, 65536).decode(errors="replace")
@@ -449,6 +488,7 @@ def _spawn_python(request: SpawnRequest) -> RunMeasurement:
                            "child setup failed")
             return _python_error(message, start_ns, start_unix_ns)
         except OSError as exc:
+            deferred.raise_if_pending()
             if request.cwd is not None and exc.filename == request.cwd:
                 message = f"cannot change directory to {request.cwd!r}: {exc.strerror}"
             else:
@@ -457,6 +497,7 @@ def _spawn_python(request: SpawnRequest) -> RunMeasurement:
         os.close(report_w)
         report_w = -1
         try:
+            deferred.raise_if_pending()
             status, usage, timed_out, end_ns = _wait_python(proc.pid, request.timeout_s, start_ns)
         except BaseException:
             _kill_group(proc.pid)
