@@ -312,3 +312,10 @@ def test_diff_of_two_real_sessions_shows_only_session_fields(tmp_path):
     paths = {path for path, _, _ in diff_environments(first, second)}
     assert "process.argv" in paths
     assert all(path.startswith(("process.", "env_vars.")) for path in paths), paths
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed here")
+def test_missing_working_directory_is_reported(tmp_path):
+    missing = tmp_path / "gone"
+    collected = collect_environment(argv=[], cwd=str(missing))
+    assert collected["git"]["commit"] == {"unknown": f"{missing} does not exist"}

@@ -57,6 +57,15 @@ _STATE_FILE_HELP = ("State file for the previous values (default: $BENCHLAB_STAT
 def tune_command(only: tuple[str, ...], state_file: Path | None, as_json: bool) -> None:
     """Set ASLR off, governor performance, boost off and THP never, where possible (root).
 
+    \b
+    Why each:
+      aslr 0          same memory layout every run (less variance from alignment)
+      governor        'performance': no frequency ramp-up at the start of short runs
+      boost off       turbo depends on temperature and busy cores, so it drifts
+      thp never       huge-page backing depends on fragmentation; 4 KiB pages do not
+    Not changed: SMT (would take CPUs offline), isolcpus (needs a reboot), swap.
+    Settings this machine lacks (e.g. cpufreq in a VM) are reported as not available.
+
     The exact previous values are saved first; `benchlab system restore` puts them back.
     """
     report = tune(state_path=state_file, only=only or None)

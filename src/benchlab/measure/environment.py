@@ -718,7 +718,8 @@ def _python_section() -> dict[str, Any]:
 def _git_section(head: _Probe | None, status: _Probe | None, deadline: float,
                  cwd: str) -> dict[str, Any]:
     if head is None or status is None:
-        reason = "git is not installed"
+        reason = ("git is not installed" if shutil.which("git") is None
+                  else f"{cwd} does not exist")
         return {"commit": unknown(reason), "dirty": unknown(reason), "changed_paths": unknown(reason)}
     head_result = head.result(deadline)
     status_result = status.result(deadline)
@@ -807,7 +808,8 @@ def collect_environment(argv: Sequence[str] | None = None, cwd: str | None = Non
 
     # Start the slow-ish external probes first so they overlap with the /proc and /sys reads.
     git_env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    have_git = shutil.which("git") is not None
+    # A missing directory is reported as such rather than as a failure to run git.
+    have_git = shutil.which("git") is not None and os.path.isdir(cwd)
     git_head = _Probe(["git", "rev-parse", "HEAD"], cwd=cwd, env=git_env) if have_git else None
     git_status = (_Probe(["git", "status", "--porcelain"], cwd=cwd, env=git_env)
                   if have_git else None)
