@@ -1,0 +1,77 @@
+"""``benchlab study SUITE.toml`` and ``benchlab study report SESSION``: seed 000's stability study."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+import click
+from rich.console import Console
+
+from benchlab.cli.common import db_option, open_store
+from benchlab.cli.run import ProgressObserver
+from benchlab.measure.session import SessionInterrupted
+from benchlab.measure.study import load_suite, run_study
+
+
+class _StudyGroup(click.Group):
+    """``benchlab study FILE`` runs a suite; ``benchlab study report ...`` reports one."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            return "run", self.commands["run"], args
+        return super().resolve_command(ctx, args)
+
+
+@click.group("study", cls=_StudyGroup, invoke_without_command=False,
+             context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+def study_group():
+    """Run a stability study (a matrix of workloads x isolation x workers x affinity x load)."""
+
+
+@study_group.command("run")
+@click.argument("suite", required=False)
+@click.option("--builtin", is_flag=True, help="Run the small built-in suite (< 2 minutes).")
+@click.option("--resume", default=None, metavar="SESSION", help="Resume an interrupted study.")
+@db_option
+def study_run(suite, builtin, resume, db):
+    """Run SUITE.toml (or --builtin): every cell in seeded random order, resumable."""
+    if not suite and not builtin and not resume:
+        raise click.UsageError("give a SUITE.toml, --builtin, or --resume SESSION")
+    store = open_store(db)
+    parsed = None if resume else load_suite(None if builtin else suite)
+    console = Console(stderr=True)
+    try:
+        with ProgressObserver(console, sys.stderr.isatty()) as observer:
+            study = run_study(store, parsed, argv=["benchlab", *sys.argv[1:]], observer=observer,
+                              resume=resume)
+    except SessionInterrupted as exc:
+        db_hint = f" --db {shlex.quote(store.path)}" if db else ""
+        click.echo(f"benchlab: interrupted; completed cells are stored. Resume with: "
+                   f"benchlab study run --resume {exc.session.uid}{db_hint}", err=True)
+        sys.exit(130)
+    db_hint = f" --db {shlex.quote(store.path)}" if db else ""
+    click.echo(f"study {study.uid} complete in {store.path}; report with: "
+               f"benchlab study report {study.uid}{db_hint}")
+
+
+@study_group.command("report")
+@click.argument("session")
+@click.option("-o", "--output", "out_dir", default=None, metavar="DIR",
+              help="Directory for report.md, CSV tables and plots (default study-<uid>/).")
+@click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True,
+              help="Bootstrap resamples per interval.")
+@click.option("--plots/--no-plots", default=True, show_default=True)
+@db_option
+def study_report(session, out_dir, resamples, plots, db):
+    """Write seed 000's analysis of a study: intervals, comparisons, errors, ratios, correlations."""
+    from benchlab.report.study import write_study_report
+
+    store = open_store(db)
+    paths = write_study_report(store, session, out_dir=out_dir, n_resamples=resamples,
+                               plots=plots)
+    for p in paths:
+        click.echo(p)
+
+
+commands = [study_group]
