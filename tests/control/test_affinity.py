@@ -175,3 +175,12 @@ def test_numa_membind_really_binds_on_this_machine():
         capture_output=True, text=True, check=True,
     ).stdout
     assert "bind:0" in out
+
+
+def test_plans_inside_a_cpuset(fake_topo):
+    """A topology restricted to a cgroup's cpuset plans inside it and rejects CPUs outside."""
+    inside = fake_topo.restricted([4, 5, 12, 13])
+    assert plan_affinity("spread", 2, inside, smt="together") == [(4, 12), (5, 13)]
+    assert plan_affinity("spread", 3, inside, smt="apart") == [(4,), (5,), (12,)]
+    with pytest.raises(UserError, match="CPU 0 is outside .* available CPUs: 4-5,12-13"):
+        plan_affinity("core:0", 1, inside)

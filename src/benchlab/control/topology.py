@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchlab.errors import UserError
@@ -140,6 +140,15 @@ class CpuTopology:
             if kept:
                 cores.append(kept)
         return cores
+
+    def restricted(self, cpus: Iterable[int]) -> "CpuTopology":
+        """The same machine with ``allowed`` narrowed to ``cpus``, e.g. a run cgroup's cpuset.
+
+        Plans made on the result stay inside ``cpus``, and naming a CPU outside is a UserError,
+        instead of a failed ``sched_setaffinity`` in the child after it joined the cpuset.
+        """
+        keep = set(cpus)
+        return replace(self, allowed=tuple(cpu for cpu in self.allowed if cpu in keep))
 
     def package_of(self, cpu: int) -> int:
         """Package (socket) number of a logical CPU."""
