@@ -211,6 +211,8 @@ def test_v2_fake_tree_without_memory_peak_reports_reason(fake_v2):
         assert (leaf / "cpu.max").read_text() == ""  # accounting only: no limit written
         (leaf / "cpu.stat").write_text("usage_usec 10\nuser_usec 7\nsystem_usec 3\n")
         usage = group.usage()
+    with pytest.raises(RuntimeError, match="inside the with block"):
+        group.usage()  # removed: reading now would silently report nothing
     assert usage.cpu_time_ns == 10_000
     assert usage.memory_peak_bytes is None
     assert "memory.peak" in usage.unknown["memory_peak_bytes"]

@@ -758,7 +758,7 @@ class RunCgroup:
             ("cpuset.cpus", self.limits.cpuset_cpus, "CPU"),
             ("cpuset.mems", self.limits.cpuset_mems, "memory node"),
         ):
-            parent_text = (_read_text(parent / f"cpuset.effective_{key[7:]}") or _read_text(parent / key) or "").strip()
+            parent_text = _cpuset_value(parent, key) or _cpuset_value(parent.parent, key)
             if requested is None:
                 if not only_requested:
                     writes.append((key, parent_text))
@@ -787,7 +787,13 @@ class RunCgroup:
     # -- accounting ----------------------------------------------------------------------------
 
     def usage(self) -> CgroupUsage:
-        """Read CPU time, throttling and memory peak (call after the run's processes exited)."""
+        """Read CPU time, throttling and memory peak (call after the run's processes exited).
+
+        Raises:
+            RuntimeError: the cgroup is not created or already removed (a caller bug).
+        """
+        if not self._leaves:
+            raise RuntimeError("RunCgroup.usage() needs a created cgroup: call it inside the with block")
         values: dict[str, int | None] = {}
         unknown: dict[str, str] = {}
 
@@ -902,6 +908,20 @@ class RunCgroup:
         with _registry_lock:
             _live.pop(id(self), None)
         return failed
+
+
+def _cpuset_value(cgroup: Path, key: str) -> str:
+    """Effective cpuset.cpus/cpuset.mems of a cgroup (v1 or v2 file names); "" when empty.
+
+    Falling back to the hierarchy root covers a parent that another benchlab has just
+    re-created and not filled in yet.
+    """
+    kind = key.split(".")[1]  # "cpus" or "mems"
+    for name in (f"cpuset.effective_{kind}", f"cpuset.{kind}.effective", key):
+        text = (_read_text(cgroup / name) or "").strip()
+        if text:
+            return text
+    return ""
 
 
 def _remove_empty_parent(parent: Path) -> None:
