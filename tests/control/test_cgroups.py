@@ -523,3 +523,11 @@ def test_comounted_v1_fake_tree_one_leaf_per_hierarchy(tmp_path, fake_cgroupfs):
     assert (usage.nr_periods, usage.nr_throttled, usage.throttled_time_ns) == (30, 10, 400_000_000)
     assert usage.memory_peak_bytes == 99_000_000 and usage.oom_kills == 0
     assert not any((path / "benchlab").exists() for path in mounts.values())
+
+
+def test_cgroup_support_read_only_mount(fake_v2):
+    """Fake cgroup2 tree described as mounted read-only (as in many containers)."""
+    info = cgroup_support(CgroupLayout.v2_at(fake_v2, read_only=True))
+    assert not info["writable"]
+    assert info["reason"] == f"cannot create cgroup under {fake_v2}: read-only file system"
+    assert not any(info["limits"].values())
