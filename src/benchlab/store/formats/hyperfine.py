@@ -137,8 +137,10 @@ def hyperfine_results(sessions: Sequence[SessionData]) -> list[dict[str, Any]]:
                     f"benchmark {bench.name!r} of session {session.uid} has no wall times and no "
                     f"metric in a time unit, but hyperfine JSON holds seconds; export it with "
                     f"--format json or csv (or import it with --unit ns)")
-            factor = TIME_UNIT_TO_NS[series.unit] / 1e9
-            times = [float(v) * factor for v in series.values]
+            to_ns = TIME_UNIT_TO_NS[series.unit]
+            # Dividing (not multiplying by 1e-9) gives the correctly rounded seconds, so
+            # 2745678 ns reads back as hyperfine's own 0.002745678.
+            times = [float(v) * to_ns / 1e9 for v in series.values]
             arr = np.asarray(times)
             summary = _imported_summary(session, bench.name)
             if series.metric == "wall":
