@@ -364,6 +364,64 @@ def test_cgroup_join_failure_is_an_error(method, tmp_path):
     assert m.status == "error" and "cannot join cgroup" in m.error, m
 
 
+# --- the long-lived helper --------------------------------------------------------------------
+
+
+def test_no_harness_fds_leak_into_the_target(method, tmp_path):
+    out = tmp_path / "fds"
+    keep_open = open(tmp_path / "decoy", "w")  # an fd the harness holds
+    try:
+        m = run(["ls", "/proc/self/fd"], method=method, stdout_path=str(out))
+    finally:
+        keep_open.close()
+    assert m.status == "ok"
+    assert sorted(out.read_text().split()) == ["0", "1", "2", "3"]  # 3: ls's own directory fd
+
+
+def test_affinity_of_one_run_does_not_stick_to_the_next(method, tmp_path):
+    allowed = sorted(os.sched_getaffinity(0))
+    out = tmp_path / "out.txt"
+    run(["true"], method=method, cpus=[allowed[0]])
+    m = run(["grep", "Cpus_allowed_list", "/proc/self/status"], method=method,
+            stdout_path=str(out))
+    assert m.status == "ok" and m.cpus is None
+    listed = out.read_text().split(":")[1].strip()
+    expected = ",".join(map(str, allowed))
+    compact = f"{allowed[0]}-{allowed[-1]}" if len(allowed) > 1 else str(allowed[0])
+    assert listed in (expected, compact), listed
+
+
+def test_environment_changes_between_runs_are_seen(monkeypatch, tmp_path):
+    out = tmp_path / "out.txt"
+    monkeypatch.setenv("BENCHLAB_T2", "first")
+    run(["sh", "-c", 'echo "$BENCHLAB_T2"'], stdout_path=str(out))
+    assert out.read_text() == "first\n"
+    monkeypatch.setenv("BENCHLAB_T2", "second")
+    run(["sh", "-c", 'echo "$BENCHLAB_T2"'], stdout_path=str(out))
+    assert out.read_text() == "second\n"
+
+
+def test_a_killed_helper_is_replaced_transparently():
+    assert run(["true"]).status == "ok"
+    server = spawn_module._servers.server
+    os.kill(server.pid, signal.SIGKILL)
+    os.waitpid(server.pid, 0)
+    m = run(["sh", "-c", "exit 4"])
+    assert (m.status, m.exit_code) == ("failed", 4)
+    assert spawn_module._servers.server.pid != server.pid
+
+
+def test_concurrent_threads_get_their_own_results():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(code: int) -> int | None:
+        return run(["sh", "-c", f"sleep 0.0{code % 3}; exit {code}"]).exit_code
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        codes = list(pool.map(one, range(1, 25)))
+    assert codes == list(range(1, 25))
+
+
 # --- method selection and the build cache --------------------------------------------------
 
 

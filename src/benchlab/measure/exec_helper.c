@@ -1,30 +1,37 @@
 /*
- * benchlab exec helper: run ONE command and report its own resource usage.
+ * benchlab exec helper: run commands one at a time and report each one's own
+ * resource usage.
  *
  * Why a separate C program: a child spawned from Python inherits, at exec, the
  * high-water RSS of the mm it replaces (Python's, with CLONE_VM posix_spawn), so
  * ru_maxrss of /bin/true would read as tens or hundreds of MB.  This helper is
  * tiny; it starts the target from its own small mm (clone with CLONE_VM |
- * CLONE_VFORK, or fork() with -F), so the target's ru_maxrss is its own.  It also takes the timestamps
- * as close to fork/wait4 as possible.
+ * CLONE_VFORK like glibc's posix_spawn, or fork() with -F), so the target's
+ * ru_maxrss is its own.  It also takes the timestamps as close to clone/wait4 as
+ * possible.
  *
- * Usage (built and driven by benchlab/measure/spawn.py):
- *   exec_helper [-F] -r FD [-d CWD] [-i IN] [-o OUT] [-e ERR] [-t TIMEOUT_NS]
- *               [-c CPU,CPU,...] [-g CGROUP_PROCS]... [-l RES:VALUE]... -- ARGV...
- * The environment of the helper is the environment of the target.
+ * Why a long-lived server: the first clone+exec+wait4 from a freshly exec'd
+ * process is measurably slower (about +0.2 ms on an idle machine, several ms
+ * under load) than later ones, so one helper per harness thread serves all runs.
  *
- * Output, on fd FD (never stdout, which belongs to the program):
- *   "pid=<target pid>\n" right after fork (the harness needs it to kill the
- *   process group on Ctrl-C), then exactly one line of space-separated
- *   key=value pairs with the result, then EOF.
- *
- * Exit status of the helper: 0 when a result line was written, 2 otherwise.
+ * Usage (started and driven by benchlab/measure/spawn.py):
+ *   exec_helper REQUEST_FD RESULT_FD
+ * Each request on REQUEST_FD: a header of three native uint32 (nargs, nenv,
+ * nbytes) then nbytes of NUL-terminated strings: nargs option/argv tokens
+ *   [-F] [-d CWD] [-i IN] [-o OUT] [-e ERR] [-t TIMEOUT_NS] [-c CPU,CPU,...]
+ *   [-g CGROUP_PROCS]... [-l RESOURCE:VALUE]... -- ARGV...
+ * followed by nenv "NAME=value" strings: the target's complete environment
+ * (argv[0] is looked up in its PATH).  For each request, exactly one line of
+ * space-separated key=value pairs is written to RESULT_FD.  EOF on REQUEST_FD,
+ * SIGTERM, SIGINT or SIGHUP (or the harness thread dying) ends the helper; a
+ * running target's whole process group is SIGKILLed first.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +46,8 @@
 
 #define MAX_CGROUPS 16
 #define MAX_RLIMITS 16
+
+extern char **environ;
 
 /* Child-setup failures travel back on a CLOEXEC pipe as this fixed record:
  * an empty pipe after the child is gone means exec succeeded. */
@@ -63,11 +72,12 @@ enum stage {
     STAGE_FORK,
     STAGE_PIPE,
     STAGE_USAGE,
+    STAGE_SIGMASK,
 };
 
 static const char *const stage_names[] = {
-    "none", "setpgid", "cgroup", "affinity", "rlimit", "chdir", "dup",
-    "exec", "stdin", "stdout", "stderr", "fork", "pipe", "usage",
+    "none", "setpgid", "cgroup", "affinity", "rlimit", "chdir", "dup", "exec",
+    "stdin", "stdout", "stderr", "fork", "pipe", "usage", "sigmask",
 };
 
 static volatile sig_atomic_t target_pid = 0;
@@ -81,13 +91,15 @@ static void on_signal(int sig)
         timed_out = 1;
     else
         interrupted = sig;
-    /* The target is the leader of its own process group; killing the group
-     * takes down everything it started.  In the forked child before exec
-     * target_pid is 0, so it never kills anything. */
+    /* The target leads its own process group; killing the group takes down
+     * everything it started.  Outside a run target_pid is 0: nothing to kill. */
     if (target_pid > 0)
         kill(-(pid_t)target_pid, SIGKILL);
     errno = saved;
 }
+
+static const int handled_signals[] = {SIGALRM, SIGINT, SIGTERM, SIGHUP};
+#define N_HANDLED (sizeof handled_signals / sizeof handled_signals[0])
 
 static int result_fd = -1;
 
@@ -107,6 +119,25 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+/* read(2) exactly len bytes: 0 done, 1 clean EOF before any byte, -1 error/short. */
+static int read_full(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fd, p + got, len - got);
+        if (n < 0) {
+            if (errno == EINTR && !interrupted)
+                continue;
+            return -1;
+        }
+        if (n == 0)
+            return got == 0 ? 1 : -1;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
 static long long ts_ns(clockid_t clock)
 {
     struct timespec ts;
@@ -115,13 +146,12 @@ static long long ts_ns(clockid_t clock)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void report_error(int stage, int index, int err)
+static int report_error(int stage, int index, int err)
 {
-    char line[256];
+    char line[128];
     int n = snprintf(line, sizeof line, "status=error stage=%s index=%d errno=%d\n",
                      stage_names[stage], index, err);
-    if (n > 0)
-        write_all(result_fd, line, (size_t)n);
+    return write_all(result_fd, line, (size_t)n);
 }
 
 static int parse_ll(const char *s, long long *out)
@@ -155,7 +185,7 @@ static int parse_cpus(const char *s, cpu_set_t *set)
     return 0;
 }
 
-static int open_std(const char *path, int flags)
+static int open_cloexec(const char *path, int flags)
 {
     int fd;
     do {
@@ -164,238 +194,208 @@ static int open_std(const char *path, int flags)
     return fd;
 }
 
-static void write_pid_to(const char *path, pid_t pid, int *err)
+static void close_fd(int *fd)
 {
-    char buf[32];
-    int len = snprintf(buf, sizeof buf, "%d\n", (int)pid);
-    int fd = open_std(path, O_WRONLY);
-    *err = 0;
-    if (fd < 0) {
-        *err = errno;
-        return;
-    }
-    if (write_all(fd, buf, (size_t)len) != 0)
-        *err = errno;
-    if (close(fd) != 0 && *err == 0)
-        *err = errno;
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
 }
 
-/* In the child: report the failed stage and exit without running atexit handlers. */
-static void child_fail(int pipe_fd, int stage, int index)
-{
-    struct child_failure f = {stage, index, errno};
-    write_all(pipe_fd, (const char *)&f, sizeof f);
-    _exit(127);
-}
+/* ---- the run being prepared; globals because the child may share our memory ---- */
 
-/* What the child does between clone/fork and exec (globals: the child may share our memory). */
-static const char *cwd = NULL;
+static const char *cwd;
 static const char *cgroups[MAX_CGROUPS];
-static int n_cgroups = 0;
+static int n_cgroups;
 static int rl_res[MAX_RLIMITS];
 static long long rl_val[MAX_RLIMITS];
-static int n_rlimits = 0;
+static int n_rlimits;
 static int in_fd = -1, out_fd = -1, err_fd = -1;
 static int fail_pipe[2] = {-1, -1};
 static char **target_argv;
 
-static const int handled_signals[] = {SIGALRM, SIGINT, SIGTERM, SIGHUP};
+/* In the child: report the failed stage and exit without running atexit handlers. */
+static void child_fail(int stage, int index)
+{
+    struct child_failure f = {stage, index, errno};
+    write_all(fail_pipe[1], (const char *)&f, sizeof f);
+    _exit(127);
+}
 
 static int child_main(void *unused)
 {
     (void)unused;
-    int wfd = fail_pipe[1];
-    pid_t self = getpid();
-    /* Our handlers must never run in the child (it may share our memory);
-     * all signals are blocked until here. */
-    for (size_t i = 0; i < sizeof handled_signals / sizeof handled_signals[0]; i++)
+    /* Our handlers must never run in the child (it may share our memory); all
+     * signals stay blocked until they are back to default. */
+    for (size_t i = 0; i < N_HANDLED; i++)
         signal(handled_signals[i], SIG_DFL);
-    sigset_t empty;
-    sigemptyset(&empty);
-    if (sigprocmask(SIG_SETMASK, &empty, NULL) != 0)
-        child_fail(wfd, STAGE_SETPGID, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    if (sigprocmask(SIG_SETMASK, &none, NULL) != 0)
+        child_fail(STAGE_SIGMASK, 0);
     if (setpgid(0, 0) != 0)
-        child_fail(wfd, STAGE_SETPGID, 0);
-    /* Join the cgroups first so every later instruction is accounted. */
-    for (int i = 0; i < n_cgroups; i++) {
-        int err;
-        write_pid_to(cgroups[i], self, &err);
-        if (err != 0) {
-            errno = err;
-            child_fail(wfd, STAGE_CGROUP, i);
+        child_fail(STAGE_SETPGID, 0);
+    /* Join the cgroups first so every later instruction is accounted there. */
+    if (n_cgroups > 0) {
+        char buf[32];
+        int len = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
+        for (int i = 0; i < n_cgroups; i++) {
+            int fd = open_cloexec(cgroups[i], O_WRONLY);
+            if (fd < 0 || write_all(fd, buf, (size_t)len) != 0)
+                child_fail(STAGE_CGROUP, i);
+            if (close(fd) != 0)
+                child_fail(STAGE_CGROUP, i);
         }
     }
     for (int i = 0; i < n_rlimits; i++) {
         struct rlimit rl;
         if (getrlimit(rl_res[i], &rl) != 0)
-            child_fail(wfd, STAGE_RLIMIT, i);
+            child_fail(STAGE_RLIMIT, i);
         rl.rlim_cur = (rlim_t)rl_val[i];
         if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
             rl.rlim_max = rl.rlim_cur;
         if (setrlimit(rl_res[i], &rl) != 0)
-            child_fail(wfd, STAGE_RLIMIT, i);
+            child_fail(STAGE_RLIMIT, i);
     }
     if (cwd != NULL && chdir(cwd) != 0)
-        child_fail(wfd, STAGE_CHDIR, 0);
+        child_fail(STAGE_CHDIR, 0);
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-        child_fail(wfd, STAGE_DUP, 0);
+        child_fail(STAGE_DUP, 0);
     execvp(target_argv[0], target_argv);
-    child_fail(wfd, STAGE_EXEC, 0);
+    child_fail(STAGE_EXEC, 0);
     return 127;
 }
 
 /* Stack for the CLONE_VM child; only the pages it touches become resident. */
 static char child_stack[256 * 1024] __attribute__((aligned(64)));
 
-int main(int argc, char **argv)
+static cpu_set_t original_affinity;
+static int affinity_changed;
+
+/* Run one request (tokens: options, "--", argv, NULL, env..., NULL) and write its result
+ * line.  Returns -1 only when the result cannot be written (the harness is gone). */
+static int run_one(char **tokens, char **envp)
 {
     const char *in_path = "/dev/null", *out_path = "/dev/null", *err_path = "/dev/null",
                *cpus_arg = NULL;
     long long timeout_ns = 0;
     int use_fork = 0;
     cpu_set_t cpus;
-    int opt;
 
-    while ((opt = getopt(argc, argv, "+Fr:d:i:o:e:t:c:g:l:")) != -1) {
-        long long v;
-        switch (opt) {
-        case 'r':
-            if (parse_ll(optarg, &v) != 0 || v < 0)
-                return 2;
-            result_fd = (int)v;
+    cwd = NULL;
+    n_cgroups = 0;
+    n_rlimits = 0;
+    target_argv = NULL;
+    for (char **t = tokens; *t != NULL; t++) {
+        const char *opt = *t;
+        if (strcmp(opt, "--") == 0) {
+            target_argv = t + 1;
             break;
-        case 'F': use_fork = 1; break;
-        case 'd': cwd = optarg; break;
-        case 'i': in_path = optarg; break;
-        case 'o': out_path = optarg; break;
-        case 'e': err_path = optarg; break;
+        }
+        if (strcmp(opt, "-F") == 0) {
+            use_fork = 1;
+            continue;
+        }
+        const char *arg = t[1];
+        if (arg == NULL || opt[0] != '-' || opt[1] == '\0' || opt[2] != '\0')
+            return report_error(STAGE_USAGE, 0, EINVAL);
+        t++;
+        switch (opt[1]) {
+        case 'd': cwd = arg; break;
+        case 'i': in_path = arg; break;
+        case 'o': out_path = arg; break;
+        case 'e': err_path = arg; break;
         case 't':
-            if (parse_ll(optarg, &timeout_ns) != 0 || timeout_ns < 0)
-                goto usage;
+            if (parse_ll(arg, &timeout_ns) != 0 || timeout_ns < 0)
+                return report_error(STAGE_USAGE, 0, EINVAL);
             break;
         case 'c':
-            cpus_arg = optarg;
-            if (parse_cpus(optarg, &cpus) != 0)
-                goto usage;
+            cpus_arg = arg;
+            if (parse_cpus(arg, &cpus) != 0)
+                return report_error(STAGE_USAGE, 0, EINVAL);
             break;
         case 'g':
             if (n_cgroups == MAX_CGROUPS)
-                goto usage;
-            cgroups[n_cgroups++] = optarg;
+                return report_error(STAGE_USAGE, 0, E2BIG);
+            cgroups[n_cgroups++] = arg;
             break;
         case 'l': {
-            char *colon = strchr(optarg, ':');
+            const char *colon = strchr(arg, ':');
+            char res_text[24];
             long long res;
-            if (n_rlimits == MAX_RLIMITS || colon == NULL)
-                goto usage;
-            *colon = '\0';
-            if (parse_ll(optarg, &res) != 0 || parse_ll(colon + 1, &rl_val[n_rlimits]) != 0)
-                goto usage;
+            if (n_rlimits == MAX_RLIMITS || colon == NULL || colon - arg >= (long)sizeof res_text)
+                return report_error(STAGE_USAGE, 0, EINVAL);
+            memcpy(res_text, arg, (size_t)(colon - arg));
+            res_text[colon - arg] = '\0';
+            if (parse_ll(res_text, &res) != 0 || parse_ll(colon + 1, &rl_val[n_rlimits]) != 0)
+                return report_error(STAGE_USAGE, 0, EINVAL);
             rl_res[n_rlimits++] = (int)res;
             break;
         }
         default:
-            goto usage;
+            return report_error(STAGE_USAGE, 0, EINVAL);
         }
     }
-    if (result_fd < 0)
-        return 2;
-    if (fcntl(result_fd, F_SETFD, FD_CLOEXEC) != 0)
-        return 2;
-    if (optind >= argc)
-        goto usage;
-    target_argv = argv + optind;
+    if (target_argv == NULL || target_argv[0] == NULL)
+        return report_error(STAGE_USAGE, 0, EINVAL);
 
-    /* If the harness dies, take the target down with us (SIGTERM -> handler). */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-
-    /* Nothing but 0, 1, 2 may leak into the target. */
-#ifdef SYS_close_range
-    syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
-#endif
-
-    /* Python ignores SIGPIPE and SIGXFSZ; ignored dispositions survive exec,
-     * blocked signals too.  The target must start with defaults. */
-    sigset_t empty;
-    sigemptyset(&empty);
-    if (sigprocmask(SIG_SETMASK, &empty, NULL) != 0)
-        goto usage;
-    for (int sig = 1; sig < NSIG; sig++) {
-        struct sigaction old;
-        if (sig == SIGKILL || sig == SIGSTOP)
-            continue;
-        if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            signal(sig, SIG_DFL);
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof handled_signals / sizeof handled_signals[0]; i++)
-        if (sigaction(handled_signals[i], &sa, NULL) != 0)
-            goto usage;
-
-    /* Open the redirections before the clock starts: not part of the run. */
-    in_fd = open_std(in_path, O_RDONLY);
-    if (in_fd < 0) {
-        report_error(STAGE_STDIN, 0, errno);
-        return 0;
-    }
-    out_fd = open_std(out_path, O_WRONLY | O_CREAT | O_TRUNC);
-    if (out_fd < 0) {
-        report_error(STAGE_STDOUT, 0, errno);
-        return 0;
-    }
-    err_fd = open_std(err_path, O_WRONLY | O_CREAT | O_TRUNC);
-    if (err_fd < 0) {
-        report_error(STAGE_STDERR, 0, errno);
-        return 0;
-    }
-    /* Affinity is set here, before the clock, and inherited by the child:
-     * the kernel's answer (sched_getaffinity) is then exactly what the
-     * target gets, and the syscall is not part of the measured time. */
+    /* Affinity is set here, before the clock, and inherited by the child: the
+     * kernel's answer (sched_getaffinity) is exactly what the target gets, and
+     * the syscall is not part of the measured time.  Restored for the next run. */
     cpu_set_t applied;
     if (cpus_arg != NULL) {
+        affinity_changed = 1;
         if (sched_setaffinity(0, sizeof cpus, &cpus) != 0 ||
-            sched_getaffinity(0, sizeof applied, &applied) != 0) {
-            report_error(STAGE_AFFINITY, 0, errno);
-            return 0;
-        }
-    }
-    if (pipe2(fail_pipe, O_CLOEXEC) != 0) {
-        report_error(STAGE_PIPE, 0, errno);
-        return 0;
+            sched_getaffinity(0, sizeof applied, &applied) != 0)
+            return report_error(STAGE_AFFINITY, 0, errno);
+    } else if (affinity_changed) {
+        if (sched_setaffinity(0, sizeof original_affinity, &original_affinity) != 0)
+            return report_error(STAGE_AFFINITY, 0, errno);
+        affinity_changed = 0;
     }
 
-    struct itimerval timer;
+    /* Open the redirections before the clock starts: not part of the run. */
+    int rc = 0;
+    if ((in_fd = open_cloexec(in_path, O_RDONLY)) < 0) {
+        rc = report_error(STAGE_STDIN, 0, errno);
+        goto out;
+    }
+    if ((out_fd = open_cloexec(out_path, O_WRONLY | O_CREAT | O_TRUNC)) < 0) {
+        rc = report_error(STAGE_STDOUT, 0, errno);
+        goto out;
+    }
+    if ((err_fd = open_cloexec(err_path, O_WRONLY | O_CREAT | O_TRUNC)) < 0) {
+        rc = report_error(STAGE_STDERR, 0, errno);
+        goto out;
+    }
+    if (pipe2(fail_pipe, O_CLOEXEC) != 0) {
+        rc = report_error(STAGE_PIPE, 0, errno);
+        goto out;
+    }
+
+    struct itimerval timer, off;
     memset(&timer, 0, sizeof timer);
+    memset(&off, 0, sizeof off);
     timer.it_value.tv_sec = (time_t)(timeout_ns / 1000000000LL);
     timer.it_value.tv_usec = (suseconds_t)((timeout_ns % 1000000000LL) / 1000);
     if (timeout_ns > 0 && timer.it_value.tv_sec == 0 && timer.it_value.tv_usec == 0)
         timer.it_value.tv_usec = 1; /* sub-microsecond timeout: still a timeout */
 
-    if (interrupted) {
-        report_error(STAGE_FORK, 0, EINTR);
-        return 0;
-    }
+    /* The target gets this process's environment (execvp searches its PATH). */
+    environ = envp;
+    timed_out = 0;
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
 
     long long start_unix_ns = ts_ns(CLOCK_REALTIME);
     long long start_mono_ns = ts_ns(CLOCK_MONOTONIC);
     if (timeout_ns > 0 && setitimer(ITIMER_REAL, &timer, NULL) != 0) {
-        report_error(STAGE_FORK, 0, errno);
-        return 0;
+        rc = report_error(STAGE_FORK, 0, errno);
+        goto out;
     }
-    /* clone(CLONE_VM | CLONE_VFORK), like glibc's posix_spawn: no page-table copy
-     * and no copy-on-write faults, which makes the floor ~0.2 ms lower than fork()
-     * from this freshly exec'd helper.  The target's ru_maxrss stays its own: at exec
-     * it inherits only this helper's (tiny) high-water mark.  -F selects fork(). */
-    sigset_t all, none;
-    sigfillset(&all);
-    sigemptyset(&none);
     if (sigprocmask(SIG_SETMASK, &all, NULL) != 0) {
-        report_error(STAGE_FORK, 0, errno);
-        return 0;
+        rc = report_error(STAGE_SIGMASK, 0, errno);
+        goto out;
     }
     pid_t pid;
     if (use_fork) {
@@ -403,28 +403,27 @@ int main(int argc, char **argv)
         if (pid == 0)
             _exit(child_main(NULL));
     } else {
+        /* Like glibc's posix_spawn: no page-table copy, no copy-on-write faults. */
         pid = clone(child_main, child_stack + sizeof child_stack,
                     CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
     }
+    int clone_errno = errno;
+    if (pid > 0) {
+        target_pid = pid;
+        /* Also from this side, so kill(-pid) can never miss; failing is expected
+         * when the child already exec'd (EACCES) or is gone (ESRCH). */
+        (void)setpgid(pid, pid);
+        if (interrupted)
+            kill(-pid, SIGKILL);
+    }
+    if (sigprocmask(SIG_SETMASK, &none, NULL) != 0 && pid > 0)
+        kill(-pid, SIGKILL); /* cannot happen with valid arguments; never leave a target */
     if (pid < 0) {
-        report_error(STAGE_FORK, 0, errno);
-        return 0;
+        setitimer(ITIMER_REAL, &off, NULL);
+        rc = report_error(STAGE_FORK, 0, clone_errno);
+        goto out;
     }
-    target_pid = pid;
-    /* Also set the group from this side so a kill(-pid) can never miss it.
-     * Failure is expected and harmless when the child got there first and
-     * already exec'd (EACCES) or is already gone (ESRCH). */
-    (void)setpgid(pid, pid);
-    if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) {
-        kill(-pid, SIGKILL);
-    }
-    if (interrupted)
-        kill(-pid, SIGKILL);
-    close(fail_pipe[1]);
-
-    char pid_line[32];
-    int pid_len = snprintf(pid_line, sizeof pid_line, "pid=%d\n", (int)pid);
-    write_all(result_fd, pid_line, (size_t)pid_len);
+    close_fd(&fail_pipe[1]);
 
     int status = 0;
     struct rusage ru;
@@ -434,14 +433,13 @@ int main(int argc, char **argv)
         got = wait4(pid, &status, 0, &ru);
     } while (got < 0 && errno == EINTR);
     long long end_mono_ns = ts_ns(CLOCK_MONOTONIC);
-    if (got < 0) {
-        report_error(STAGE_FORK, 0, errno);
-        return 0;
-    }
-    if (timeout_ns > 0) {
-        struct itimerval off;
-        memset(&off, 0, sizeof off);
+    int wait_errno = errno;
+    target_pid = 0;
+    if (timeout_ns > 0)
         setitimer(ITIMER_REAL, &off, NULL);
+    if (got < 0) {
+        rc = report_error(STAGE_FORK, 0, wait_errno);
+        goto out;
     }
 
     struct child_failure failure = {0, 0, 0};
@@ -450,10 +448,9 @@ int main(int argc, char **argv)
         nread = read(fail_pipe[0], &failure, sizeof failure);
     } while (nread < 0 && errno == EINTR);
 
-    char cpu_list[4 * CPU_SETSIZE];
-    size_t used = 0;
-    cpu_list[0] = '\0';
+    char cpu_list[4 * CPU_SETSIZE] = "-";
     if (cpus_arg != NULL) {
+        size_t used = 0;
         for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
             if (!CPU_ISSET(cpu, &applied))
                 continue;
@@ -484,7 +481,7 @@ int main(int argc, char **argv)
         status_name = "error";
     }
 
-    char line[1024 + sizeof cpu_list];
+    char line[512 + sizeof cpu_list];
     int n = snprintf(
         line, sizeof line,
         "status=%s exit=%d signal=%d wall_ns=%lld user_ns=%lld sys_ns=%lld "
@@ -496,13 +493,106 @@ int main(int argc, char **argv)
         (long long)ru.ru_stime.tv_sec * 1000000000LL + (long long)ru.ru_stime.tv_usec * 1000LL,
         ru.ru_maxrss, ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw, start_mono_ns,
         end_mono_ns, start_unix_ns, stage_names[failure.stage], failure.index, failure.err,
-        cpus_arg != NULL ? cpu_list : "-");
-    if (n < 0 || write_all(result_fd, line, (size_t)n) != 0)
-        return 2;
-    return 0;
+        cpu_list);
+    if (n < 0 || (size_t)n >= sizeof line)
+        rc = report_error(STAGE_USAGE, 0, EOVERFLOW);
+    else
+        rc = write_all(result_fd, line, (size_t)n);
+out:
+    close_fd(&in_fd);
+    close_fd(&out_fd);
+    close_fd(&err_fd);
+    close_fd(&fail_pipe[0]);
+    close_fd(&fail_pipe[1]);
+    return rc;
+}
 
-usage:
-    if (result_fd >= 0)
-        report_error(STAGE_USAGE, 0, EINVAL);
-    return 2;
+int main(int argc, char **argv)
+{
+    long long request_fd, rfd;
+    if (argc != 3 || parse_ll(argv[1], &request_fd) != 0 || parse_ll(argv[2], &rfd) != 0)
+        return 2;
+    result_fd = (int)rfd;
+
+    /* If the harness thread dies, stop (and take a running target down). */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+        return 2;
+
+    /* Nothing but 0, 1, 2 may leak into targets. */
+#ifdef SYS_close_range
+    syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+#endif
+    if (fcntl((int)request_fd, F_SETFD, FD_CLOEXEC) != 0 ||
+        fcntl(result_fd, F_SETFD, FD_CLOEXEC) != 0)
+        return 2;
+
+    /* Python ignores SIGPIPE and SIGXFSZ; ignored dispositions survive exec,
+     * blocked signals too.  Targets must start with defaults. */
+    sigset_t none;
+    sigemptyset(&none);
+    if (sigprocmask(SIG_SETMASK, &none, NULL) != 0)
+        return 2;
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction old;
+        if (sig == SIGKILL || sig == SIGSTOP)
+            continue;
+        if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            signal(sig, SIG_DFL);
+    }
+    /* No SA_RESTART: a signal must interrupt the idle read of the next request. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < N_HANDLED; i++)
+        if (sigaction(handled_signals[i], &sa, NULL) != 0)
+            return 2;
+    if (sched_getaffinity(0, sizeof original_affinity, &original_affinity) != 0)
+        return 2;
+
+    char *body = NULL;
+    size_t body_cap = 0;
+    char **tokens = NULL;
+    size_t tokens_cap = 0;
+    while (!interrupted) {
+        uint32_t header[3];
+        int r = read_full((int)request_fd, header, sizeof header);
+        if (r != 0)
+            return r == 1 ? 0 : 2;
+        uint32_t nargs = header[0], nenv = header[1], nbytes = header[2];
+        if (nbytes + 1 > body_cap) {
+            free(body);
+            body_cap = (size_t)nbytes + 1;
+            if ((body = malloc(body_cap)) == NULL)
+                return 2;
+        }
+        if ((size_t)nargs + nenv + 2 > tokens_cap) {
+            free(tokens);
+            tokens_cap = (size_t)nargs + nenv + 2;
+            if ((tokens = malloc(tokens_cap * sizeof *tokens)) == NULL)
+                return 2;
+        }
+        if (read_full((int)request_fd, body, nbytes) != 0)
+            return 2;
+        body[nbytes] = '\0';
+        /* Split the NUL-terminated strings: args, NULL, env, NULL. */
+        size_t pos = 0, k = 0, strings = (size_t)nargs + nenv;
+        for (size_t i = 0; i < strings; i++) {
+            if (pos >= nbytes)
+                break;
+            tokens[k++] = body + pos;
+            pos += strlen(body + pos) + 1;
+            if (i + 1 == nargs)
+                tokens[k++] = NULL;
+        }
+        if (k != strings + 1 || pos != nbytes) {
+            if (report_error(STAGE_USAGE, 0, EINVAL) != 0)
+                return 2;
+            continue;
+        }
+        tokens[k] = NULL;
+        if (run_one(tokens, tokens + nargs + 1) != 0)
+            return 2;
+    }
+    return 0;
 }

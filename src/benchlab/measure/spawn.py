@@ -20,10 +20,12 @@ Python overhead.  The runner stores ``method`` so analysis can tell.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import resource
 import select
 import signal
+import struct
 import subprocess
 import threading
 import time
@@ -40,8 +42,6 @@ STATUSES = ("ok", "failed", "signaled", "timeout", "error")
 
 #: Environment variable choosing the spawn method: "helper", "python" or "auto" (default).
 SPAWN_METHOD_ENV = "BENCHLAB_SPAWN"
-
-_RESULT_FD = 3  # fd number on which the helper writes its result lines
 
 #: Start targets with fork() instead of clone(CLONE_VM|CLONE_VFORK) in the helper.  Same
 #: results, ~0.2 ms more overhead per run; kept for comparison (``BENCHLAB_HELPER_FORK=1``).
@@ -198,14 +198,15 @@ def helper_path() -> str:
     return _helper_path
 
 
-def _helper_argv(request: SpawnRequest, helper: str) -> list[str]:
-    args = [helper, "-F", "-r", str(_RESULT_FD)] if helper_uses_fork else [helper, "-r", str(_RESULT_FD)]
+def _helper_tokens(request: SpawnRequest) -> list[bytes]:
+    """The request as the helper's option tokens: options, "--", argv (see exec_helper.c)."""
+    args = ["-F"] if helper_uses_fork else []
     if request.cwd is not None:
         args += ["-d", request.cwd]
     for flag, path in (("-i", request.stdin_path), ("-o", request.stdout_path),
                        ("-e", request.stderr_path)):
         if path is not None:
-            args += [flag, _abs(path)]  # type: ignore[list-item]
+            args += [flag, os.path.abspath(path)]
     if request.timeout_s is not None:
         args += ["-t", str(max(1, round(request.timeout_s * 1e9)))]
     if request.cpus is not None:
@@ -215,8 +216,8 @@ def _helper_argv(request: SpawnRequest, helper: str) -> list[str]:
     for name, value in request.rlimits.items():
         args += ["-l", f"{_rlimit_number(name)}:{int(value)}"]
     args.append("--")
-    args += list(request.argv)
-    return args
+    args += request.argv
+    return [os.fsencode(arg) for arg in args]
 
 
 def _error_message(request: SpawnRequest, stage: str, index: int, errno_: int) -> str:
@@ -280,86 +281,178 @@ class _DeferredSigint:
             raise KeyboardInterrupt
 
 
-def _spawn_helper(request: SpawnRequest, helper: str) -> RunMeasurement:
-    read_fd, write_fd = os.pipe()
-    spare_fd = None
-    try:
-        if write_fd == _RESULT_FD:
-            # dup2(3, 3) would not clear close-on-exec; move it out of the way first.
-            spare_fd = write_fd
-            write_fd = os.dup(spare_fd)
-        env = os.environ if request.env is None else dict(request.env)
+class _HelperGone(Exception):
+    """The helper had exited before it got the request (nothing ran); start a new one."""
+
+
+def _high_fd(fd: int) -> int:
+    """Move ``fd`` to a number >= 10 (close-on-exec), so dup2 onto 3 and 4 cannot collide."""
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return high
+
+
+class _HelperServer:
+    """One long-lived exec helper process, used by one thread of one process.
+
+    The first clone+exec+wait4 of a freshly exec'd process is measurably slower than later
+    ones, and exec'ing the helper per run would double the harness's cost per run; so each
+    thread keeps a helper and sends it one request per run.
+    """
+
+    def __init__(self, helper: str):
+        self.helper = helper
+        self.owner_pid = os.getpid()
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        req_r, res_w = _high_fd(req_r), _high_fd(res_w)
         actions = [
-            (os.POSIX_SPAWN_DUP2, write_fd, _RESULT_FD),
+            (os.POSIX_SPAWN_DUP2, req_r, 3),
+            (os.POSIX_SPAWN_DUP2, res_w, 4),
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
             (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
         ]
-        argv = _helper_argv(request, helper)
-        with _DeferredSigint() as deferred:
-            helper_pid = os.posix_spawn(helper, argv, env, file_actions=actions)
-    except BaseException:
-        os.close(read_fd)
-        raise
-    finally:
-        os.close(write_fd)
-        if spare_fd is not None:
-            os.close(spare_fd)
-
-    # Block in waitpid, not in read: the helper writes "pid=..." right after fork, and a
-    # reader waiting on the pipe would wake up in the middle of the measured run.  The whole
-    # output (< 1 KiB) fits in the pipe buffer, so it is read once the helper has exited.
-    try:
         try:
-            deferred.raise_if_pending()
-            _, helper_status = os.waitpid(helper_pid, 0)
+            with _DeferredSigint() as deferred:
+                self.pid = os.posix_spawn(helper, [helper, "3", "4"], os.environ,
+                                          file_actions=actions)
         except BaseException:
-            # Ctrl-C (or any other exception) while the target runs: the target must not
-            # outlive us.  Kill its group, let the helper reap it, then re-raise.
-            os.set_blocking(read_fd, False)
-            try:
-                early = os.read(read_fd, 65536)
-            except BlockingIOError:
-                early = b""
-            first = early.split(b"\n", 1)[0]
-            _kill_group(int(first[4:]) if first.startswith(b"pid=") else None)
-            try:
-                os.kill(helper_pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            _reap_helper(helper_pid)
+            for fd in (req_r, req_w, res_r, res_w):
+                os.close(fd)
             raise
-        chunks = []
-        while chunk := os.read(read_fd, 65536):
-            chunks.append(chunk)
-    finally:
-        os.close(read_fd)
+        os.close(req_r)
+        os.close(res_w)
+        self.request_fd = req_w
+        self.result_fd = res_r
+        self.closed = False
+        if deferred.pending:
+            self.abort()
+            raise KeyboardInterrupt
 
-    fields: dict[str, str] = {}
-    for line in b"".join(chunks).decode(errors="replace").splitlines():
-        for pair in line.split():
+    def run(self, tokens: list[bytes], env: Mapping[str, str] | None) -> dict[str, str]:
+        """Send one request; block until its result line arrives; return its fields."""
+        if env is None:
+            env_items = [k + b"=" + v for k, v in os.environb.items()]
+        else:
+            env_items = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()]
+        body = b"\0".join(tokens + env_items) + b"\0"
+        message = memoryview(struct.pack("=III", len(tokens), len(env_items), len(body)) + body)
+        try:
+            while message:
+                message = message[os.write(self.request_fd, message):]
+        except BrokenPipeError:
+            self.abort()
+            raise _HelperGone from None
+        except BaseException:
+            self.abort()
+            raise
+        try:
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = os.read(self.result_fd, 4096)
+                if not chunk:
+                    raise RuntimeError(self._death_message())
+                line += chunk
+        except BaseException:
+            # Ctrl-C (or anything else) while the target runs: the target must not outlive
+            # us.  Kill its group and the helper (which also kills the group on SIGTERM).
+            self.abort()
+            raise
+        fields = {}
+        for pair in line.decode(errors="replace").split():
             key, _, value = pair.partition("=")
             fields[key] = value
-    if "status" not in fields or "wall_ns" not in fields and fields.get("status") != "error":
-        raise RuntimeError(
-            f"exec helper {helper} ended without a result (wait status {helper_status}); "
-            "this is a bug in benchlab"
-        )
-    return _measurement_from_fields(request, fields)
+        return fields
 
+    def _death_message(self) -> str:
+        self.abort()
+        return (f"exec helper {self.helper} exited unexpectedly (wait status "
+                f"{getattr(self, 'exit_status', '?')}); this is a bug in benchlab")
 
-def _reap_helper(helper_pid: int) -> None:
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline:
+    def abort(self) -> None:
+        """Kill the running target's process group and the helper; reap the helper."""
+        if self.closed:
+            return
+        self.closed = True
         try:
-            pid, _ = os.waitpid(helper_pid, os.WNOHANG)
+            children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+        except OSError:
+            children = []
+        for child in children:
+            _kill_group(int(child))
+            try:
+                os.kill(int(child), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        os.close(self.request_fd)
+        os.close(self.result_fd)
+        self.exit_status = _reap(self.pid)
+
+    def close(self) -> None:
+        """Let the helper finish (EOF on its request pipe) and reap it."""
+        if self.closed:
+            return
+        self.closed = True
+        os.close(self.request_fd)
+        os.close(self.result_fd)
+        if self.owner_pid == os.getpid():
+            _reap(self.pid)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _reap(pid: int, grace_s: float = 2.0) -> int | None:
+    """Wait up to ``grace_s`` seconds for ``pid`` to exit, then SIGKILL it; return its status."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            return
-        if pid:
-            return
-        time.sleep(0.005)
-    os.kill(helper_pid, signal.SIGKILL)
-    os.waitpid(helper_pid, 0)
+            return None
+        if done:
+            return status
+        if time.monotonic() >= deadline:
+            os.kill(pid, signal.SIGKILL)
+            return os.waitpid(pid, 0)[1]
+        time.sleep(0.002)
+
+
+_servers = threading.local()
+
+
+def _server(helper: str) -> _HelperServer:
+    server = getattr(_servers, "server", None)
+    if server is not None and (server.closed or server.helper != helper
+                               or server.owner_pid != os.getpid()):
+        server.close()  # after a fork(), only closes our copies of the pipes
+        server = None
+    if server is None:
+        server = _servers.server = _HelperServer(helper)
+    return server
+
+
+def _spawn_helper(request: SpawnRequest, helper: str) -> RunMeasurement:
+    tokens = _helper_tokens(request)
+    server = _server(helper)
+    try:
+        fields = server.run(tokens, request.env)
+    except _HelperGone:
+        server = _server(helper)
+        fields = server.run(tokens, request.env)
+    if fields.get("status") == "interrupted":
+        server.close()  # the helper was told to stop (SIGINT/SIGTERM) and is exiting
+    if fields.get("stage") == "usage" or "status" not in fields:
+        raise RuntimeError(f"exec helper rejected the request ({fields}); this is a bug in benchlab")
+    return _measurement_from_fields(request, fields)
 
 
 def _measurement_from_fields(request: SpawnRequest, f: dict[str, str]) -> RunMeasurement:
