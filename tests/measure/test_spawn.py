@@ -411,6 +411,25 @@ def test_a_killed_helper_is_replaced_transparently():
     assert spawn_module._servers.server.pid != server.pid
 
 
+def test_helper_is_rebuilt_if_the_cache_was_cleaned(tmp_path):
+    script = textwrap.dedent("""
+        import os, shutil, threading
+        from benchlab.measure import spawn
+        from benchlab.measure.spawn import SpawnRequest, spawn_measured
+        assert spawn_measured(SpawnRequest(["true"]), method="helper").status == "ok"
+        shutil.rmtree(os.environ["BENCHLAB_CACHE"])
+        result = []
+        worker = threading.Thread(target=lambda: result.append(
+            spawn_measured(SpawnRequest(["true"]), method="helper")))
+        worker.start(); worker.join()
+        print(result[0].status, result[0].method)
+    """)
+    env = dict(os.environ, BENCHLAB_CACHE=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.split() == ["ok", "exec-helper"], out.stderr
+
+
 def test_concurrent_threads_get_their_own_results():
     from concurrent.futures import ThreadPoolExecutor
 

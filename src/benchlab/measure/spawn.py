@@ -1,16 +1,19 @@
 """Launch ONE run of a command and measure it precisely.
 
-:func:`spawn_measured` starts the bundled C exec helper (``exec_helper.c``, compiled on first
-use), which ``fork()``s, puts the child in its own process group, joins the requested cgroups,
-applies rlimits, directory and redirections, ``execvp``s the target, ``wait4``s it and reports the
-target's own ``rusage`` plus ``CLOCK_MONOTONIC`` timestamps taken immediately before ``fork`` and
-immediately after ``wait4`` returns.
+:func:`spawn_measured` hands the run to the bundled C exec helper (``exec_helper.c``, compiled
+on first use, one long-lived helper process per harness thread).  The helper starts the target
+with ``clone(CLONE_VM|CLONE_VFORK)`` (as glibc's ``posix_spawn`` does), puts it in its own
+process group, joins the requested cgroups, applies rlimits, directory and redirections,
+``execvp``s it, ``wait4``s it and reports the target's own ``rusage`` plus ``CLOCK_MONOTONIC``
+timestamps taken immediately before the clone and immediately after ``wait4`` returns.
 
 Why not spawn from Python directly: at exec, Linux keeps the maximum of the replaced memory
 map's RSS high-water mark in the new program's ``ru_maxrss``.  glibc's ``posix_spawn`` (and
 Python's ``subprocess``) share or copy Python's memory map, so ``/bin/true`` would report the
 harness's peak RSS (tens to hundreds of MB).  The helper is small, so the target's number is its
-own (``/bin/true``: about 1 MB, as ``/usr/bin/time`` says).
+own (``/bin/true``: about 1 MB, as ``/usr/bin/time`` says).  Why long-lived: the first
+clone+exec+wait of a freshly exec'd process is measurably slower than later ones, which would
+put benchlab's floor above ``hyperfine -N``'s.
 
 Without a C compiler, or with ``BENCHLAB_SPAWN=python``, a pure-Python fallback spawns the target
 itself (``method="python"``): times, exit status, timeout and process-group handling are the
@@ -162,7 +165,7 @@ def _validate(request: SpawnRequest) -> None:
     if isinstance(request.argv, str) or len(request.argv) == 0:
         raise UserError("empty or non-list command; give the command as a list of arguments")
     for arg in request.argv:
-        if "\0" in arg:
+        if b"\0" in os.fsencode(arg):
             raise UserError(f"command argument {arg!r} contains a NUL byte; remove it")
     if request.timeout_s is not None and not request.timeout_s > 0:
         raise UserError(f"timeout {request.timeout_s} s is not positive; give a positive timeout")
@@ -267,8 +270,9 @@ class _DeferredSigint:
     def __enter__(self) -> "_DeferredSigint":
         if threading.current_thread() is threading.main_thread():
             previous = signal.getsignal(signal.SIGINT)
-            if previous is signal.default_int_handler:
-                self._previous = signal.signal(signal.SIGINT, self._record)
+            if callable(previous):  # a Python-level handler (default: raise KeyboardInterrupt)
+                self._previous = previous
+                signal.signal(signal.SIGINT, self._record)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -276,9 +280,11 @@ class _DeferredSigint:
             signal.signal(signal.SIGINT, self._previous)
 
     def raise_if_pending(self) -> None:
+        """Run the original SIGINT handler now if Ctrl-C arrived meanwhile (usually raises)."""
         if self.pending:
             self.pending = False
-            raise KeyboardInterrupt
+            if self._previous is not None:
+                self._previous(signal.SIGINT, None)
 
 
 class _HelperGone(Exception):
@@ -328,7 +334,7 @@ class _HelperServer:
         self.closed = False
         if deferred.pending:
             self.abort()
-            raise KeyboardInterrupt
+            deferred.raise_if_pending()
 
     def run(self, tokens: list[bytes], env: Mapping[str, str] | None) -> dict[str, str]:
         """Send one request; block until its result line arrives; return its fields."""
@@ -429,24 +435,35 @@ def _reap(pid: int, grace_s: float = 2.0) -> int | None:
 _servers = threading.local()
 
 
-def _server(helper: str) -> _HelperServer:
+def _server() -> _HelperServer:
+    helper = helper_path()
     server = getattr(_servers, "server", None)
     if server is not None and (server.closed or server.helper != helper
                                or server.owner_pid != os.getpid()):
         server.close()  # after a fork(), only closes our copies of the pipes
         server = None
     if server is None:
-        server = _servers.server = _HelperServer(helper)
+        try:
+            server = _HelperServer(helper)
+        except FileNotFoundError:
+            # The cached binary was removed (cache cleaned) since this process built it.
+            global _helper_path
+            from benchlab.measure._build import _build_cached
+
+            _build_cached.cache_clear()
+            _helper_path = None
+            server = _HelperServer(helper_path())
+        _servers.server = server
     return server
 
 
-def _spawn_helper(request: SpawnRequest, helper: str) -> RunMeasurement:
+def _spawn_helper(request: SpawnRequest) -> RunMeasurement:
     tokens = _helper_tokens(request)
-    server = _server(helper)
+    server = _server()
     try:
         fields = server.run(tokens, request.env)
     except _HelperGone:
-        server = _server(helper)
+        server = _server()
         fields = server.run(tokens, request.env)
     if fields.get("status") == "interrupted":
         server.close()  # the helper was told to stop (SIGINT/SIGTERM) and is exiting
@@ -728,4 +745,4 @@ def spawn_measured(request: SpawnRequest, method: str | None = None) -> RunMeasu
     _validate(request)
     if spawn_method(method) == "python":
         return _spawn_python(request)
-    return _spawn_helper(request, helper_path())
+    return _spawn_helper(request)
