@@ -48,8 +48,10 @@ accumulating data. *J. R. Statist. Soc. A* 132, 235-244.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -244,6 +246,26 @@ def max_sample_inflation(
     return float((drift / fixed_drift) ** 2)
 
 
+@lru_cache(maxsize=4096)
+def _boundary(alpha: float, spending: Spending, fractions: tuple[float, ...]) -> tuple[float, _BoundaryTracker]:
+    """Critical value of the last look and the tracker after it, for a history of looks.
+
+    Cached: a runner (or a simulation) with the same look schedule reuses the integration.
+    Trackers in the cache are never mutated.
+    """
+    if len(fractions) == 1:
+        tracker = _BoundaryTracker()
+        spent_before = 0.0
+    else:
+        _, previous = _boundary(alpha, spending, fractions[:-1])
+        tracker = copy.copy(previous)
+        spent_before = spent_alpha(fractions[-2], alpha, spending)
+    t = fractions[-1]
+    c = _critical_value(tracker, t, spent_alpha(t, alpha, spending) - spent_before)
+    tracker.advance(t, c)
+    return c, tracker
+
+
 @dataclass(frozen=True)
 class Decision:
     """Outcome of one look of a :class:`SequentialDesign`.
@@ -265,7 +287,8 @@ class Decision:
     alpha_spent : float
         Cumulative type-I error spent up to this look.
     shift, rci_low, rci_high : float
-        Hodges-Lehmann shift A - B and its repeated confidence interval (data unit, ns).
+        Hodges-Lehmann shift A - B and its repeated confidence interval (data unit, ns); NaN on
+        "continue" looks of a design without equivalence margin (not needed, not computed).
     relative_margin : float or None
         Equivalence margin as a fraction of B's median.
     message : str
@@ -339,7 +362,8 @@ class SequentialDesign:
         if self.equivalence_margin is not None and not self.equivalence_margin > 0:
             raise UserError("equivalence_margin must be a positive fraction, e.g. 0.01 for 1 %")
         spent_alpha(0.5, self.alpha, self.spending)  # validates the name
-        self._tracker = _BoundaryTracker()
+        self._tracker: _BoundaryTracker | None = None
+        self._fractions: tuple[float, ...] = ()
         self._spent = 0.0
         self._t = 0.0
 
@@ -378,22 +402,29 @@ class SequentialDesign:
                 "call look() only with more data than last time"
             )
         spent_now = spent_alpha(t, self.alpha, self.spending)
-        c = _critical_value(self._tracker, t, spent_now - self._spent)
-        self._tracker.advance(t, c)
+        self._fractions = (*self._fractions, t)
+        c, self._tracker = _boundary(self.alpha, self.spending, self._fractions)
         self._spent, self._t = spent_now, t
         k = len(self.history) + 1
-        conf = 1.0 - 2.0 * norm.sf(min(c, 37.0))
-        hl = hodges_lehmann(a, b, conf_level=min(max(conf, 1e-9), 1 - 1e-16), exact=False)
         margin = self.equivalence_margin
-        if abs(z) >= c:
+        rejected = abs(z) >= c
+        # The repeated CI costs a Hodges-Lehmann selection; compute it when it can decide
+        # (equivalence margin set) or when the look stops (it goes into the report).
+        if margin is not None or rejected or t >= 1.0:
+            conf = 1.0 - 2.0 * float(special.ndtr(-min(c, 37.0)))
+            hl = hodges_lehmann(a, b, conf_level=min(max(conf, 1e-9), 1 - 1e-16), exact=False)
+            shift, rci_low, rci_high = hl.estimate, hl.ci_low, hl.ci_high
+        else:
+            shift = rci_low = rci_high = math.nan
+        if rejected:
             faster = "A is faster than B" if z < 0 else "A is slower than B"
             action = "different"
             message = (f"decided: {faster} (|z| = {abs(z):.2f} >= {c:.2f} at look {k}, "
                        f"{n} samples per group)")
-        elif margin is not None and -margin * b_median < hl.ci_low and hl.ci_high < margin * b_median:
+        elif margin is not None and -margin * b_median < rci_low and rci_high < margin * b_median:
             action = "equivalent"
             message = (f"decided: equivalent within +-{100 * margin:g}% (repeated CI "
-                       f"[{hl.ci_low:.4g}, {hl.ci_high:.4g}] at look {k}, {n} samples per group)")
+                       f"[{rci_low:.4g}, {rci_high:.4g}] at look {k}, {n} samples per group)")
         elif t >= 1.0:
             action = "budget_exhausted"
             message = (f"budget of {self.max_samples} samples per group exhausted without a "
@@ -401,8 +432,8 @@ class SequentialDesign:
         else:
             action = "continue"
             message = f"continue: |z| = {abs(z):.2f} < {c:.2f} at look {k} ({n} samples per group)"
-        decision = Decision(action, k, n_a, n_b, t, z, c, spent_now, hl.estimate, hl.ci_low,
-                            hl.ci_high, margin, message)
+        decision = Decision(action, k, n_a, n_b, t, z, c, spent_now, shift, rci_low, rci_high,
+                            margin, message)
         self.history.append(decision)
         return decision
 
