@@ -1,8 +1,8 @@
 """Run cgroups: real cgroup v1 on this machine (we are root), cgroup v2 against a fake tree.
 
-Real tests create cgroups under /sys/fs/cgroup/<controller>/benchlab/ with a session label that
-contains this test process's pid, so concurrent runs of these tests cannot collide, and remove
-them in finally blocks. The v2 tests use a fake cgroupfs tree (tests/control/fake_cgroupfs.py)
+Real tests create cgroups under /sys/fs/cgroup/<controller>/benchlab-test<pid>/ (a parent named
+with this test process's pid, so concurrent runs of these tests, and benchlab runs sweeping the
+shared "benchlab" parent, cannot interfere) and remove them in finally blocks / fixtures. The v2 tests use a fake cgroupfs tree (tests/control/fake_cgroupfs.py)
 because this machine's cgroup2 mount has no controllers.
 """
 
@@ -35,6 +35,9 @@ from fake_cgroupfs import fake_cgroupfs, fake_v2, make_fake_cgroup1, make_fake_c
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 SESSION = f"t{os.getpid()}"
+# Real cgroups go under a parent of their own, not the shared "benchlab" one: concurrent
+# benchlab runs sweep and remove "benchlab" leaves and parents, which would race with checks here.
+PARENT = f"benchlab-test{os.getpid()}"
 HYBRID_MOUNTINFO = textwrap.dedent(
     """\
     31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
@@ -63,17 +66,23 @@ def _real_v1_layout() -> CgroupLayout:
 def v1_layout():
     layout = _real_v1_layout()
     yield layout
-    leftovers = [p for p in list_benchlab_cgroups(layout) if Path(p).name.startswith(f"{SESSION}-")]
+    leftovers = _ours(layout)
     for path in leftovers:  # keep the machine clean even when a test failed
         try:
             os.rmdir(path)
         except OSError:
             pass
-    assert not leftovers, f"test left cgroups behind: {leftovers}"
+    parents = [str(m.path / PARENT) for m in layout.mounts() if (m.path / PARENT).exists()]
+    for path in parents:
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+    assert not leftovers and not parents, f"test left cgroups behind: {leftovers + parents}"
 
 
 def _ours(layout) -> list[str]:
-    return [p for p in list_benchlab_cgroups(layout) if Path(p).name.startswith(f"{SESSION}-")]
+    return list_benchlab_cgroups(layout, PARENT)
 
 
 def _run(group: RunCgroup, code: str, **kwargs):
@@ -285,7 +294,7 @@ CPU_LOOP = "for i in range(8_000_000): pass"
 
 
 def _wall_over_cpu(limits: CgroupLimits):
-    with RunCgroup(limits, session=SESSION) as group:
+    with RunCgroup(limits, session=SESSION, parent_name=PARENT) as group:
         result = _run(group, CPU_LOOP)
         usage = group.usage()
     assert result.status == "ok", result.error
@@ -297,12 +306,12 @@ def test_cpu_quota_half_a_cpu_doubles_wall_time(v1_layout):
     """50000/100000 us quota: wall ~ 2x CPU; unconstrained: wall ~ 1x. cpuacct ~ rusage CPU.
 
     The machine is shared (load average often > 3 on 2 vCPUs), where an unconstrained loop gets
-    well under half a CPU and a 50 % quota would never bite. The test therefore gives the
-    benchlab parent cgroup the largest v1 cpu.shares for its duration (an anchor cgroup keeps
-    the parent from being removed meanwhile), so our runs get a full CPU when they want one.
+    well under half a CPU and a 50 % quota would never bite. The test therefore gives its own
+    parent cgroup the largest v1 cpu.shares for its duration (an anchor cgroup keeps the empty
+    parent from being removed between runs), so our runs get a full CPU when they want one.
     """
-    with RunCgroup(session=SESSION) as _anchor:
-        shares = v1_layout.v1["cpu"].path / "benchlab" / "cpu.shares"
+    with RunCgroup(session=SESSION, parent_name=PARENT) as _anchor:
+        shares = v1_layout.v1["cpu"].path / PARENT / "cpu.shares"
         saved = shares.read_text().strip()
         shares.write_text("262144")
         try:
@@ -337,7 +346,7 @@ def _check_quota_ratios():
 def test_memory_limit_kills_over_and_allows_under(v1_layout):
     limit = 64 << 20
     touch = "b = b'x' * ({size} << 20); print(len(b))"
-    with RunCgroup(CgroupLimits(memory_limit_bytes=limit), session=SESSION) as group:
+    with RunCgroup(CgroupLimits(memory_limit_bytes=limit), session=SESSION, parent_name=PARENT) as group:
         assert Path(group.paths[-1], "memory.limit_in_bytes").read_text().strip() == str(limit)
         under = _run(group, touch.format(size=16))
         under_usage = group.usage()
@@ -345,7 +354,7 @@ def test_memory_limit_kills_over_and_allows_under(v1_layout):
     assert 16 << 20 <= under_usage.memory_peak_bytes <= limit
     assert under_usage.oom_kills == 0
 
-    with RunCgroup(CgroupLimits(memory_limit_bytes=limit), session=SESSION) as group:
+    with RunCgroup(CgroupLimits(memory_limit_bytes=limit), session=SESSION, parent_name=PARENT) as group:
         over = _run(group, touch.format(size=256))
         over_usage = group.usage()
     assert over.status in ("signaled", "failed"), over
@@ -359,7 +368,7 @@ def test_cpuset_is_visible_in_child(v1_layout, tmp_path):
     if 1 not in topo.usable:
         pytest.skip("needs CPU 1")
     out = tmp_path / "out"
-    with RunCgroup(CgroupLimits(cpuset_cpus=(1,)), session=SESSION) as group:
+    with RunCgroup(CgroupLimits(cpuset_cpus=(1,)), session=SESSION, parent_name=PARENT) as group:
         result = spawn_measured(SpawnRequest(argv=["grep", "Cpus_allowed_list", "/proc/self/status"],
                                              cgroup_procs=group.procs_paths, stdout_path=str(out)))
     assert result.status == "ok", result
@@ -368,17 +377,16 @@ def test_cpuset_is_visible_in_child(v1_layout, tmp_path):
 
 def test_cpuset_outside_parent_and_weight(v1_layout):
     with pytest.raises(UserError, match=r"cpuset CPU 99 is not available to benchlab's cgroup; available: "):
-        RunCgroup(CgroupLimits(cpuset_cpus=(99,)), session=SESSION).create()
+        RunCgroup(CgroupLimits(cpuset_cpus=(99,)), session=SESSION, parent_name=PARENT).create()
     assert not _ours(v1_layout)  # a failed creation leaves nothing, not even an empty parent
-    cpuset_parent = v1_layout.v1["cpuset"].path / "benchlab"
-    assert not cpuset_parent.exists() or any(p.is_dir() for p in cpuset_parent.iterdir())
-    with RunCgroup(CgroupLimits(cpu_weight=50), session=SESSION) as group:
+    assert not (v1_layout.v1["cpuset"].path / PARENT).exists()
+    with RunCgroup(CgroupLimits(cpu_weight=50), session=SESSION, parent_name=PARENT) as group:
         cpu_leaf = next(p for p in group.paths if "/cpu/" in p)
         assert Path(cpu_leaf, "cpu.shares").read_text().strip() == "512"
 
 
 def test_procs_paths_cover_every_hierarchy_and_names_are_unique(v1_layout):
-    with RunCgroup(session=SESSION) as a, RunCgroup(session=SESSION) as b:
+    with RunCgroup(session=SESSION, parent_name=PARENT) as a, RunCgroup(session=SESSION, parent_name=PARENT) as b:
         assert a.name != b.name
         mounts = {str(Path(p).parent.parent) for p in a.paths}
         assert {str(v1_layout.v1[c].path) for c in ("cpu", "cpuacct", "memory")} <= mounts
@@ -390,7 +398,7 @@ def test_procs_paths_cover_every_hierarchy_and_names_are_unique(v1_layout):
 
 def test_removed_after_exception_and_leftover_processes_killed(v1_layout):
     with pytest.raises(RuntimeError):
-        with RunCgroup(session=SESSION) as group:
+        with RunCgroup(session=SESSION, parent_name=PARENT) as group:
             paths = group.paths
             # A daemon-like leftover: still running when the context exits.
             daemon = subprocess.Popen(
@@ -411,7 +419,7 @@ def _holder_script(extra: str = "") -> str:
         sys.path.insert(0, {SRC!r})
         from benchlab.control.cgroups import RunCgroup, CgroupLimits, install_signal_cleanup
         {extra}
-        group = RunCgroup(CgroupLimits(cpu_quota_us=50000), session={SESSION!r}).create()
+        group = RunCgroup(CgroupLimits(cpu_quota_us=50000), session={SESSION!r}, parent_name={PARENT!r}).create()
         print("\\n".join(group.paths), flush=True)
         print("READY", flush=True)
         time.sleep(60)
@@ -453,7 +461,7 @@ def test_kill_9_then_sweep_stale_in_new_process(v1_layout):
         sweep = subprocess.run(
             [sys.executable, "-c",
              f"import sys; sys.path.insert(0, {SRC!r}); from benchlab.control.cgroups import sweep_stale; "
-             "print('\\n'.join(sweep_stale()))"],
+             "print('\\n'.join(sweep_stale(parent_name=" + repr(PARENT) + ")))"],
             capture_output=True, text=True, check=True,
         )
         assert set(paths) <= set(sweep.stdout.split())
@@ -476,7 +484,7 @@ def test_no_permission_is_one_line_user_error(v1_layout):
         os.setgid(65534); os.setuid(65534)
         print(cgroup_support()["writable"])
         try:
-            RunCgroup(CgroupLimits(cpu_quota_us=50000), session={SESSION!r}).create()
+            RunCgroup(CgroupLimits(cpu_quota_us=50000), session={SESSION!r}, parent_name={PARENT!r}).create()
         except UserError as err:
             print(err)
         """
