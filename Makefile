@@ -7,5 +7,7 @@ setup:
 demo: setup
 	.venv/bin/benchlab demo
 
+# Two phases: everything in parallel, then the timing-sensitive tests alone on a quiet machine.
 test: setup
-	.venv/bin/python -m pytest -q -n 2 --dist loadgroup
+	.venv/bin/python -m pytest -q -n 2 --dist loadgroup -m "not serial"
+	.venv/bin/python -m pytest -q -m serial

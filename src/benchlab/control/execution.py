@@ -125,7 +125,8 @@ class Execution:
         if self.use_cgroup:
             from benchlab.control.cgroups import RunCgroup
 
-            with RunCgroup(self.limits, session=self.session_label) as group:
+            with RunCgroup(self.limits, session=self.session_label,
+                           layout=cgroup_layout()) as group:
                 m = spawn_measured(SpawnRequest(
                     argv=full, cwd=cwd, env=env, stdout_path=stdout_path, stderr_path=stderr_path,
                     timeout_s=timeout_s, cpus=self.worker_cpus[worker],
@@ -150,6 +151,14 @@ class Execution:
             except OSError:
                 notes["isolator_meta"] = "the isolator wrote no meta file"
         return m, measurements, notes
+
+
+def cgroup_layout():
+    """Where cgroups are mounted: from ``$BENCHLAB_CGROUP_MOUNTINFO`` (a mountinfo file) if set,
+    else this process's ``/proc/self/mountinfo``."""
+    from benchlab.control.cgroups import detect_layout
+
+    return detect_layout(os.environ.get("BENCHLAB_CGROUP_MOUNTINFO") or "/proc/self/mountinfo")
 
 
 def _cgroup_measurements(usage) -> list[dict]:
@@ -185,6 +194,11 @@ def prepare_execution(options: ControlOptions, *, session_label: str = "run") ->
     spec = parse_affinity(options.affinity)
     options.affinity = spec.text
     topology = read_topology()
+    if options.cpuset:
+        from benchlab.control.topology import parse_cpu_list as _cpus
+
+        # the program joins the cpuset before its affinity is set: plan inside the cpuset
+        topology = topology.restricted(_cpus(options.cpuset, what="--cpuset"))
     worker_cpus = list(plan_affinity(spec, options.workers, topology, smt=options.smt))
     numa_prefix: list[str] = []
     if spec.kind == "numa":
@@ -213,7 +227,7 @@ def prepare_execution(options: ControlOptions, *, session_label: str = "run") ->
             cpuset_cpus=parse_cpu_list(options.cpuset, what="--cpuset") if options.cpuset else None,
             memory_limit_bytes=options.memory_limit_bytes)
         try:
-            with RunCgroup(limits, session=session_label):
+            with RunCgroup(limits, session=session_label, layout=cgroup_layout()):
                 pass  # a trial creation: fail now, before anything is measured
             use_cgroup = True
         except (UserError, NotAvailable, OSError) as exc:

@@ -241,10 +241,12 @@ def start_session(store: Store, protocol: Protocol, *, argv: Sequence[str] | Non
 
 
 def _sweep_stale_cgroups() -> None:
-    """Remove cgroups a killed benchlab left behind (their creator pid is dead)."""
+    """Remove cgroups a killed benchlab left behind (their creator pid is dead), and make
+    SIGTERM/SIGHUP remove this process's cgroups before it dies."""
     try:
-        from benchlab.control.cgroups import sweep_stale
+        from benchlab.control.cgroups import install_signal_cleanup, sweep_stale
 
+        install_signal_cleanup()
         sweep_stale()
     except (OSError, UserError):
         pass  # no cgroup filesystem or no permission: nothing of ours can be there
