@@ -542,3 +542,156 @@ def test_export_of_empty_store_and_unknown_session(store):
         export_sessions(store, [], "csv")
     with pytest.raises(UserError, match="benchlab list"):
         export_sessions(store, ["nope"], "json")
+
+
+# -- benchlab's own exports read back -------------------------------------------------------
+
+def _measured_session(store: Store) -> int:
+    """A session written through the Store API the way the runner writes one: warmups,
+    interleaved runs, samples, measurements, a setup, an environment, a failed run."""
+    env = {"host": {"hostname": "box"}, "cpu": {"model": "Test CPU"}}
+    env_id = store.put_environment(env, "d1")
+    setup_id = store.put_setup({"affinity": "core", "workers": 1})
+    sid = store.create_session("run", name="measured", environment=env, environment_id=env_id,
+                               protocol={"runs": 2, "warmup": 1}, command_line=["benchlab", "run"],
+                               metadata={"note": "x"}, load_before=[0.1, 0.2, 0.3]).id
+    store.add_metric(sid, "lat", unit="us", origin="regex", pattern=r"lat (\d+)")
+    a = store.add_benchmark(sid, "a", position=0, command="./a", argv=["./a"],
+                            parameters={"n": 1}, setup_id=setup_id)
+    b = store.add_benchmark(sid, "b", position=1, command="./b", setup_id=setup_id)
+    seq = 0
+    for bench in (a, b):
+        store.add_run(sid, bench, seq=seq, iteration=0, warmup=True, setup_id=setup_id,
+                      fields={"status": "ok", "wall_ns": 5_000_000, "exit_code": 0})
+        seq += 1
+    for it in range(2):
+        for bench, k in ((a, 1), (b, 2)):  # interleaved: a, b, a, b
+            store.add_run(sid, bench, seq=seq, iteration=it, setup_id=setup_id,
+                          fields={"status": "ok", "wall_ns": 1_000_000 * k + it + 300,
+                                  "shell_overhead_ns": 300, "user_ns": 400_000 * k,
+                                  "sys_ns": 100_000, "max_rss_kib": 2048, "minflt": 90,
+                                  "majflt": 0, "nvcsw": 3, "nivcsw": 1, "exit_code": 0,
+                                  "start_unix_ns": 1_700_000_000_000_000_000 + seq,
+                                  "cpus": [0], "spawn_method": "exec-helper"},
+                          samples={"lat": [10.5 * k, 11.0 * k]},
+                          measurements=[{"source": "cgroup", "name": "cpu.usage_ns",
+                                         "value": 123.0 * k, "unit": "ns"}])
+            seq += 1
+    store.add_run(sid, b, seq=seq, iteration=2,
+                  fields={"status": "error", "error": "cannot exec ./b"})
+    store.finish_session(sid, "complete", load_after=[0.3, 0.2, 0.1])
+    return sid
+
+
+def _comparable(doc: dict) -> list[dict]:
+    """Session content without what legitimately differs in a copy (ids, times, provenance)."""
+    out = []
+    for s in doc["sessions"]:
+        s = dict(s)
+        for key in ("uid", "kind", "status", "created_utc", "finished_utc", "source",
+                    "command_line"):
+            s.pop(key)
+        if isinstance(s.get("metadata"), dict):
+            s["metadata"] = {k: v for k, v in s["metadata"].items() if k != "imported_from"}
+        setups = s.pop("setups")
+        for b in s["benchmarks"]:
+            b["setup"] = setups.get(str(b.pop("setup_id")))
+            for r in b["runs"]:
+                r["setup"] = setups.get(str(r.pop("setup_id")))
+        out.append(s)
+    return out
+
+
+def test_json_export_imports_back_as_an_identical_copy(store, tmp_path):
+    _measured_session(store)
+    first = export_sessions(store, ["measured"], "json")
+    path = tmp_path / "copy.json"
+    path.write_text(first)
+    with Store.open(tmp_path / "other.db") as other:
+        [ref] = import_path(other, path)  # auto-detected as json
+        copy = other.get_session(ref.uid)
+        assert copy["kind"] == "import" and copy["status"] == "complete"
+        assert copy["metadata"]["imported_from"]["kind"] == "run"
+        assert copy["environment_id"] is not None
+        second = export_sessions(other, [ref.uid], "json")
+        # interleaved execution order survives
+        assert [r["seq"] for r in other.runs(session_id=ref.id)] == list(range(7))
+    assert _comparable(json.loads(second)) == _comparable(json.loads(first))
+
+
+def test_long_csv_export_imports_back_with_values_fields_and_measurements(store, tmp_path):
+    sid = _measured_session(store)
+    path = tmp_path / "long.csv"
+    path.write_text(export_sessions(store, ["measured"], "csv"))
+    with Store.open(tmp_path / "other.db") as other:
+        [ref] = import_path(other, path, "csv")
+        copy = other.get_session(ref.uid)
+        assert copy["name"] == "measured" and copy["protocol"] == {"runs": 2, "warmup": 1}
+        assert copy["environment"]["cpu"]["model"] == "Test CPU"
+        orig_runs = [r for r in store.runs(session_id=sid) if r["status"] != "error"]
+        new_runs = other.runs(session_id=ref.id)
+        assert len(new_runs) == len(orig_runs) == 6  # the valueless error run cannot come back
+        cols = ("seq", "iteration", "warmup", "status", "wall_ns", "shell_overhead_ns", "user_ns",
+                "sys_ns", "max_rss_kib", "minflt", "majflt", "nvcsw", "nivcsw")
+        assert [[r[c] for c in cols] for r in new_runs] == [[r[c] for c in cols] for r in orig_runs]
+        for o, n in zip(orig_runs, new_runs):
+            assert {k: v.tolist() for k, v in other.samples_of_run(n["id"]).items()} == \
+                {k: v.tolist() for k, v in store.samples_of_run(o["id"]).items()}
+            assert [(m["source"], m["name"], m["value"]) for m in other.measurements_of_run(n["id"])] == \
+                [(m["source"], m["name"], m["value"]) for m in store.measurements_of_run(o["id"])]
+        assert other.metric_unit(ref.id, "lat") == "us"
+
+
+@needs_shared
+def test_jaybeams_long_csv_round_trip_keeps_every_value(store, tmp_path):
+    import_path(store, JAYBEAMS / "workstation-results.csv", "csv", unit="ns")
+    path = tmp_path / "ws.csv"
+    path.write_text(export_sessions(store, ["workstation-results"], "csv"))
+    with Store.open(tmp_path / "other.db") as other:
+        import_path(other, path, "csv")
+        for label in ("map", "array"):
+            a = store.resolve_series(f"workstation-results:{label}")
+            b = other.resolve_series(f"workstation-results:{label}")
+            assert np.array_equal(a.values, b.values) and b.unit == "ns"
+        assert other.get_session("workstation-results")["metadata"]["comments"] == \
+            store.get_session("workstation-results")["metadata"]["comments"]
+
+
+def test_damaged_json_export_is_rejected_without_partial_sessions(store, tmp_path):
+    _measured_session(store)
+    doc = json.loads(export_sessions(store, ["measured"], "json"))
+    doc["sessions"].append(json.loads(json.dumps(doc["sessions"][0])))
+    del doc["sessions"][1]["benchmarks"][0]["runs"][0]["iteration"]
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(doc))
+    with Store.open(tmp_path / "other.db") as other:
+        with pytest.raises(UserError, match=r"sessions\[1\] is damaged \(missing 'iteration'\)"):
+            import_path(other, path, "json")
+        assert other.sessions() == []
+    doc["format_version"] = 99
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UserError, match="format_version 99"):
+        import_path(store, path, "json")
+
+
+def test_failure_in_the_second_of_two_sessions_discards_the_first(store, tmp_path):
+    _measured_session(store)
+    path = tmp_path / "two.json"
+    doc = json.loads(export_sessions(store, ["measured"], "json"))
+    doc["sessions"] = [doc["sessions"][0], doc["sessions"][0]]
+    path.write_text(json.dumps(doc))
+    with Store.open(tmp_path / "other.db") as other:
+        real_finish = other.finish_session
+        finished = []
+
+        def finish_then_fail(session_id, status, load_after=None):
+            finished.append(session_id)
+            if len(finished) == 2:
+                raise UserError("database is locked (simulated)")
+            return real_finish(session_id, status, load_after)
+
+        other.finish_session = finish_then_fail
+        with pytest.raises(UserError, match="simulated"):
+            import_path(other, path, "json")
+        assert len(finished) == 2 and other.sessions() == []
+        assert other.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0

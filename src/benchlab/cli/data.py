@@ -35,11 +35,13 @@ def import_cmd(path: str, fmt: str, metrics: tuple[str, ...], name: str | None,
 
     \b
     Formats:
-      csv        label,value rows ('#' lines kept as metadata), e.g. JayBeams results
+      csv        label,value rows ('#' lines kept as metadata), e.g. JayBeams results;
+                 also benchlab's own long-format CSV export
       metric     program outputs, one run per file, read with --metric NAME[:UNIT]=REGEX
       hyperfine  hyperfine --export-json
       pyperf     pyperf JSON (.json or .json.gz)
       gbench     Google Benchmark --benchmark_format=json
+      json       benchlab's own JSON export (a complete copy of each session)
 
     \b
     Examples:

@@ -8,6 +8,8 @@ all or nothing — bad input raises a one-line UserError before anything is writ
 format        input                                         module
 ============  ===========================================  ===========================
 csv           ``label,value`` rows, ``#`` comment lines     :mod:`.jaybeams`
+              (or benchlab's long-format CSV export)        :mod:`.csv_long`
+json          benchlab's own JSON export (full copy)        :mod:`.json_doc`
 metric        program outputs (a file or a directory)       :mod:`.metric_dir`
               read through ``--metric NAME[:UNIT]=REGEX``
 hyperfine     ``hyperfine --export-json``                   :mod:`.hyperfine`
@@ -33,10 +35,10 @@ from typing import Any, Sequence
 
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store
-from benchlab.store.formats._common import ImportedSession, read_text, sniff_json, write_import
+from benchlab.store.formats._common import ImportedSession, read_text, sniff_json, write_imports
 from benchlab.store.formats._gather import resolve_sessions
 
-IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench")
+IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "json")
 EXPORT_FORMATS = ("csv", "json", "hyperfine", "markdown")
 
 
@@ -61,8 +63,8 @@ def detect_format(path: str | os.PathLike) -> str:
 
 def parse_path(path: str | os.PathLike, fmt: str, *, name: str | None = None,
                unit: str | None = None, metrics: Sequence[Any] = (),
-               command_line: list[str] | None = None) -> ImportedSession:
-    """Parse ``path`` in format ``fmt`` into an :class:`ImportedSession` without writing."""
+               command_line: list[str] | None = None) -> list[ImportedSession]:
+    """Parse ``path`` in format ``fmt`` into sessions without writing anything."""
     if fmt == "auto":
         fmt = detect_format(path)
     if fmt not in IMPORT_FORMATS:
@@ -78,19 +80,22 @@ def parse_path(path: str | os.PathLike, fmt: str, *, name: str | None = None,
         raise UserError(f"cannot import {path}: it is a directory, but --format {fmt} reads one "
                         f"file; give the file, or use --format metric for a directory of outputs")
     if fmt == "csv":
-        from benchlab.store.formats.jaybeams import parse_label_value_csv
-        return parse_label_value_csv(path, name=name, unit=unit, command_line=command_line)
+        from benchlab.store.formats.jaybeams import parse_csv
+        return parse_csv(path, name=name, unit=unit, command_line=command_line)
     if fmt == "metric":
         from benchlab.store.formats.metric_dir import parse_metric_outputs
-        return parse_metric_outputs(path, metrics, name=name, command_line=command_line)
+        return [parse_metric_outputs(path, metrics, name=name, command_line=command_line)]
     if fmt == "hyperfine":
         from benchlab.store.formats.hyperfine import parse_hyperfine
-        return parse_hyperfine(path, name=name, command_line=command_line)
+        return [parse_hyperfine(path, name=name, command_line=command_line)]
     if fmt == "pyperf":
         from benchlab.store.formats.pyperf import parse_pyperf
-        return parse_pyperf(path, name=name, command_line=command_line)
+        return [parse_pyperf(path, name=name, command_line=command_line)]
+    if fmt == "json":
+        from benchlab.store.formats.json_doc import parse_export
+        return parse_export(path, name=name, command_line=command_line)
     from benchlab.store.formats.gbench import parse_gbench
-    return parse_gbench(path, name=name, command_line=command_line)
+    return [parse_gbench(path, name=name, command_line=command_line)]
 
 
 def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
@@ -120,11 +125,12 @@ def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
     Returns
     -------
     list of SessionRef
-        The sessions created (one).
+        The sessions created: one, except for benchlab's own exports (``json``, long-format
+        ``csv``), which create one per exported session. All or nothing.
     """
     imported = parse_path(path, fmt, name=name, unit=unit, metrics=metrics,
                           command_line=command_line)
-    return [write_import(store, imported)]
+    return write_imports(store, imported)
 
 
 def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | dict],

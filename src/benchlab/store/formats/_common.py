@@ -38,6 +38,11 @@ class ImportedRun:
     samples: dict[str, Sequence[float] | np.ndarray] = field(default_factory=dict)
     warmup: bool = False
     measurements: list[dict[str, Any]] = field(default_factory=list)
+    seq: int | None = None
+    """Execution order in the session; None -> after the previous run written."""
+    worker: int = 0
+    setup: Any = None
+    """Execution setup (stored deduplicated through ``Store.put_setup``), if known."""
 
 
 @dataclass
@@ -49,6 +54,7 @@ class ImportedBenchmark:
     argv: list[str] | None = None
     parameters: dict[str, Any] | None = None
     runs: list[ImportedRun] = field(default_factory=list)
+    setup: Any = None
 
 
 @dataclass
@@ -73,6 +79,9 @@ class ImportedSession:
     protocol: dict[str, Any] | None = None
     environment: dict[str, Any] | None = None
     command_line: list[str] | None = None
+    system_checks: Any = None
+    load_before: Any = None
+    load_after: Any = None
 
 
 def write_import(store: Store, imp: ImportedSession) -> SessionRef:
@@ -81,32 +90,58 @@ def write_import(store: Store, imp: ImportedSession) -> SessionRef:
     All or nothing: on any failure the new session (and, by cascade, its benchmarks, runs and
     samples) is deleted before the error propagates.
     """
+    environment_id = None
+    if isinstance(imp.environment, dict):
+        from benchlab.measure.environment import environment_digest
+        environment_id = store.put_environment(imp.environment, environment_digest(imp.environment))
     ref = store.create_session("import", name=imp.name, command_line=imp.command_line,
                                protocol=imp.protocol, environment=imp.environment,
-                               metadata=imp.metadata, source=imp.source)
+                               environment_id=environment_id, system_checks=imp.system_checks,
+                               load_before=imp.load_before, metadata=imp.metadata,
+                               source=imp.source)
     try:
         for metric in imp.metrics:
             store.add_metric(ref.id, metric.name, unit=metric.unit, origin=metric.origin,
                              pattern=metric.pattern)
-        seq = 0
+        next_seq = 0
         for position, bench in enumerate(imp.benchmarks):
             bench_id = store.add_benchmark(ref.id, bench.name, position=position,
                                            command=bench.command, argv=bench.argv,
-                                           parameters=bench.parameters)
+                                           parameters=bench.parameters,
+                                           setup_id=_setup_id(store, bench.setup))
             for run in bench.runs:
+                seq = next_seq if run.seq is None else run.seq
+                next_seq = max(next_seq, seq + 1)
                 big = sum(len(v) for v in run.samples.values()) > _BULK_SAMPLES
                 run_id = store.add_run(ref.id, bench_id, seq=seq, iteration=run.iteration,
-                                       warmup=run.warmup, fields=run.fields,
+                                       warmup=run.warmup, worker=run.worker,
+                                       setup_id=_setup_id(store, run.setup), fields=run.fields,
                                        samples=None if big else run.samples,
                                        measurements=run.measurements)
                 if big:
                     add_samples_bulk(store, run_id, run.samples)
-                seq += 1
-        store.finish_session(ref.id, "complete")
+        store.finish_session(ref.id, "complete", load_after=imp.load_after)
     except BaseException:
         discard_session(store, ref.id)
         raise
     return ref
+
+
+def write_imports(store: Store, imports: Sequence[ImportedSession]) -> list[SessionRef]:
+    """Write several parsed sessions, all or nothing: a failure discards those already written."""
+    refs: list[SessionRef] = []
+    try:
+        for imp in imports:
+            refs.append(write_import(store, imp))
+    except BaseException:
+        for ref in refs:
+            discard_session(store, ref.id)
+        raise
+    return refs
+
+
+def _setup_id(store: Store, setup: Any) -> int | None:
+    return None if setup is None else store.put_setup(setup)
 
 
 #: Above this many samples per run, samples go in through :func:`add_samples_bulk`.

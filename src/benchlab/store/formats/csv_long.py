@@ -103,3 +103,126 @@ def export_csv(sessions: Sequence[SessionData]) -> str:
                         writer.writerow((*head, f"{m['source']}.{m['name']}",
                                          format_value(m["value"]), m["unit"] or ""))
     return out.getvalue()
+
+
+# -- import of a long-format CSV ------------------------------------------------------------
+
+#: Harness metric rows -> run columns (``wall`` gets ``shell_overhead`` added back).
+_HARNESS_FIELDS = {"wall": "wall_ns", "shell_overhead": "shell_overhead_ns", "user": "user_ns",
+                   "sys": "sys_ns", "max_rss": "max_rss_kib", "minflt": "minflt",
+                   "majflt": "majflt", "nvcsw": "nvcsw", "nivcsw": "nivcsw"}
+HEADER = ",".join(COLUMNS)
+_SESSION_PREFIX = "# session "
+
+
+def is_long_csv(lines: list[str]) -> bool:
+    """True when the first non-comment line is the long-format header."""
+    for line in lines:
+        if line.startswith("#") or not line.strip():
+            continue
+        return line.strip() == HEADER
+    return False
+
+
+def parse_long_csv(path: Any, lines: list[str], *, name: str | None = None,
+                   command_line: list[str] | None = None) -> list[Any]:
+    """Parse a long-format CSV (as :func:`export_csv` writes it) back into sessions.
+
+    The ``# session`` lines restore each session's fields, metadata, environment, protocol
+    and metrics; rows restore runs (harness values, samples, ``SOURCE.NAME`` measurements).
+    A row's metric is a sample when the session declares it, else a harness value when it has a
+    harness name, else a measurement when it contains a dot, else an undeclared sample. Runs
+    that had no value at all (e.g. an error before anything was measured) are not in a CSV and
+    so cannot come back; use the JSON export for a complete copy.
+    """
+    from benchlab.errors import UserError
+    from benchlab.store.formats._common import source_of
+    from benchlab.store.formats.json_doc import session_from_document
+
+    sessions: dict[str, dict[str, Any]] = {}
+
+    def session(uid: str) -> dict[str, Any]:
+        return sessions.setdefault(uid, {"uid": uid, "name": None, "benchmarks": [],
+                                         "metrics": [], "_benches": {}, "_runs": {}})
+
+    data_lines: list[str] = []
+    data_numbers: list[int] = []
+    for lineno, line in enumerate(lines, 1):
+        if line.startswith(_SESSION_PREFIX):
+            head, sep, payload = line[len(_SESSION_PREFIX):].partition(": ")
+            if not sep:
+                continue
+            parts = head.split(" ")
+            try:
+                value = json.loads(payload)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path} line {lineno}: damaged JSON in a '# session' line "
+                                f"({exc.msg} at column {exc.colno + len(line) - len(payload)}); "
+                                f"re-export the session") from None
+            s = session(parts[0])
+            if len(parts) == 1 and isinstance(value, dict):
+                s.update({k: v for k, v in value.items() if k in _SESSION_FIELDS})
+            elif len(parts) == 2 and parts[1] == "metric" and isinstance(value, dict):
+                s["metrics"].append(value)
+            elif len(parts) == 2 and parts[1] in _SESSION_JSON:
+                s[parts[1]] = value
+        elif line.startswith("#") or not line.strip():
+            continue
+        else:
+            data_lines.append(line)
+            data_numbers.append(lineno)
+    reader = csv.reader(data_lines)
+    next(reader)  # the header, checked by is_long_csv
+    for row in reader:
+        lineno = data_numbers[reader.line_num - 1]
+        if len(row) != len(COLUMNS):
+            raise UserError(f"malformed CSV {path} line {lineno}: {len(row)} fields where the "
+                            f"long format has {len(COLUMNS)} ({HEADER}); fix the line")
+        uid, bench_name, seq, iteration, warmup, status, metric, raw, unit = row
+        try:
+            value = float(raw)
+            seq_i, iteration_i = int(seq), int(iteration)
+        except ValueError:
+            raise UserError(f"malformed CSV {path} line {lineno}: run, iteration and value must "
+                            f"be numbers (got {seq!r}, {iteration!r}, {raw!r}); fix the line") from None
+        s = session(uid)
+        bench = s["_benches"].get(bench_name)
+        if bench is None:
+            bench = s["_benches"][bench_name] = {"name": bench_name, "runs": []}
+            s["benchmarks"].append(bench)
+        run = s["_runs"].get(seq_i)
+        if run is None:
+            run = s["_runs"][seq_i] = {"seq": seq_i, "iteration": iteration_i,
+                                       "warmup": warmup.strip() in ("1", "true", "True"),
+                                       "status": status, "samples": {}, "measurements": []}
+            bench["runs"].append(run)
+        declared = {m.get("name") for m in s["metrics"]}
+        if metric in declared:
+            run["samples"].setdefault(metric, []).append(value)
+        elif metric in _HARNESS_FIELDS:
+            run[_HARNESS_FIELDS[metric]] = int(round(value))
+        elif "." in metric:
+            source, _, mname = metric.partition(".")
+            run["measurements"].append({"source": source, "name": mname, "value": value,
+                                        "unit": unit or None, "status": "ok"})
+        else:
+            s["metrics"].append({"name": metric, "unit": unit, "origin": "import:csv-long",
+                                 "pattern": None})
+            run["samples"].setdefault(metric, []).append(value)
+    out = []
+    for uid, s in sessions.items():
+        if not s["benchmarks"]:
+            continue
+        for run in s["_runs"].values():
+            if "wall_ns" in run and run.get("shell_overhead_ns"):
+                run["wall_ns"] += run["shell_overhead_ns"]
+        s.pop("_benches")
+        s.pop("_runs")
+        out.append(session_from_document(s, source=source_of(path), name=name,
+                                         command_line=command_line))
+    if not out:
+        raise UserError(f"{path} has the long-format header but no value rows; "
+                        f"export a session with values")
+    if name and len(out) > 1:
+        raise UserError(f"--name names one session but {path} holds {len(out)}; drop --name")
+    return out

@@ -61,16 +61,34 @@ def _split(line: str) -> list[str]:
     return line.split(",")
 
 
+def parse_csv(path: str | os.PathLike, *, name: str | None = None, unit: str | None = None,
+              command_line: list[str] | None = None) -> list[ImportedSession]:
+    """Parse a CSV file: benchlab's long-format export when it has that header (one session
+    per exported session), else a ``label,value`` file (one session)."""
+    from benchlab.store.formats.csv_long import is_long_csv, parse_long_csv
+
+    text = read_text(path, "a label,value CSV file")
+    lines = text.splitlines()
+    if is_long_csv(lines):
+        if unit is not None:
+            raise UserError(f"{path} is a benchlab long-format CSV, which carries its units; "
+                            f"drop --unit")
+        return parse_long_csv(path, lines, name=name, command_line=command_line)
+    return [parse_label_value_csv(path, name=name, unit=unit, command_line=command_line,
+                                  lines=lines)]
+
+
 def parse_label_value_csv(path: str | os.PathLike, *, name: str | None = None,
                           unit: str | None = None,
-                          command_line: list[str] | None = None) -> ImportedSession:
+                          command_line: list[str] | None = None,
+                          lines: list[str] | None = None) -> ImportedSession:
     """Parse a JayBeams-style CSV into an :class:`ImportedSession` (nothing is written).
 
     Raises a one-line UserError naming the line for a malformed row (wrong field count,
     non-numeric value), and for a file without any ``label,value`` row.
     """
-    text = read_text(path, "a label,value CSV file")
-    lines = text.splitlines()
+    if lines is None:
+        lines = read_text(path, "a label,value CSV file").splitlines()
     fast = _parse_fast(lines)
     if fast is not None:
         comments, header, order, values, rows = fast

@@ -70,3 +70,119 @@ def export_json(sessions: Sequence[SessionData]) -> str:
     """The JSON export text (indented, UTF-8, no NaN)."""
     return json.dumps(export_document(sessions), indent=1, ensure_ascii=False,
                       allow_nan=False, default=str) + "\n"
+
+
+# -- import of an export --------------------------------------------------------------------
+
+_PROVENANCE_KEYS = ("uid", "name", "kind", "status", "created_utc", "finished_utc",
+                    "command_line", "source")
+
+
+def with_provenance(metadata: Any, provenance: dict[str, Any]) -> dict[str, Any]:
+    """The exported session's metadata plus ``imported_from`` (its original uid, kind, status,
+    times, command line, source), so a copy can be traced back to the session it came from."""
+    if isinstance(metadata, dict):
+        return {**metadata, "imported_from": provenance}
+    if metadata is None:
+        return {"imported_from": provenance}
+    return {"original": metadata, "imported_from": provenance}
+
+
+def _int_or_none(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected an integer, got {value!r}")
+    return int(value)
+
+
+_INT_RUN_FIELDS = {"exit_code", "signal", "start_unix_ns", "start_mono_ns", "end_mono_ns",
+                   "wall_ns", "user_ns", "sys_ns", "max_rss_kib", "minflt", "majflt", "nvcsw",
+                   "nivcsw", "shell_overhead_ns"}
+
+
+def session_from_document(s: dict[str, Any], *, source: str, name: str | None,
+                          command_line: list[str] | None) -> "ImportedSession":
+    """Turn one exported SESSION object back into an :class:`ImportedSession`.
+
+    Raises KeyError/TypeError/ValueError on a damaged document (the caller words the error).
+    """
+    from benchlab.store.formats._common import (ImportedBenchmark, ImportedMetric,
+                                                 ImportedRun, ImportedSession)
+    setups = s.get("setups") or {}
+    benchmarks = []
+    for b in s["benchmarks"]:
+        runs = []
+        for r in b["runs"]:
+            fields = {}
+            for key in RUN_COLUMNS:
+                value = r.get(key)
+                if value is None:
+                    continue
+                fields[key] = _int_or_none(value) if key in _INT_RUN_FIELDS else value
+            if "status" not in fields:
+                raise KeyError("status")
+            samples = {}
+            for metric, values in (r.get("samples") or {}).items():
+                if any(v is None or isinstance(v, bool) or not isinstance(v, (int, float))
+                       for v in values):
+                    raise ValueError(f"samples of {metric!r} hold a null or non-number")
+                samples[metric] = [float(v) for v in values]
+            measurements = [{k: m.get(k) for k in _MEASUREMENT_KEYS} | {"status": m.get("status") or "ok"}
+                            for m in (r.get("measurements") or [])]
+            setup_id = r.get("setup_id")
+            runs.append(ImportedRun(
+                iteration=int(r["iteration"]), fields=fields, samples=samples,
+                warmup=bool(r.get("warmup")), measurements=measurements,
+                seq=int(r["seq"]), worker=int(r.get("worker") or 0),
+                setup=setups.get(str(setup_id)) if setup_id is not None else None))
+        bsetup = b.get("setup_id")
+        benchmarks.append(ImportedBenchmark(
+            name=str(b["name"]), command=b.get("command"), argv=b.get("argv"),
+            parameters=b.get("parameters"), runs=runs,
+            setup=setups.get(str(bsetup)) if bsetup is not None else None))
+    provenance = {k: s.get(k) for k in _PROVENANCE_KEYS}
+    metrics = [ImportedMetric(str(m["name"]), m.get("unit") or "", str(m.get("origin") or "import"),
+                              m.get("pattern")) for m in s.get("metrics") or []]
+    return ImportedSession(
+        name=name or s.get("name") or s["uid"], source=source,
+        metadata=with_provenance(s.get("metadata"), provenance), benchmarks=benchmarks,
+        metrics=metrics, protocol=s.get("protocol"), environment=s.get("environment"),
+        command_line=command_line, system_checks=s.get("system_checks"),
+        load_before=s.get("load_before"), load_after=s.get("load_after"))
+
+
+def parse_export(path: Any, *, name: str | None = None,
+                 command_line: list[str] | None = None) -> list["ImportedSession"]:
+    """Parse a benchlab JSON export back into sessions (one per exported session).
+
+    Everything is kept: benchmarks, runs with their harness fields and original execution
+    order (``seq``), samples, measurements, setups, environment, protocol, metrics. The new
+    session's metadata is the exported one plus ``imported_from`` (see :func:`with_provenance`).
+    """
+    from benchlab.errors import UserError
+    from benchlab.store.formats._common import load_json, source_of, wrong_format
+
+    doc = load_json(path, "a benchlab JSON export", "json")
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        raise wrong_format(path, "json", doc, "a benchlab JSON export (no \"format\": "
+                                             "\"benchlab-export\")")
+    if doc.get("format_version") != FORMAT_VERSION:
+        raise UserError(f"{path} has format_version {doc.get('format_version')!r}; this benchlab "
+                        f"reads version {FORMAT_VERSION}: use a matching benchlab to import it")
+    sessions = doc.get("sessions")
+    if not isinstance(sessions, list) or not sessions:
+        raise UserError(f"{path} holds no sessions; export at least one session")
+    if name and len(sessions) > 1:
+        raise UserError(f"--name names one session but {path} holds {len(sessions)}; "
+                        f"drop --name (each keeps its exported name)")
+    out = []
+    for i, s in enumerate(sessions):
+        try:
+            out.append(session_from_document(s, source=source_of(path), name=name,
+                                             command_line=command_line))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise UserError(f"{path} sessions[{i}] is damaged ({what}); re-export it with "
+                            f"benchlab export --format json") from None
+    return out
