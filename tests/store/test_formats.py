@@ -695,3 +695,23 @@ def test_failure_in_the_second_of_two_sessions_discards_the_first(store, tmp_pat
             import_path(other, path, "json")
         assert len(finished) == 2 and other.sessions() == []
         assert other.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+def test_old_gbench_without_run_type_and_csv_with_bom_and_crlf(store, tmp_path):
+    old = {"context": {"date": "2017-01-01", "num_cpus": 2},
+           "benchmarks": [{"name": "BM_a", "iterations": 10, "real_time": 2, "cpu_time": 1,
+                           "time_unit": "ms"},
+                          {"name": "BM_a", "iterations": 10, "real_time": 3, "cpu_time": 1,
+                           "time_unit": "ms"},
+                          {"name": "BM_a_mean", "iterations": 10, "real_time": 2.5,
+                           "cpu_time": 1, "time_unit": "ms"}]}
+    f = tmp_path / "old.json"
+    f.write_text(json.dumps(old))
+    [ref] = import_path(store, f, "gbench")
+    assert store.resolve_series(f"{ref.uid}:BM_a", metric="real_time").values.tolist() == [2e6, 3e6]
+    assert list(store.get_session(ref.uid)["metadata"]["aggregates"]) == ["BM_a"]
+    c = tmp_path / "excel.csv"
+    c.write_bytes("\ufeff# saved by a spreadsheet\r\nx,1\r\nx,2\r\n".encode())
+    [ref] = import_path(store, c, "csv")
+    assert store.get_session(ref.uid)["metadata"]["comments"] == ["# saved by a spreadsheet"]
+    assert store.resolve_series("excel:x").values.tolist() == [1.0, 2.0]

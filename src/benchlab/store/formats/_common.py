@@ -183,10 +183,11 @@ def read_text(path: str | os.PathLike, what: str) -> str:
     """
     p = Path(path)
     try:
+        # utf-8-sig: files saved by spreadsheet tools often start with a byte order mark.
         if p.suffix == ".gz":
-            with gzip.open(p, "rt", encoding="utf-8") as fh:
+            with gzip.open(p, "rt", encoding="utf-8-sig") as fh:
                 return fh.read()
-        return p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise UserError(f"cannot import {p}: no such file; check the path") from None
     except IsADirectoryError:

@@ -16,7 +16,7 @@ in the session metadata under ``aggregates`` by run name; ``context`` is kept as
 ``context``.
 
 Files from Google Benchmark before 1.5 lack ``run_name``/``run_type``: there, the
-``_mean``/``_median``/``_stddev``/``_cv`` name suffixes mark aggregates.
+``_mean``/``_median``/``_stddev``/``_cv``/``_BigO``/``_RMS`` name suffixes mark aggregates.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from benchlab.store.formats._common import (
     default_session_name, load_json, source_of, wrong_format,
 )
 
-_AGG_SUFFIXES = ("_mean", "_median", "_stddev", "_cv")
+_AGG_SUFFIXES = ("_mean", "_median", "_stddev", "_cv", "_BigO", "_RMS")
 _NOT_SAMPLES = {
     "name", "run_name", "run_type", "repetitions", "repetition_index", "threads", "iterations",
     "real_time", "cpu_time", "time_unit", "family_index", "per_family_instance_index",
