@@ -36,7 +36,6 @@ from benchlab.store.formats._common import (
 )
 from benchlab.store.formats._gather import SessionData, primary_series
 
-_SUMMARY_KEYS = ("mean", "stddev", "median", "user", "system", "min", "max")
 
 
 def _is_number(x: Any) -> bool:
