@@ -37,7 +37,6 @@ from benchlab.store.formats._common import (
 from benchlab.store.formats._gather import SessionData, primary_series
 
 
-
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
