@@ -670,7 +670,9 @@ class RunCgroup:
                 pass
             if mount.version == "v2":
                 self._enable_v2_controllers(parent, mount)
+                self._weight_parent(mount, controllers, parent)
                 return
+            self._weight_parent(mount, controllers, parent)
             if "cpuset" in mount.controllers:
                 # A new v1 cpuset cgroup starts with empty cpus/mems and accepts no task.
                 for key in ("cpuset.cpus", "cpuset.mems"):
@@ -685,6 +687,21 @@ class RunCgroup:
                     pass
         except OSError as err:
             raise UserError(f"cannot create cgroup under {mount.path}: {_os_reason(err)}; {UNCONSTRAINED_HINT}") from None
+
+    def _weight_parent(self, mount: CgroupMount, controllers: frozenset[str], parent: Path) -> None:
+        """Give the benchlab parent the run's CPU weight.
+
+        A weight only counts against siblings: a leaf's weight under a parent of default weight
+        would still compete with every other task of the machine at the default weight. The
+        parent is shared by concurrent runs, so the last weight written wins.
+        """
+        weight = self.limits.cpu_weight
+        if weight is None or "cpu" not in controllers:
+            return
+        if mount.version == "v2":
+            _write(parent / "cpu.weight", str(weight))
+        else:
+            _write(parent / "cpu.shares", str(weight_to_shares(weight)))
 
     def _enable_v2_controllers(self, cgroup: Path, mount: CgroupMount) -> None:
         if cgroup == mount.path:
