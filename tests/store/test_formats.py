@@ -384,9 +384,31 @@ def test_pyperf_runs_warmups_units_and_metadata(store, tmp_path, gz):
     runs = store.runs(benchmark_id=sort_id)
     assert [(r["warmup"], r["iteration"]) for r in runs] == [(1, 0), (1, 1), (0, 1), (1, 2), (0, 2)]
     calib = store.samples_of_run(runs[0]["id"])["value"]
-    assert np.allclose(calib, [2000, 1500, 1200]) and runs[0]["extra"]["loops"] == [1, 2, 1024]
+    assert np.allclose(calib, [2000, 1500, 1200])
+    assert runs[0]["extra"]["warmup_loops"] == [1, 2, 1024]
+    assert runs[2]["extra"]["loops"] == 1024 and runs[2]["extra"]["inner_loops"] == 10
     assert runs[2]["extra"]["metadata"]["duration"] == 0.4
     assert {r["status"] for r in runs} == {"imported"}
+
+
+def test_pyperf_single_benchmark_file_with_name_in_file_metadata_and_old_format(store, tmp_path):
+    """pyperf moves metadata common to all benchmarks (with one benchmark: its name, unit,
+    loops) up to the file; format 6 stores raw warmup values."""
+    doc = {"version": 6,
+           "metadata": {"name": "bm_x", "unit": "second", "loops": 4, "inner_loops": 2},
+           "benchmarks": [{"runs": [{"warmups": [[4, 8e-6]], "values": [1e-6, 2e-6]}]}]}
+    f = tmp_path / "one.json"
+    f.write_text(json.dumps(doc))
+    [ref] = import_path(store, f, "pyperf")
+    [bench] = store.benchmarks(ref.id)
+    assert bench["name"] == "bm_x"
+    warm, run = store.runs(benchmark_id=bench["id"])
+    assert store.samples_of_run(warm["id"])["value"].tolist() == pytest.approx([1000.0])
+    assert store.samples_of_run(run["id"])["value"].tolist() == pytest.approx([1000.0, 2000.0])
+    doc["version"] = 3
+    f.write_text(json.dumps(doc))
+    with pytest.raises(UserError, match="format version 3"):
+        import_path(store, f, "pyperf")
 
 
 def test_pyperf_wrong_and_damaged_files(store, tmp_path):

@@ -16,7 +16,10 @@ transparently.
 
 Mapping: one benchmark per pyperf benchmark (name from its ``name`` metadata), and for each
 pyperf run (one worker process): first, if it has warmups, a WARMUP run holding the warmup values
-(with ``extra.loops``), then a run holding ``values`` (a calibration run has warmups only). All
+(with ``extra.warmup_loops``), then a run holding ``values`` with ``extra.loops`` and
+``extra.inner_loops`` (a calibration run has warmups only). Older files (format 6 and 5, pyperf
+0.8-0.9) are read too: their warmups are raw values, divided here by loops x inner_loops, and
+format 5 calls values ``samples``. All
 runs have status ``imported``; samples are metric ``value``. Seconds are converted to ns (unit
 ``ns``), ``byte`` becomes ``B``, ``integer`` ''. If one file mixes units, the non-time
 benchmarks use metric ``value_<unit>`` instead, as a session declares one unit per metric.
@@ -39,6 +42,8 @@ from benchlab.store.formats._common import (
 )
 
 _UNITS = {"second": ("ns", 1e9), "byte": ("B", 1.0), "integer": ("", 1.0)}
+#: File format versions pyperf itself can read ('1.0' since pyperf 1.0; 6 and 5 from 0.9/0.8).
+_VERSIONS = ("1.0", 6, 5)
 
 
 def _number(x: Any) -> bool:
@@ -55,14 +60,25 @@ def parse_pyperf(path: str | os.PathLike, *, name: str | None = None,
                            "pyperf JSON (needs 'version' and a 'benchmarks' list)")
     if not doc["benchmarks"]:
         raise UserError(f"{path} holds no benchmarks; check the pyperf output file")
-    file_meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    parsed: list[tuple[str, str, dict[str, Any], list[dict[str, Any]]]] = []
+    version = doc.get("version")
+    if version not in _VERSIONS:
+        raise UserError(f"{path} has pyperf file format version {version!r}; pyperf itself reads "
+                        f"only 5, 6 and 1.0: convert it with a current pyperf (pyperf convert)")
+    old = version != "1.0"
+    file_meta = doc.get("metadata") if (version != 5 and isinstance(doc.get("metadata"), dict)) else {}
+    bench_key = "common_metadata" if version == 5 else "metadata"
+    values_key = "samples" if version == 5 else "values"
+    parsed: list[tuple[str, str, dict[str, Any], list[Any]]] = []
     for i, bench in enumerate(doc["benchmarks"]):
         where = f"{path} benchmarks[{i}]"
         if not isinstance(bench, dict) or not isinstance(bench.get("runs"), list):
             raise UserError(f"{where} has no 'runs' list; the file is not pyperf JSON or damaged")
-        bmeta = bench.get("metadata") if isinstance(bench.get("metadata"), dict) else {}
-        merged = {**file_meta, **bmeta}
+        bmeta = bench.get(bench_key) if isinstance(bench.get(bench_key), dict) else {}
+        # pyperf moves metadata common to all runs up to the benchmark, and metadata common to
+        # all benchmarks up to the file: a run's metadata is the merge of the three.
+        first = next((r for r in bench["runs"] if isinstance(r, dict)), {})
+        rmeta0 = first.get("metadata") if isinstance(first.get("metadata"), dict) else {}
+        merged = {**file_meta, **bmeta, **rmeta0}
         unit = merged.get("unit", "second")
         if unit not in _UNITS:
             raise UserError(f"{where} has unknown unit {unit!r}; pyperf units are "
@@ -90,26 +106,36 @@ def parse_pyperf(path: str | os.PathLike, *, name: str | None = None,
             where = f"{path} benchmarks[{i}].runs[{j}]"
             if not isinstance(run, dict):
                 raise UserError(f"{where} is not an object; the file is damaged")
-            values = run.get("values", [])
-            warmups = run.get("warmups", [])
+            values = run.get(values_key) or []
+            warmups = run.get("warmups") or []
             if not isinstance(values, list) or not all(_number(v) for v in values):
-                raise UserError(f"{where}: 'values' must be a list of numbers; the file is damaged")
+                raise UserError(f"{where}: '{values_key}' must be a list of numbers; "
+                                f"the file is damaged")
             if not isinstance(warmups, list) or not all(
                     isinstance(w, list) and len(w) == 2 and _number(w[0]) and _number(w[1])
                     for w in warmups):
                 raise UserError(f"{where}: 'warmups' must be [loops, value] pairs; "
                                 f"the file is damaged")
             rmeta = run.get("metadata") if isinstance(run.get("metadata"), dict) else {}
+            merged = {**file_meta, **bmeta, **rmeta}
+            loops = merged.get("loops", 1)
+            inner = merged.get("inner_loops", 1)
             if warmups:
+                warm = np.asarray([w[1] for w in warmups], float)
+                if old:  # before format 1.0 warmups were raw (not per-iteration) values
+                    warm = warm / (np.asarray([w[0] for w in warmups], float) * inner)
                 runs.append(ImportedRun(
                     iteration=j, warmup=True,
                     fields={"status": "imported",
-                            "extra": {"pyperf_run": j, "loops": [w[0] for w in warmups]}},
-                    samples={metric: np.asarray([w[1] for w in warmups], float) * factor}))
+                            "extra": {"pyperf_run": j, "warmup_loops": [w[0] for w in warmups],
+                                      "inner_loops": inner}},
+                    samples={metric: warm * factor}))
             if values:
                 runs.append(ImportedRun(
                     iteration=j,
-                    fields={"status": "imported", "extra": {"pyperf_run": j, "metadata": rmeta}},
+                    fields={"status": "imported",
+                            "extra": {"pyperf_run": j, "loops": loops, "inner_loops": inner,
+                                      "metadata": rmeta}},
                     samples={metric: np.asarray(values, float) * factor}))
         if not runs:
             raise UserError(f"{path} benchmark {bname!r} has no values or warmups; "
