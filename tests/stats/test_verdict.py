@@ -1,0 +1,237 @@
+"""Seed 001's comparison flow: the published JayBeams analysis reproduced, outcomes, validity.
+
+Seed 001 ("On Benchmarking, Part 6") prints, for each data file: max |ACF| per group (vm only;
+the workstation report just says PASSED), the SD estimate (ceiling in us), power.t.test's n for
+10x and 1x the minimum effect and the derived sample counts, the p-value and the Hodges-Lehmann
+estimate with its 95 % interval rounded to 0.01 us. The SD comes from a bootstrap with 10,000
+resamples, so it is reproducible only within Monte-Carlo error; see test_vm_sd_estimate_*.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchlab.errors import UserError
+from benchlab.stats.verdict import CompareOptions, compare, compare_many, estimate_sd
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / ".." / "shared" / "data" / "jaybeams"
+VECTORS = json.loads((REPO / "tests" / "vectors" / "compare_vectors.json").read_text())
+SEED_OPTIONS = dict(iterations=20_000, clock_ghz=3.0, alpha=0.01, power=0.95)
+
+
+def _load(name: str) -> tuple[np.ndarray, np.ndarray]:
+    path = DATA / f"{name}-results.csv"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: the published JayBeams data (../shared) is not available")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy notes the comment-only lines it skips
+        rows = np.loadtxt(path, delimiter=",", comments="#", dtype=str)
+    values = rows[:, 1].astype(np.float64)  # ns
+    return values[rows[:, 0] == "array"], values[rows[:, 0] == "map"]
+
+
+def _r(name: str) -> dict:
+    if "jaybeams" not in VECTORS:
+        pytest.skip("compare_vectors.json was generated without the JayBeams data")
+    return VECTORS["jaybeams"][name]
+
+
+def _us(ns: float, digits: int = 2) -> float:
+    return round(ns / 1000.0, digits)
+
+
+def test_workstation_reproduces_the_post() -> None:
+    array, map_ = _load("workstation")
+    # 1,000 resamples suffice here: the SD bound (196.70 us) is 0.3 us below the integer
+    # boundary and its Monte-Carlo SD at B = 1000 is ~0.07 us (see the vm tests).
+    result = compare(array, map_, name_a="array", name_b="map", options=CompareOptions(
+        **SEED_OPTIONS, jaybeams_compatible=True, bootstrap_resamples=1000))
+    r = _r("workstation")
+    assert (result.n_a, result.n_b) == (35000, 35000)
+    assert [round(v / 1000, 0) for v in (result.summary_a.min, result.summary_a.max)] == [223, 1547]
+    assert result.independence_a.max_abs_acf == pytest.approx(r["max_acf_array"], rel=1e-9)
+    assert result.independence_b.max_abs_acf == pytest.approx(r["max_acf_map"], rel=1e-9)
+    assert result.checks[2].status == "PASSED"  # "the samples do not exhibit high auto-correlation"
+    assert result.sd_estimate.value == 197_000  # "## 197"
+    assert round(result.plan_10x.n_t_test, 1) == 312.8
+    assert result.plan_10x.n_required == 5000
+    assert round(result.plan_1x.n_t_test) == 31112
+    assert result.plan_1x.n_required == 36000  # "should be >= 36000"
+    statuses = {c.name: c.status for c in result.checks}
+    assert statuses["power_10x"] == "PASSED" and statuses["power_1x"] == "WARNING"
+    assert result.p_value == 0.0  # "The test p-value (0)"
+    hl = result.hodges_lehmann
+    assert _us(hl.estimate) == -771.55  # "-771.5501" (R's uniroot), printed -771.5
+    assert [_us(hl.ci_low), _us(hl.ci_high)] == [-773.77, -769.32]
+    # Against R on the same data: W and p exactly, the uniroot values within their tolerance.
+    assert result.mann_whitney.statistic == r["wilcox_statistic"]
+    assert hl.estimate / 1000 == pytest.approx(r["wilcox_estimate"], abs=2e-4)
+    assert [hl.ci_low / 1000, hl.ci_high / 1000] == pytest.approx(r["wilcox_conf_int"], abs=2e-4)
+    assert result.outcome == "faster"
+    assert result.verdict.startswith("array is faster than map by 771.5 µs, 95% CI [769.3, 773.8] µs")
+    json.dumps(result.to_dict(), allow_nan=False)
+
+
+def test_vm_reproduces_the_post_except_the_bootstrap() -> None:
+    array, map_ = _load("vm")
+    result = compare(array, map_, name_a="array", name_b="map", options=CompareOptions(
+        **SEED_OPTIONS, jaybeams_compatible=True, bootstrap_resamples=200))
+    r = _r("vm")
+    # "max.acf.array=0.0964, max.acf.map=0.256"
+    assert round(result.independence_a.max_abs_acf, 4) == 0.0964
+    assert round(result.independence_b.max_abs_acf, 3) == 0.256
+    assert result.independence_a.max_abs_acf == pytest.approx(r["max_acf_array"], rel=1e-9)
+    assert {c.name: c.status for c in result.checks}["independence"] == "WARNING"
+    assert result.p_value == 0.0
+    hl = result.hodges_lehmann
+    assert _us(hl.estimate) == -600.79  # "-600.7931"
+    assert [_us(hl.ci_low), _us(hl.ci_high)] == [-602.48, -599.11]
+    assert hl.estimate / 1000 == pytest.approx(r["wilcox_estimate"], abs=2e-4)
+    assert [hl.ci_low / 1000, hl.ci_high / 1000] == pytest.approx(r["wilcox_conf_int"], abs=2e-4)
+
+
+def _sd_bounds_us(intervals: dict) -> float:
+    return max(intervals[g]["normal"].high for g in intervals) / 1000
+
+
+@pytest.mark.slow
+def test_vm_sd_estimate_matches_the_post_within_monte_carlo_error() -> None:
+    """The post's 396 us is ceil(normal upper bound of sd(map)) from ONE bootstrap run.
+
+    The bound is t0 - bias + 1.96 sd(t*); at B = 10,000 its Monte-Carlo SD is ~0.3 us here
+    (sd(t*) ~ 16 us: 1.96 * 16 / sqrt(2B) plus the bias term's 16 / sqrt(B)). Its B -> infinity
+    value is about 395.6-395.9 us, so a run lands at 396 or 397 depending on the random stream:
+    the printed digit is reproducible only up to that error. We assert the bound is within
+    4 Monte-Carlo SDs of R's own run on the same data, and that with seed=1 (the default
+    seed) the whole chain gives the post's numbers: 396 -> n = 1259 / 125711 -> 5000 / 145000.
+    """
+    array, map_ = _load("vm")
+    sd = estimate_sd({"array": array, "map": map_}, jaybeams_compatible=True,
+                     n_resamples=10_000, seed=1)
+    r = _r("vm")
+    r_bound = max(r["boot_ci_array_perc_basic_norm"][5], r["boot_ci_map_perc_basic_norm"][5])
+    assert _sd_bounds_us(sd.intervals) == pytest.approx(r_bound, abs=4 * 0.3)
+    assert sd.value == 396_000
+    result = compare(array, map_, name_a="array", name_b="map", options=CompareOptions(
+        **SEED_OPTIONS, jaybeams_compatible=True, bootstrap_resamples=10_000, seed=1))
+    assert result.sd_estimate.value == 396_000
+    assert round(result.plan_10x.n_t_test) == 1259 and result.plan_10x.n_required == 5000
+    assert round(result.plan_1x.n_t_test) == 125711 and result.plan_1x.n_required == 145000
+    assert "should be >= 145000" in {c.name: c.text for c in result.checks}["power_1x"]
+
+
+def _lognormal(rng: np.random.Generator, median: float, sigma: float, n: int) -> np.ndarray:
+    return np.round(rng.lognormal(math.log(median), sigma, n))
+
+
+def test_outcomes_equivalent_and_undecided() -> None:
+    rng = np.random.default_rng(31)
+    same_a, same_b = _lognormal(rng, 1e6, 0.05, 20_000), _lognormal(rng, 1e6, 0.05, 20_000)
+    eq = compare(same_a, same_b, options=CompareOptions(min_effect_relative=0.01,
+                                                        bootstrap_resamples=200))
+    assert eq.outcome == "equivalent" and eq.verdict.startswith("equivalent within ±1%")
+    few_a, few_b = _lognormal(rng, 1e6, 0.3, 40), _lognormal(rng, 1.02e6, 0.3, 40)
+    und = compare(few_a, few_b, options=CompareOptions(min_effect_relative=0.01,
+                                                       bootstrap_resamples=200))
+    assert und.outcome == "undecided"
+    assert und.samples_needed is not None and und.samples_needed > 5000
+    assert f"need about {und.samples_needed} samples" in und.verdict
+    statuses = {c.name: c.status for c in und.checks}
+    assert statuses["power_10x"] == "FAILED" or statuses["power_1x"] == "WARNING"
+
+
+def test_default_flow_reports_a_significant_difference_even_when_underpowered() -> None:
+    """The seed aborts when the 10x power check fails; a rejection is valid anyway."""
+    rng = np.random.default_rng(32)
+    a, b = _lognormal(rng, 0.5e6, 0.05, 300), _lognormal(rng, 1e6, 0.05, 300)
+    options = dict(iterations=20_000, clock_ghz=3.0, bootstrap_resamples=200)
+    default = compare(a, b, options=CompareOptions(**options))
+    seed = compare(a, b, options=CompareOptions(**options, jaybeams_compatible=True))
+    assert {c.name: c.status for c in default.checks}["power_10x"] == "FAILED"
+    assert default.outcome == "faster"
+    assert seed.outcome == "undecided" and "seed 001 aborts" in seed.verdict
+    # Upper-bound rule >= the seed's rule before rounding; the seed rounds up to whole us.
+    assert default.sd_estimate.rule == "upper" and seed.sd_estimate.value % 1000 == 0
+
+
+def test_compare_many_applies_holm() -> None:
+    rng = np.random.default_rng(33)
+    base = _lognormal(rng, 1e6, 0.2, 400)
+    cands = {"same": _lognormal(rng, 1e6, 0.2, 400), "slower": _lognormal(rng, 1.1e6, 0.2, 400),
+             "faster": _lognormal(rng, 0.9e6, 0.2, 400)}
+    multi = compare_many(base, cands, baseline_name="base",
+                         options=CompareOptions(alpha=0.05, bootstrap_resamples=200))
+    raw = sorted(c.p_value for c in multi.comparisons)
+    adjusted = sorted(c.p_adjusted for c in multi.comparisons)
+    m = len(raw)
+    expected = np.minimum(1, np.maximum.accumulate([(m - i) * p for i, p in enumerate(raw)]))
+    assert adjusted == pytest.approx(expected.tolist(), rel=1e-12)
+    by_name = {c.name_a: c for c in multi.comparisons}
+    assert by_name["slower"].outcome == "slower" and by_name["faster"].outcome == "faster"
+    assert "Holm-adjusted" in by_name["faster"].verdict
+    assert json.loads(json.dumps(multi.to_dict(), allow_nan=False))["adjustment"] == "holm"
+
+
+def test_aa_false_positive_rate_at_most_alpha() -> None:
+    """Reduced, seeded version of bench/stats_validity.py: A/A comparisons rarely differ."""
+    rng = np.random.default_rng(34)
+    alpha, sims = 0.05, 200
+    options = CompareOptions(alpha=alpha, bootstrap_resamples=50, min_effect_relative=0.03)
+    hits = sum(
+        compare(_lognormal(rng, 1e6, 0.3, 200), _lognormal(rng, 1e6, 0.3, 200),
+                options=options).outcome in ("faster", "slower")
+        for _ in range(sims)
+    )
+    assert hits / sims <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / sims)
+
+
+def test_power_at_the_recommended_sample_size() -> None:
+    """Plan from a pilot run, then the plan's n detects a 3 % shift >= 95 % of the time."""
+    rng = np.random.default_rng(35)
+    sigma, shift = 0.1, 0.97
+    plan_options = dict(alpha=0.01, power=0.95, min_effect_relative=0.03, min_samples=0,
+                        round_to=1, bootstrap_resamples=200)
+    pilot = compare(_lognormal(rng, 0.97e6, sigma, 2000), _lognormal(rng, 1e6, sigma, 2000),
+                    options=CompareOptions(**plan_options))
+    n = pilot.plan_1x.n_required
+    assert 300 < n < 1000
+    sims = 150
+    detected = sum(
+        compare(_lognormal(rng, shift * 1e6, sigma, n), _lognormal(rng, 1e6, sigma, n),
+                options=CompareOptions(**plan_options)).outcome == "faster"
+        for _ in range(sims)
+    )
+    assert detected / sims >= 0.95 - 2 * math.sqrt(0.95 * 0.05 / sims)
+
+
+@pytest.mark.parametrize(
+    "a, b, needle",
+    [
+        ([], [1.0, 2.0, 3.0], "empty"),
+        ([1.0, 2.0], [1.0, 2.0, 3.0], "2 value"),
+        ([1.0, np.nan, 3.0, 4.0], [1.0, 2.0, 3.0], "nan"),
+        ([1.0, 2.0, 3.0], [1.0, np.inf, 3.0], "infinite"),
+        ([7.0, 7.0, 7.0, 7.0], [1.0, 2.0, 3.0], "constant"),
+    ],
+)
+def test_bad_samples_are_one_line_user_errors(a: list, b: list, needle: str) -> None:
+    with pytest.raises(UserError) as info:
+        compare(a, b)
+    assert "\n" not in str(info.value) and needle in str(info.value).lower()
+
+
+def test_bad_options_are_user_errors() -> None:
+    x, y = np.arange(10.0), np.arange(10.0) + 0.5
+    with pytest.raises(UserError):
+        compare(x, y, options=CompareOptions(iterations=1000))  # clock_ghz missing
+    with pytest.raises(UserError):
+        compare(x, y, options=CompareOptions(alpha=1.5))
+    with pytest.raises(UserError):
+        compare_many(x, {})
