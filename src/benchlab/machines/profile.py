@@ -1,0 +1,386 @@
+"""Machine profiles: a vector of microbenchmark rates, measured with stress-ng or imported.
+
+A :class:`Profile` holds, per method (a stress-ng CPU method or stressor, or an imported
+benchmark), every repetition's result and whether higher is better. Its *value* per method is
+the median of the repetitions (with two repetitions, as in the published varsys16 data, that is
+their mean). The CV per method (sample standard deviation / mean) tells how stable the value is.
+
+:func:`run_profile` measures this machine: every method once per round, the order reshuffled
+each round (seeded) so slow drifts of the machine (other tenants, thermal state) spread over all
+methods instead of biasing the ones measured last; then, when a target CV is given, extra rounds
+for the methods still above it while the time budget lasts. Each run is a fresh stress-ng with
+one worker, in its own cgroup (for a CPU quota, and to read CPU time and throttling back), and
+is written to the store as soon as it ends.
+
+Profiles are exchanged as JSON (:meth:`Profile.to_json`, :func:`load_profile_file`) and live in
+the store as sessions of kind ``profile`` (see :mod:`benchlab.machines.store_io`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchlab.errors import NotAvailable, UserError
+
+PROFILE_FORMAT = "benchlab-profile"
+PROFILE_FORMAT_VERSION = 1
+#: Sample metric holding each run's rate, and its unit.
+METRIC = "bogo_ops_per_s"
+METRIC_UNIT = "bogo-ops/s"
+#: Rate over user+system CPU time (insensitive to time slicing and to the quota), stored beside.
+CPU_METRIC = "bogo_ops_per_cpu_s"
+
+
+@dataclass
+class MethodResult:
+    """Results of one method in a profile.
+
+    Attributes:
+        name: method name (``int64``, ``stream``, or an imported benchmark's name).
+        values: one result per repetition, in run order (bogo-ops/s for stress-ng; the
+            source's unit for imported benchmarks).
+        higher_is_better: False for times (e.g. an imported application's seconds).
+        kind: ``cpu-method``, ``stressor`` or ``application``.
+        cpu_values: per repetition, bogo-ops per CPU second (stress-ng runs only), bogo-ops/s.
+    """
+
+    name: str
+    values: list[float]
+    higher_is_better: bool = True
+    kind: str = "cpu-method"
+    cpu_values: list[float] = field(default_factory=list)
+
+    @property
+    def value(self) -> float:
+        """Median of the repetitions (NaN when there is none)."""
+        return float(np.median(self.values)) if self.values else math.nan
+
+    @property
+    def cv(self) -> float:
+        """Coefficient of variation of the repetitions (sample SD / mean); NaN below 2 values."""
+        if len(self.values) < 2:
+            return math.nan
+        arr = np.asarray(self.values, dtype=float)
+        mean = arr.mean()
+        return float(arr.std(ddof=1) / mean) if mean else math.nan
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "kind": self.kind, "higher_is_better": self.higher_is_better,
+               "value": _finite_or_none(self.value), "cv": _finite_or_none(self.cv),
+               "values": list(map(float, self.values))}
+        if self.cpu_values:
+            out["cpu_values"] = list(map(float, self.cpu_values))
+        return out
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+@dataclass
+class Profile:
+    """A machine profile: method -> results, plus how it was obtained.
+
+    Attributes:
+        name: profile name (in the store, the session name).
+        methods: method name -> :class:`MethodResult`, in measurement declaration order.
+        metadata: stress-ng version, duration_s, repeat, limits, cpus, source, elapsed_s, ...
+        environment: the machine's environment (``collect_environment``), if known.
+    """
+
+    name: str
+    methods: dict[str, MethodResult]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    environment: dict[str, Any] | None = None
+
+    def values(self) -> dict[str, float]:
+        """Method -> profile value (median of repetitions), skipping methods without results."""
+        return {k: m.value for k, m in self.methods.items() if m.values}
+
+    def cvs(self) -> dict[str, float]:
+        """Method -> CV of its repetitions."""
+        return {k: m.cv for k, m in self.methods.items()}
+
+    def to_dict(self) -> dict:
+        """The JSON document (see :func:`load_profile_file`)."""
+        return {"format": PROFILE_FORMAT, "version": PROFILE_FORMAT_VERSION, "name": self.name,
+                "metadata": self.metadata, "environment": self.environment,
+                "methods": [m.to_dict() for m in self.methods.values()]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, default=str)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the profile as JSON to ``path``; UserError when it cannot be written."""
+        try:
+            Path(path).write_text(self.to_json() + "\n")
+        except OSError as err:
+            raise UserError(f"cannot write profile to {path}: {err.strerror}; choose another -o FILE") from None
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any], where: str = "<profile>") -> "Profile":
+        """Build from a JSON document; UserError naming the problem when it is not a profile."""
+        if not isinstance(doc, Mapping) or doc.get("format") != PROFILE_FORMAT:
+            raise UserError(f"{where} is not a benchlab profile (no \"format\": \"{PROFILE_FORMAT}\"); "
+                            f"create one with `benchlab profile -o FILE`")
+        methods: dict[str, MethodResult] = {}
+        entries = doc.get("methods")
+        if not isinstance(entries, list):
+            raise UserError(f"{where}: \"methods\" must be a list; regenerate it with `benchlab profile -o FILE`")
+        for entry in entries:
+            try:
+                name = str(entry["name"])
+                values = [float(v) for v in entry.get("values") or ([entry["value"]] if entry.get("value") is not None else [])]
+                methods[name] = MethodResult(
+                    name=name, values=values, higher_is_better=bool(entry.get("higher_is_better", True)),
+                    kind=str(entry.get("kind", "cpu-method")),
+                    cpu_values=[float(v) for v in entry.get("cpu_values") or []])
+            except (KeyError, TypeError, ValueError):
+                raise UserError(f"{where}: malformed method entry {str(entry)[:60]!r}; each needs a name "
+                                f"and numeric values") from None
+        return cls(name=str(doc.get("name") or "profile"), methods=methods,
+                   metadata=dict(doc.get("metadata") or {}), environment=doc.get("environment"))
+
+
+def load_profile_file(path: str | os.PathLike) -> Profile:
+    """Read a profile JSON file; UserError for a missing file, bad JSON or another document."""
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise UserError(f"cannot read profile {path}: {err.strerror}; give a profile JSON file "
+                        f"(benchlab profile -o FILE) or a profile name in the store") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UserError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}); "
+                        f"regenerate it with `benchlab profile -o FILE`") from None
+    return Profile.from_dict(doc, str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One stress-ng run of a profile: what was run and what it gave (passed to observers)."""
+
+    method: str
+    round: int
+    status: str
+    value: float | None
+    cpu_value: float | None
+    wall_ns: int | None
+    error: str | None = None
+    cgroup: dict | None = None
+
+
+#: Observer of progress: ``observer(event, **data)`` with event "planned" (total runs),
+#: "run" (a :class:`RunRecord`, done, total) or "extra" (more runs were planned: total).
+Observer = Callable[..., None]
+
+
+def _spawn_one(argv: list[str], log_path: str, timeout_s: float, limits, cpus):
+    """Run stress-ng once, in a run cgroup when possible (required when ``limits`` is set)."""
+    from benchlab.control.cgroups import RunCgroup
+    from benchlab.measure.spawn import SpawnRequest, spawn_measured
+
+    request = dict(argv=argv, stdout_path=log_path, stderr_path=log_path, timeout_s=timeout_s,
+                   cpus=list(cpus) if cpus else None)
+    try:
+        group = RunCgroup(limits, session="profile")
+        group.create()
+    except (NotAvailable, UserError):
+        if limits is not None and not limits.unconstrained:
+            raise
+        return spawn_measured(SpawnRequest(**request)), None
+    try:
+        measurement = spawn_measured(SpawnRequest(**request, cgroup_procs=group.procs_paths))
+        usage = group.usage().to_dict()
+    finally:
+        group.remove()
+    return measurement, usage
+
+
+def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repeat: int = 3,
+                limits=None, cpus: Sequence[int] | None = None, seed: int = 1,
+                target_cv: float | None = None, max_repeat: int | None = None,
+                time_budget_s: float | None = None, store=None, environment: dict | None = None,
+                observer: Observer | None = None, binary: str | None = None) -> Profile:
+    """Measure a profile of this machine with stress-ng.
+
+    Args:
+        methods: method names (see :func:`benchlab.machines.stressng.resolve_methods`).
+        name: the profile's name.
+        duration_s: length of each stress-ng run, s (whole seconds).
+        repeat: rounds over all methods (each round in a freshly shuffled order).
+        limits: :class:`benchlab.control.cgroups.CgroupLimits` (e.g. a CPU quota), or None.
+        cpus: CPU affinity of stress-ng (e.g. ``[1]``), or None for the scheduler's choice.
+        seed: seed of the per-round shuffles.
+        target_cv: after ``repeat`` rounds, keep re-running methods whose CV is above this
+            (a fraction, 0.02 = 2%) until ``max_repeat`` or ``time_budget_s``.
+        max_repeat: most repetitions per method with ``target_cv`` (default 3 x repeat).
+        time_budget_s: wall-time budget for the extra rounds, s (from the profile's start).
+        store: a :class:`benchlab.store.db.Store` to record the session in as runs end.
+        environment: the environment to record (default: collected now).
+        observer: progress callback, see :data:`Observer`.
+        binary: stress-ng path (default: found on PATH).
+
+    Returns:
+        The profile; its metadata holds elapsed_s, runs, failed runs and the store session uid.
+
+    Raises:
+        UserError: stress-ng missing, bad method, no permission for the cgroup quota.
+    """
+    from benchlab.machines import stressng
+
+    binary = stressng.find_stress_ng(binary)
+    if repeat < 1:
+        raise UserError(f"invalid --repeat {repeat}; use 1 or more (3 or more to get a CV)")
+    if int(duration_s) != duration_s or duration_s < 1:
+        raise UserError(f"invalid --duration {duration_s}; stress-ng takes whole seconds (>= 1)")
+    if not methods:
+        raise UserError("no methods to run; pass --methods all or a list of names")
+    available = stressng.cpu_methods(binary)
+    argvs = {m: stressng.method_argv(m, int(duration_s), "{yaml}", binary, available) for m in methods}
+    version = stressng.stress_ng_version(binary)
+    if environment is None:
+        from benchlab.measure.environment import collect_environment
+        environment = collect_environment()
+    metadata: dict[str, Any] = {
+        "tool": "stress-ng", "stress_ng_version": version, "duration_s": int(duration_s),
+        "repeat": repeat, "target_cv": target_cv, "seed": seed,
+        "limits": limits.to_dict() if limits is not None else None,
+        "cpus": list(cpus) if cpus else None, "metric": METRIC, "value": "median of repetitions",
+        "higher_is_better": {m: True for m in methods}, "source": "measured",
+    }
+    results = {m: MethodResult(m, [], True, "stressor" if m in stressng.EXTRA_STRESSORS else "cpu-method")
+               for m in methods}
+    profile = Profile(name=name, methods=results, metadata=metadata, environment=environment)
+
+    recorder = _StoreRecorder(store, profile, argvs) if store is not None else None
+    notify = observer or (lambda event, **data: None)
+    total = repeat * len(methods)
+    notify("planned", total=total)
+    rng = random.Random(seed)
+    started = time.monotonic()
+    done = 0
+    counts = {m: 0 for m in methods}
+    status = "failed"
+    try:
+        with tempfile.TemporaryDirectory(prefix="benchlab-profile-") as tmp:
+            def run_round(round_methods: list[str], round_no: int) -> None:
+                nonlocal done
+                order = list(round_methods)
+                rng.shuffle(order)
+                for method in order:
+                    record = _run_method(method, argvs[method], tmp, round_no, int(duration_s), limits, cpus)
+                    if record.value is not None:
+                        results[method].values.append(record.value)
+                        if record.cpu_value is not None and math.isfinite(record.cpu_value):
+                            results[method].cpu_values.append(record.cpu_value)
+                    counts[method] += 1
+                    done += 1
+                    if recorder is not None:
+                        recorder.record(method, counts[method] - 1, record)
+                    notify("run", record=record, done=done, total=total)
+
+            for r in range(repeat):
+                run_round(list(methods), r)
+            if target_cv is not None:
+                ceiling = max_repeat if max_repeat is not None else 3 * repeat
+                round_no = repeat
+                while True:
+                    noisy = [m for m in methods if counts[m] < ceiling
+                             and not (results[m].cv <= target_cv)]
+                    elapsed = time.monotonic() - started
+                    per_run = elapsed / max(done, 1)
+                    if not noisy or (time_budget_s is not None and elapsed + per_run * len(noisy) > time_budget_s):
+                        break
+                    total += len(noisy)
+                    notify("extra", total=total)
+                    run_round(noisy, round_no)
+                    round_no += 1
+        status = "complete"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        metadata["elapsed_s"] = round(time.monotonic() - started, 3)
+        metadata["runs"] = done
+        metadata["failed_methods"] = sorted(m for m in methods if counts[m] and not results[m].values)
+        if recorder is not None:
+            metadata["session_uid"] = recorder.ref.uid
+            recorder.finish(status)
+    return profile
+
+
+def _run_method(method: str, argv_template: list[str], tmp: str, round_no: int, duration_s: int,
+                limits, cpus) -> RunRecord:
+    from benchlab.machines import stressng
+
+    yaml_path = os.path.join(tmp, f"{method}-{round_no}.yaml")
+    log_path = os.path.join(tmp, f"{method}-{round_no}.log")
+    argv = [yaml_path if a == "{yaml}" else a for a in argv_template]
+    # A throttled run stretches: allow for a quota as low as 5% of a CPU plus start-up time.
+    timeout_s = duration_s * 3 + 30
+    measurement, usage = _spawn_one(argv, log_path, timeout_s, limits, cpus)
+    value = cpu_value = None
+    error = measurement.error
+    status = measurement.status
+    if status == "ok":
+        try:
+            result = stressng.parse_yaml_file(yaml_path)
+            value, cpu_value = result.ops_per_s_real, result.ops_per_s_cpu
+            if not value > 0:
+                status, error, value = "failed", "stress-ng reported 0 bogo-ops", None
+        except UserError as err:
+            status, error = "failed", str(err)
+    elif error is None:
+        try:
+            tail = Path(log_path).read_text()[-300:]
+        except OSError:
+            tail = ""
+        error = f"stress-ng exited with {measurement.exit_code}: {' '.join(tail.split())}"
+    return RunRecord(method, round_no, status, value, cpu_value, measurement.wall_ns, error, usage)
+
+
+class _StoreRecorder:
+    """Writes a profile session as it is measured: one benchmark per method, one run per repetition."""
+
+    def __init__(self, store, profile: Profile, argvs: Mapping[str, list[str]]):
+        from benchlab.machines.store_io import create_profile_session
+
+        self.store = store
+        self.profile = profile
+        self.ref, self.bench_ids = create_profile_session(store, profile, argvs=argvs)
+        self.seq = 0
+
+    def record(self, method: str, iteration: int, record: RunRecord) -> None:
+        fields: dict[str, Any] = {"status": record.status if record.status in
+                                  ("ok", "failed", "signaled", "timeout", "error") else "failed",
+                                  "wall_ns": record.wall_ns, "error": record.error,
+                                  "extra": {"round": record.round, "cgroup": record.cgroup}}
+        samples = {}
+        if record.value is not None:
+            samples[METRIC] = [record.value]
+            if record.cpu_value is not None and math.isfinite(record.cpu_value):
+                samples[CPU_METRIC] = [record.cpu_value]
+        self.store.add_run(self.ref.id, self.bench_ids[method], seq=self.seq, iteration=iteration,
+                           fields=fields, samples=samples)
+        self.seq += 1
+
+    def finish(self, status: str) -> None:
+        self.store.update_session(self.ref.id, metadata=self.profile.metadata)
+        self.store.finish_session(self.ref.id, status)
