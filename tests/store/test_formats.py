@@ -446,6 +446,7 @@ GBENCH_DOC = {
          "run_type": "aggregate", "aggregate_name": "stddev", "aggregate_unit": "time"},
         _gb("BM_copy", 0, 800, 790, unit="ns"),
         {**_gb("BM_fail", 0, 0, 0), "error_occurred": True, "error_message": "no input"},
+        {**_gb("BM_skip", 0, 0, 0), "skipped": True, "skip_message": "needs AVX-512"},
     ],
 }
 
@@ -458,17 +459,24 @@ def test_gbench_repetitions_units_counters_aggregates_and_errors(store, tmp_path
     assert sess["metadata"]["context"]["host_name"] == "box"
     assert [a["aggregate_name"] for a in sess["metadata"]["aggregates"]["BM_sort/1024"]] == \
         ["mean", "stddev"]
-    assert [b["name"] for b in store.benchmarks(ref.id)] == ["BM_sort/1024", "BM_copy", "BM_fail"]
+    assert [b["name"] for b in store.benchmarks(ref.id)] == ["BM_sort/1024", "BM_copy", "BM_fail",
+                                                             "BM_skip"]
     real = store.resolve_series(f"{ref.uid}:BM_sort/1024", metric="real_time")
     assert real.unit == "ns" and real.values.tolist() == [12500.0, 13000.0, 12000.0]
     cpu = store.resolve_series(f"{ref.uid}:BM_copy", metric="cpu_time")
     assert cpu.values.tolist() == [790.0]
+    # hyperfine JSON: the two timed benchmarks; the failed and skipped ones have no time at all
+    hf = json.loads(export_sessions(store, [ref.uid], "hyperfine"))["results"]
+    assert [(r["command"], r["times"]) for r in hf] == [
+        ("BM_sort/1024", [1.25e-5, 1.3e-5, 1.2e-5]), ("BM_copy", [8e-7])]
     items = store.resolve_series(f"{ref.uid}:BM_sort/1024", metric="items_per_second")
     assert items.values.tolist() == [8.0e7, 7.9e7, 8.1e7] and items.unit == "1/s"
     runs = store.runs(session_id=ref.id)
-    assert len(runs) == 5  # aggregates are not runs
-    failed = runs[-1]
+    assert len(runs) == 6  # aggregates are not runs
+    failed, skipped = runs[-2:]
     assert failed["status"] == "error" and failed["error"] == "no input"
+    assert skipped["status"] == "error" and skipped["error"] == "skipped: needs AVX-512"
+    assert store.samples_of_run(skipped["id"]) == {}
     assert runs[0]["extra"]["iterations"] == 1000
 
 

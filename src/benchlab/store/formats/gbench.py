@@ -10,8 +10,8 @@ Mapping: one benchmark per ``run_name`` (in order of first appearance), one run 
 every other numeric field of the entry (user counters, ``bytes_per_second``,
 ``items_per_second``, ...) as a sample metric of the same name (unit '', per second rates
 ``1/s`` / ``B/s``). ``iterations``, ``threads``, ``repetition_index``, ``label`` and the entry
-name go to the run's ``extra``. A repetition that reported ``error_occurred`` becomes a run of
-status ``error`` with the message. Aggregates are NOT samples (they are derived): they are kept
+name go to the run's ``extra``. A repetition that reported ``error_occurred`` (or ``skipped``)
+becomes a run of status ``error`` with the message. Aggregates are NOT samples (they are derived): they are kept
 in the session metadata under ``aggregates`` by run name; ``context`` is kept as
 ``context``.
 
@@ -35,7 +35,8 @@ _AGG_SUFFIXES = ("_mean", "_median", "_stddev", "_cv", "_BigO", "_RMS")
 _NOT_SAMPLES = {
     "name", "run_name", "run_type", "repetitions", "repetition_index", "threads", "iterations",
     "real_time", "cpu_time", "time_unit", "family_index", "per_family_instance_index",
-    "aggregate_name", "aggregate_unit", "label", "error_occurred", "error_message",
+    "aggregate_name", "aggregate_unit", "label", "error_occurred", "error_message", "skipped",
+    "skip_message",
 }
 _RATE_UNITS = {"bytes_per_second": "B/s", "items_per_second": "1/s"}
 
@@ -84,10 +85,14 @@ def parse_gbench(path: str | os.PathLike, *, name: str | None = None,
         runs = runs_by_name[run_name]
         extra = {k: entry[k] for k in ("name", "iterations", "threads", "repetition_index",
                                        "repetitions", "label") if k in entry}
-        if entry.get("error_occurred"):
+        if entry.get("error_occurred") or entry.get("skipped"):
+            # SkipWithError (error_occurred) or, since 1.8, SkipWithMessage (skipped): the
+            # times are not measurements.
+            message = (str(entry.get("error_message") or "error_occurred")
+                       if entry.get("error_occurred")
+                       else f"skipped: {entry.get('skip_message') or ''}".rstrip(": "))
             runs.append(ImportedRun(iteration=len(runs), fields={
-                "status": "error", "error": str(entry.get("error_message") or "error_occurred"),
-                "extra": extra}))
+                "status": "error", "error": message, "extra": extra}))
             continue
         unit = entry.get("time_unit", "ns")
         if unit not in TIME_UNIT_TO_NS:

@@ -8,14 +8,16 @@ seconds. Per run it has only ``times`` and (since 1.12) ``exit_codes``, plus
 Import: one benchmark per result (name = command; parameters kept), one run per entry of
 ``times`` with ``wall_ns`` (s -> ns, rounded to the nearest ns), ``exit_code`` and status ``ok``
 (exit 0), ``failed`` (non-zero) or ``signaled`` (null exit code: killed by a signal);
-``max_rss_kib`` from ``memory_usage_byte`` when present. Per-run user/system times do not exist
+``max_rss_kib`` from ``memory_usage_byte`` when present. Files without ``exit_codes``
+(hyperfine < 1.12, which stopped at the first failure unless ``-i``) give status ``ok`` with
+``exit_code`` null. Per-run user/system times do not exist
 in the file and are NOT invented: the per-benchmark summary (mean, stddev, median, user, system,
 min, max and any other scalar keys) is kept in the session metadata under ``results``.
 
 Export: one result per benchmark. ``times`` are the harness wall times (shell overhead
 subtracted, as hyperfine does) of non-warmup runs that ran to completion (ok, failed, signaled);
 a benchmark without harness times (e.g. imported samples) uses its program metric when that is
-in a time unit. mean/median/min/max are recomputed from ``times``; ``stddev`` is the sample
+in a time unit; one without any value (all runs failed) is left out. mean/median/min/max are recomputed from ``times``; ``stddev`` is the sample
 standard deviation (null for one time, like hyperfine); ``user``/``system`` are the means of the
 runs' user/sys times when every run has them, else the imported hyperfine summary, else null.
 """
@@ -122,19 +124,26 @@ def _mean_s(values: list[Any]) -> float | None:
 def hyperfine_results(sessions: Sequence[SessionData]) -> list[dict[str, Any]]:
     """hyperfine ``results`` entries for every benchmark of ``sessions`` (times in s).
 
-    Raises UserError for a benchmark that has neither harness wall times nor a program metric
-    in a time unit.
+    Benchmarks without any measured value (every run failed) are left out, as hyperfine leaves
+    them out. Raises UserError for a benchmark whose values are not times (neither harness wall
+    times nor a program metric in a time unit), and when nothing is left.
     """
     results: list[dict[str, Any]] = []
+    skipped: list[str] = []
     prefix = len(sessions) > 1
     for session in sessions:
         for bench in session.benchmarks:
             series = primary_series(session, bench, time_only=True)
             if series is None:
+                if primary_series(session, bench) is None:
+                    # Every run failed before yielding a value: hyperfine has no way to show
+                    # such a command either (it aborts or reports only timed runs).
+                    skipped.append(bench.name)
+                    continue
                 raise UserError(
                     f"benchmark {bench.name!r} of session {session.uid} has no wall times and no "
                     f"metric in a time unit, but hyperfine JSON holds seconds; export it with "
-                    f"--format json or csv (or import it with --unit ns)")
+                    f"--format json or csv (a label,value CSV can be imported with --unit ns)")
             to_ns = TIME_UNIT_TO_NS[series.unit]
             # Dividing (not multiplying by 1e-9) gives the correctly rounded seconds, so
             # 2745678 ns reads back as hyperfine's own 0.002745678.
@@ -169,6 +178,9 @@ def hyperfine_results(sessions: Sequence[SessionData]) -> list[dict[str, Any]]:
             if isinstance(params, dict) and params:
                 entry["parameters"] = {str(k): str(v) for k, v in params.items()}
             results.append(entry)
+    if not results:
+        raise UserError(f"no benchmark in the selected session(s) has a measured value "
+                        f"(all runs failed: {', '.join(skipped)}); see `benchlab show SESSION`")
     return results
 
 
