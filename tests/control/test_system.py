@@ -122,8 +122,13 @@ def test_contention_probe_measures_two_pinned_cpu_bound_processes():
     assert details["solo_rate"] > 0 and len(details["parallel_rates"]) == 2
     ratio = details["ratio"]
     assert 0.02 < ratio < 3.0
-    assert check.status == ("ok" if ratio >= CONTENTION_OK_RATIO else "warn")
     assert f"{ratio:.2f}x speed each" in check.observed
+    busy = max(details["other_cpus_during_solo"], details["other_cpus_during_parallel"])
+    if busy > 0.3:
+        # Other engineers' tests share this machine: then the probe must say it is inconclusive.
+        assert check.status == "unknown" and "other processes used" in check.observed
+    else:
+        assert check.status == ("ok" if ratio >= CONTENTION_OK_RATIO else "warn")
     if check.status == "warn":
         assert "parallel workers will disturb each other" in check.advice
     # Each copy got some CPU time; a share above 1 would mean it was not a single thread.
