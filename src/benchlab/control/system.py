@@ -368,7 +368,7 @@ class _Phase:
 def _spin(cpus: Sequence[int], duration_s: float) -> _Phase:
     """Run one CPU-bound child per CPU, all released at once, and account the machine meanwhile."""
     children = [
-        subprocess.Popen([sys.executable, "-c", _SPIN_CHILD, str(cpu), str(duration_s)],
+        subprocess.Popen([sys.executable, "-I", "-c", _SPIN_CHILD, str(cpu), str(duration_s)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         for cpu in cpus
     ]
