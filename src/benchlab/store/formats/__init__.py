@@ -1,8 +1,10 @@
 """Import other tools' results into the store, and export sessions in other tools' formats.
 
-Imports (each creates ONE session of kind ``import``, status ``complete``, ``source`` = the
-absolute path, the file's own metadata kept in the session's ``metadata`` with a ``format`` key;
-all or nothing — bad input raises a one-line UserError before anything is written):
+Imports create sessions of kind ``import``, status ``complete``, ``source`` = the absolute
+path, the file's own metadata kept in the session's ``metadata`` with a ``format`` key — one
+session per file, or one per exported session for benchlab's own exports. All or nothing: bad
+input raises a one-line UserError before anything is written, and a failure while writing
+deletes what this import wrote (never another session).
 
 ============  ===========================================  ===========================
 format        input                                         module
