@@ -227,18 +227,18 @@ def plot_variability(items: Sequence[Variability], path: str | os.PathLike,
     colors = ["#4daf4a", "#984ea3", "#377eb8", "#e41a1c", "#ff7f00"]
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for i, item in enumerate(items):
-        a = item.array()
-        lo_k = _bin_index(a.min(), width)
-        hi_k = _bin_index(a.max(), width)
-        edges = np.arange(lo_k, hi_k + 2) * width
+        # Bars from the right-closed bins themselves (matplotlib's hist bins are left-closed).
+        bins = item.histogram(width)
         color = colors[i % len(colors)]
         label = labels[i] if labels and i < len(labels) else f"{item.target}/{item.base}"
-        ax.hist(a, bins=edges, alpha=0.6, color=color, edgecolor="black", linewidth=0.3, label=label)
+        ax.bar([b["low"] for b in bins], [b["count"] for b in bins], width=width, align="edge",
+               alpha=0.6, color=color, edgecolor="black", linewidth=0.3, label=label)
         for x in item.range:
             ax.axvline(x, color=color, linestyle="--", linewidth=1)
     ax.axvline(1.0, color="grey", linewidth=0.8)
     ax.set_xlabel("speedup of target over base (per stress-ng method)")
     ax.set_ylabel("methods")
+    ax.yaxis.get_major_locator().set_params(integer=True)
     ax.legend()
     fig.tight_layout()
     try:

@@ -1,0 +1,53 @@
+"""``benchlab variability TARGET BASE``: per-method speedups, their range and histogram."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from benchlab.cli.common import db_option
+
+
+@click.command("variability", context_settings={"show_default": True})
+@click.argument("target")
+@click.argument("base")
+@click.option("--also", "also", multiple=True, metavar="TARGET2",
+              help="Another target against the same BASE, drawn and summarised beside (e.g. the throttled one).")
+@click.option("--kinds", default="cpu-method", metavar="KINDS",
+              help="Method kinds to include: cpu-method, stressor, application (comma list) or all.")
+@click.option("--methods", default=None, metavar="LIST", help="Only these methods (comma-separated).")
+@click.option("--json", "as_json", is_flag=True, help="Print the variability document as JSON.")
+@click.option("--plot", default=None, metavar="FILE", help="Histogram plot (.png, .svg or .pdf).")
+@db_option
+def variability_cmd(target, base, also, kinds, methods, as_json, plot, db):
+    """Speedup of TARGET over BASE per method (each a profile JSON file or a profile in the store).
+
+    Ratios are target/base for rates and base/target for lower-is-better results, so > 1 means
+    the target is faster. Prints range [min, max], its length, median, mean, IQR and the
+    histogram in 0.1-wide bins (as seed 004's Figure 2).
+    """
+    from benchlab.machines.store_io import resolve_profile
+    from benchlab.machines.variability import (compute_variability, format_text, parse_kinds,
+                                               plot_variability)
+
+    kind_list = parse_kinds(kinds)
+    method_list = [m.strip() for m in methods.split(",")] if methods else None
+    base_p = resolve_profile(base, db)
+    main = compute_variability(resolve_profile(target, db), base_p, kinds=kind_list, methods=method_list)
+    others = [compute_variability(resolve_profile(t, db), base_p, kinds=kind_list, methods=method_list)
+              for t in also]
+    if plot:
+        plot_variability([main, *others], plot)
+    if as_json:
+        doc = main.to_dict()
+        if others:
+            doc["also"] = [o.to_dict() for o in others]
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        click.echo(format_text(main, others))
+        if plot:
+            click.echo(f"plot written to {plot}")
+
+
+commands = [variability_cmd]

@@ -1,0 +1,454 @@
+"""CPU-quota calibration: find the cgroup CPU quota that makes this machine run a set of
+microbenchmarks as fast as a (slower) base machine did (seed 004, Section IV).
+
+Objective. For a quota q, each chosen method is run ``repeat`` times on this machine under
+q (rounds in shuffled order, like a profile), its rate's median divided by the base profile's
+value gives the method's speedup, and the *aggregate ratio* r(q) is the geometric mean of the
+speedups (a geometric mean so that a 2x and a 0.5x cancel). The goal is r(q) = 1, i.e. the
+objective |r(q) - 1| is minimal. Each round also gives one aggregate (geometric mean of that
+round's speedups); the spread of those over rounds gives r's 95% interval (t on logs).
+
+Search. r grows monotonically with q (more CPU time per period, more bogo-ops per wall
+second), roughly in proportion. So:
+
+1. measure r at a full CPU (q = period, the same as unthrottled for one worker); if even that
+   is below 1 the base is faster and no quota can help: throttle the base instead (the
+   paper's C_a). Otherwise the answer lies in [min quota, period];
+2. next trial: the proportional model q' = q_eff / r(q) from the nearest point, where q_eff
+   is the quota, or, when other processes left the runs less CPU than the quota (a busy
+   machine), the CPU share they got times the period; afterwards a secant step in log-log
+   between the two bracket ends (same q_eff); each step is kept at least 10% of the
+   bracket away from its ends, so the bracket shrinks geometrically even when noise bends the
+   model (a safeguarded bisection);
+3. noise: a trial whose interval contains 1 cannot tell the direction, so it is repeated once
+   with twice the repetitions; the search stops when the bracket is narrower than the quota
+   uncertainty implied by r's interval (r is proportional to q, so a relative error e of r is
+   an error of about e*q in q), when a trial matches within its own interval twice, or after
+   ``max_trials`` (porta's published logs used 15-16);
+4. the answer is a log-log least-squares fit of r against q over the trials that bracket it
+   (those where the quota bound),
+   solved for r = 1; a final confirmation measurement at that quota gives the residual ratio
+   with its interval and the variability range after calibration (the range before is the
+   first, unthrottled trial's).
+
+The result is written as a calibration JSON; :func:`load_calibration` turns it into
+:class:`~benchlab.control.cgroups.CgroupLimits` for ``benchlab run --calibration FILE``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats as _st
+
+from benchlab.errors import UserError
+from benchlab.machines.profile import Profile
+from benchlab.machines.variability import Variability
+
+CALIBRATION_FORMAT = "benchlab-calibration"
+MIN_QUOTA_US = 1000  # the kernel's smallest CFS quota
+
+
+@dataclass
+class Trial:
+    """One measured quota.
+
+    Attributes:
+        quota_us: CPU quota, us per ``period_us`` (== period for the unthrottled first trial).
+        ratio: aggregate speedup over the base (geometric mean over methods), dimensionless.
+        ci: 95% interval of ``ratio`` (from the per-round aggregates).
+        per_method: method -> speedup over the base.
+        repeat: rounds measured.
+        elapsed_s: time the trial took, s.
+        purpose: why it was measured (unthrottled, model, secant, repeat, confirm).
+        throttled_fraction: share of CFS periods in which the quota stopped the runs.
+        cpu_share: CPU time / wall time of the runs (median), fraction of one CPU: what the
+            runs actually got, which other processes can push below the quota.
+    """
+
+    quota_us: int
+    ratio: float
+    ci: tuple[float, float]
+    per_method: dict[str, float]
+    repeat: int
+    elapsed_s: float
+    purpose: str
+    throttled_fraction: float | None = None
+    cpu_share: float | None = None
+
+    @property
+    def contains_one(self) -> bool:
+        return self.ci[0] <= 1.0 <= self.ci[1]
+
+    @property
+    def rel_halfwidth(self) -> float:
+        """Half-width of the interval relative to the ratio (log scale), dimensionless."""
+        lo, hi = self.ci
+        return (math.log(hi) - math.log(lo)) / 2 if lo > 0 and hi > 0 else math.inf
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["ci"] = list(self.ci)
+        return d
+
+
+@dataclass
+class Calibration:
+    """The outcome of :func:`calibrate` (see the module docstring)."""
+
+    base: str
+    methods: list[str]
+    cpu_quota_us: int
+    cpu_period_us: int
+    cpus: list[int] | None
+    residual_ratio: float
+    residual_ci: tuple[float, float]
+    range_before: dict[str, float]
+    range_after: dict[str, float]
+    trials: list[Trial]
+    duration_s: int
+    repeat: int
+    elapsed_s: float
+    converged: str
+    environment_digest: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cpu_fraction(self) -> float:
+        """Quota / period: the share of one CPU, dimensionless."""
+        return self.cpu_quota_us / self.cpu_period_us
+
+    def to_dict(self) -> dict:
+        return {"format": CALIBRATION_FORMAT, "version": 1, "base": self.base, "methods": self.methods,
+                "cpu_quota_us": self.cpu_quota_us, "cpu_period_us": self.cpu_period_us,
+                "cpu_fraction": self.cpu_fraction, "cpus": self.cpus,
+                "residual_ratio": self.residual_ratio, "residual_ci": list(self.residual_ci),
+                "range_before": self.range_before, "range_after": self.range_after,
+                "range_reduction": (self.range_before["length"] / self.range_after["length"]
+                                    if self.range_after.get("length") else None),
+                "duration_s": self.duration_s, "repeat": self.repeat, "elapsed_s": self.elapsed_s,
+                "converged": self.converged, "environment_digest": self.environment_digest,
+                "trials": [t.to_dict() for t in self.trials], **self.extra}
+
+    def save(self, path: str | os.PathLike) -> None:
+        try:
+            Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        except OSError as err:
+            raise UserError(f"cannot write calibration to {path}: {err.strerror}; choose another -o FILE") from None
+
+
+def load_calibration(path: str | os.PathLike):
+    """The cgroup limits of a calibration JSON, for ``benchlab run --calibration FILE``.
+
+    Returns:
+        :class:`benchlab.control.cgroups.CgroupLimits` with ``cpu_quota_us``/``cpu_period_us``
+        (us) and, when the calibration pinned CPUs, ``cpuset_cpus``.
+
+    Raises:
+        UserError: missing file, bad JSON, or not a calibration document.
+    """
+    from benchlab.control.cgroups import CgroupLimits
+
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as err:
+        raise UserError(f"cannot read calibration {path}: {err.strerror}; create it with "
+                        f"`benchlab calibrate --base PROFILE -o FILE`") from None
+    except json.JSONDecodeError as err:
+        raise UserError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}); recreate it with "
+                        f"`benchlab calibrate --base PROFILE -o FILE`") from None
+    if not isinstance(doc, dict) or doc.get("format") != CALIBRATION_FORMAT:
+        raise UserError(f"{path} is not a calibration (no \"format\": \"{CALIBRATION_FORMAT}\"); "
+                        f"create one with `benchlab calibrate --base PROFILE -o FILE`")
+    try:
+        quota, period = int(doc["cpu_quota_us"]), int(doc["cpu_period_us"])
+    except (KeyError, TypeError, ValueError):
+        raise UserError(f"{path} lacks integer cpu_quota_us/cpu_period_us; recreate it with "
+                        f"`benchlab calibrate`") from None
+    cpus = doc.get("cpus")
+    return CgroupLimits(cpu_quota_us=quota, cpu_period_us=period,
+                        cpuset_cpus=tuple(cpus) if cpus else None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring a trial
+
+
+def aggregate(speedups: Sequence[float]) -> float:
+    """Geometric mean of speedups (dimensionless)."""
+    arr = np.asarray(speedups, dtype=float)
+    return float(np.exp(np.mean(np.log(arr))))
+
+
+def ratio_interval(log_speedups: Sequence[Sequence[float]], level: float = 0.95) -> tuple[float, float]:
+    """Interval of the aggregate ratio from per-method, per-round log speedups.
+
+    The noise is the within-method spread across rounds, pooled over methods (so it includes
+    the machine's drift between rounds); the aggregate's standard error is
+    ``sqrt(sum_m s^2 / n_m) / M`` with a t quantile on ``sum(n_m - 1)`` degrees of freedom. Correlation between methods within a round is not modelled: rounds are
+    shuffled so drift mostly shows up as within-method spread.
+    """
+    groups = [np.asarray(g, dtype=float) for g in log_speedups if len(g)]
+    center = float(np.mean([g.mean() for g in groups]))
+    df = sum(g.size - 1 for g in groups)
+    if df < 1:
+        return (math.exp(center), math.exp(center))
+    s2 = sum(float(((g - g.mean()) ** 2).sum()) for g in groups) / df
+    se = math.sqrt(sum(s2 / g.size for g in groups)) / len(groups)
+    half = float(_st.t.ppf(0.5 + level / 2, df)) * se
+    return (math.exp(center - half), math.exp(center + half))
+
+
+Measure = Callable[[int, int, str], Trial]
+
+
+def stress_ng_measure(base: Profile, methods: Sequence[str], *, period_us: int, duration_s: int,
+                      cpus: Sequence[int] | None, environment: dict | None = None,
+                      binary: str | None = None, seed0: int = 100) -> Measure:
+    """A trial function running the methods with stress-ng under a quota (see :class:`Trial`)."""
+    from benchlab.control.cgroups import CgroupLimits
+    from benchlab.machines.profile import run_profile
+
+    base_values = {m: base.methods[m].value for m in methods}
+    counter = [0]
+
+    def measure(quota_us: int, repeat: int, purpose: str) -> Trial:
+        counter[0] += 1
+        limits = CgroupLimits(cpu_quota_us=int(quota_us), cpu_period_us=int(period_us))
+        started = time.monotonic()
+        throttled: list[float] = []
+
+        def observe(event, **data):
+            rec = data.get("record")
+            if event == "run" and rec is not None and rec.cgroup:
+                periods, thr = rec.cgroup.get("nr_periods"), rec.cgroup.get("nr_throttled")
+                if periods:
+                    throttled.append(thr / periods)
+
+        prof = run_profile(list(methods), name=f"calibration-trial-{counter[0]}", duration_s=duration_s,
+                           repeat=repeat, limits=limits, cpus=cpus, seed=seed0 + counter[0],
+                           environment=environment or {}, observer=observe, binary=binary)
+        return trial_from_profile(prof, base_values, quota_us, repeat, time.monotonic() - started,
+                                  purpose, float(np.mean(throttled)) if throttled else None)
+
+    return measure
+
+
+def trial_from_profile(prof: Profile, base_values: dict[str, float], quota_us: int, repeat: int,
+                       elapsed_s: float, purpose: str, throttled_fraction: float | None = None) -> Trial:
+    """Speedups over the base of a measured profile, aggregated per round and overall."""
+    per_method = {}
+    for m, base_value in base_values.items():
+        res = prof.methods.get(m)
+        if res is None or not res.values:
+            raise UserError(f"method {m!r} failed on this machine in every repetition; "
+                            f"drop it with --methods")
+        per_method[m] = res.value / base_value
+    logs = [np.log(np.asarray(prof.methods[m].values, dtype=float) / b) for m, b in base_values.items()]
+    ratio = aggregate(list(per_method.values()))
+    ci = ratio_interval(logs)
+    # The interval is centred on the mean of logs; keep the reported ratio (medians) inside it.
+    ci = (min(ci[0], ratio), max(ci[1], ratio))
+    shares = [real / cpu for m in base_values for real, cpu in
+              zip(prof.methods[m].values, prof.methods[m].cpu_values) if cpu > 0]
+    cpu_share = float(np.median(shares)) if shares else None
+    return Trial(int(quota_us), ratio, ci, per_method, repeat, round(elapsed_s, 3), purpose,
+                 throttled_fraction, cpu_share)
+
+
+# ---------------------------------------------------------------------------------------------
+# The search
+
+
+def _loglog_root(points: Sequence[tuple[int, float]]) -> float | None:
+    """Quota where a least-squares line log r = a + b log q crosses r = 1 (None if b <= 0)."""
+    if len(points) < 2:
+        return None
+    q = np.log([p[0] for p in points])
+    r = np.log([p[1] for p in points])
+    if np.ptp(q) == 0:
+        return None
+    b, a = np.polyfit(q, r, 1)
+    if b <= 0:
+        return None
+    return float(math.exp(-a / b))
+
+
+def _binding(trial: Trial, period_us: int) -> bool:
+    """Whether the quota, not other processes, limited the trial's CPU share."""
+    return trial.cpu_share is None or trial.cpu_share * period_us >= 0.8 * trial.quota_us
+
+
+def _effective_quota(trial: Trial, period_us: int) -> float:
+    """The quota the trial effectively ran at, us: its quota when that bound it, else the CPU
+    share it got (other processes took the rest) times the period."""
+    if _binding(trial, period_us):
+        return float(trial.quota_us)
+    return trial.cpu_share * period_us
+
+
+def search_quota(measure: Measure, *, period_us: int, repeat: int = 3, max_trials: int = 15,
+                 min_quota_us: int = MIN_QUOTA_US, observer: Callable[[Trial, dict], None] | None = None
+                 ) -> tuple[int, list[Trial], str]:
+    """Find the quota whose aggregate ratio is 1 (see the module docstring).
+
+    Args:
+        measure: ``measure(quota_us, repeat, purpose) -> Trial``.
+        period_us: CFS period, us; the first trial uses quota = period (one full CPU).
+        repeat: rounds per trial (>= 2 for an interval).
+        max_trials: most trials, the first included.
+        min_quota_us: lowest quota to try, us.
+        observer: called with each trial and the bracket {"lo": us|None, "hi": us|None}.
+
+    Returns:
+        (quota in us, trials in order, how the search ended).
+
+    Raises:
+        UserError: this machine is slower than the base even with a full CPU.
+    """
+    notify = observer or (lambda t, b: None)
+    trials: list[Trial] = []
+    lo: Trial | None = None
+    hi: Trial | None = None
+
+    def run(q: float, reps: int, purpose: str) -> Trial:
+        nonlocal lo, hi
+        q = int(round(min(max(q, min_quota_us), period_us)))
+        t = measure(q, reps, purpose)
+        trials.append(t)
+        if t.ratio >= 1.0:
+            if hi is None or q <= hi.quota_us:
+                hi = t
+        else:
+            if lo is None or q >= lo.quota_us:
+                lo = t
+        notify(t, {"lo": lo.quota_us if lo else None, "hi": hi.quota_us if hi else None})
+        return t
+
+    first = run(period_us, repeat, "unthrottled")
+    if first.ci[1] < 1.0:
+        raise UserError(f"this machine is slower than the base even with a full CPU (aggregate ratio "
+                        f"{first.ratio:.3f}); no quota can match it: profile the base under a quota "
+                        f"instead (benchlab profile --cpu-quota) and calibrate against that")
+    if first.contains_one:
+        return period_us, trials, "unthrottled already matches the base within noise"
+
+    matched = 0
+    last = first
+    ended = "max trials"
+    while len(trials) < max_trials:
+        if lo is None:
+            # Proportional model from the lowest quota measured above the target ratio. Its
+            # speed is proportional to the CPU share it actually got, which on a busy machine
+            # is less than the quota (other processes take the rest): scale that share.
+            q_next = _effective_quota(hi, period_us) / hi.ratio
+            if q_next <= min_quota_us and hi.quota_us <= min_quota_us:
+                ended = "minimum quota still faster than the base"
+                break
+            purpose = "model"
+        elif hi is None:
+            q_next = _effective_quota(lo, period_us) / lo.ratio
+            purpose = "model"
+        else:
+            width = hi.quota_us - lo.quota_us
+            if width <= max(1, 2 * 0.001 * hi.quota_us):
+                ended = "bracket closed"
+                break
+            q_model = _loglog_root([(_effective_quota(lo, period_us), lo.ratio),
+                                    (_effective_quota(hi, period_us), hi.ratio)])
+            q_next = q_model if q_model is not None else (lo.quota_us + hi.quota_us) / 2
+            guard = 0.1 * width
+            q_next = min(max(q_next, lo.quota_us + guard), hi.quota_us - guard)
+            purpose = "secant"
+            # Stop when the bracket is within the quota uncertainty implied by the noise.
+            noise = max(lo.rel_halfwidth, hi.rel_halfwidth)
+            if width <= noise * q_next:
+                ended = "bracket within noise"
+                break
+        if last.contains_one and last.purpose != "repeat":
+            t = run(last.quota_us, 2 * repeat, "repeat")
+        else:
+            t = run(q_next, repeat, purpose)
+        if t.contains_one:
+            matched += 1
+            if matched >= 2:
+                ended = "matched within noise twice"
+                break
+        last = t
+    # Final estimate: log-log fit over the trials near the answer.
+    near = [t for t in trials if t.quota_us < period_us or t is first]
+    if lo is not None and hi is not None:
+        span_lo, span_hi = lo.quota_us / 1.3, hi.quota_us * 1.3
+        near = [t for t in trials if span_lo <= t.quota_us <= span_hi] or near
+    near = [t for t in near if _binding(t, period_us)] or near
+    root = _loglog_root([(t.quota_us, t.ratio) for t in near])
+    if root is None:
+        best = min(trials, key=lambda t: abs(math.log(t.ratio)))
+        root = best.quota_us
+    if lo is not None and hi is not None:
+        root = min(max(root, lo.quota_us), hi.quota_us)
+    return int(round(min(max(root, min_quota_us), period_us))), trials, ended
+
+
+def calibrate(base: Profile, methods: Sequence[str], *, period_us: int = 100_000,
+              cpus: Sequence[int] | None = None, duration_s: int = 1, repeat: int = 3,
+              confirm_repeat: int | None = None, max_trials: int = 15,
+              observer: Callable[[Trial, dict], None] | None = None,
+              measure: Measure | None = None, binary: str | None = None) -> Calibration:
+    """Search the CPU quota for this machine to match ``base`` on ``methods`` (module docstring).
+
+    Args:
+        base: the base machine's profile (rates in bogo-ops/s, higher is better).
+        methods: methods of the base profile to match (default at the CLI: all its CPU methods).
+        period_us: CFS period, us.
+        cpus: CPU affinity for the runs (e.g. ``[1]``); recorded in the calibration.
+        duration_s: length of each stress-ng run, s.
+        repeat: rounds per trial.
+        confirm_repeat: rounds of the final confirmation (default 2 x repeat).
+        max_trials: most search trials (the confirmation excluded).
+        observer: called per trial with the current bracket.
+        measure: the trial function (default :func:`stress_ng_measure`).
+
+    Raises:
+        UserError: unknown method, no stress-ng, no cgroup permission, machine slower than base.
+    """
+    if repeat < 2:
+        raise UserError(f"invalid --repeat {repeat}: the noise interval needs at least 2 rounds")
+    missing = [m for m in methods if m not in base.methods or not base.methods[m].values]
+    if missing:
+        raise UserError(f"method(s) {', '.join(missing)} are not in base profile {base.name!r}; "
+                        f"choose among: {', '.join(list(base.methods)[:10])}...")
+    lower = [m for m in methods if not base.methods[m].higher_is_better]
+    if lower:
+        raise UserError(f"method(s) {', '.join(lower)} are lower-is-better imported benchmarks; "
+                        f"calibrate on stress-ng methods (rates)")
+    started = time.monotonic()
+    env = None
+    digest = None
+    if measure is None:
+        from benchlab.measure.environment import collect_environment
+        env = collect_environment()
+        digest = env.get("digest")
+        measure = stress_ng_measure(base, methods, period_us=period_us, duration_s=duration_s,
+                                    cpus=cpus, environment=env, binary=binary)
+    quota, trials, ended = search_quota(measure, period_us=period_us, repeat=repeat,
+                                        max_trials=max_trials, observer=observer)
+    confirm = measure(quota, confirm_repeat or 2 * repeat, "confirm")
+    if observer is not None:
+        observer(confirm, {"lo": None, "hi": None})
+    before = Variability("this machine (unthrottled)", base.name, trials[0].per_method)
+    after = Variability(f"this machine (quota {quota} us / {period_us} us)", base.name, confirm.per_method)
+    return Calibration(base=base.name, methods=list(methods), cpu_quota_us=quota, cpu_period_us=period_us,
+                       cpus=list(cpus) if cpus else None, residual_ratio=confirm.ratio,
+                       residual_ci=confirm.ci, range_before=before.summary(), range_after=after.summary(),
+                       trials=trials + [confirm], duration_s=duration_s, repeat=repeat,
+                       elapsed_s=round(time.monotonic() - started, 3), converged=ended,
+                       environment_digest=digest)

@@ -1,0 +1,172 @@
+"""Predict where an application's result lands on another machine, from a variability range.
+
+Seed 004's claim: a CPU-bound application moved from the base machine to the target sees a
+speedup inside the variability range [min, max] of the stress-ng CPU methods' speedups. So a
+result measured on the base bounds the result on the target:
+
+* higher is better (a rate): ``[base * min, base * max]``;
+* lower is better (a time): ``[base / max, base / min]``.
+
+Given the target's result too, the application's speedup (target/base for rates, base/target
+for times) is checked against [min, max]; a result outside is flagged (for example a
+memory-bound benchmark, such as STREAM in the paper, against a CPU range).
+
+Inputs of ``benchlab predict --profile-ratio VARIABILITY APP_RESULT``:
+
+* VARIABILITY: a variability JSON written by ``benchlab variability TARGET BASE --json``;
+* APP_RESULT: either a number (the application's result on the base machine; add
+  ``--target VALUE`` to check a result measured on the target, and ``--lower-is-better`` for
+  times), or a file of several applications: CSV with a header ``name,base,target`` and an
+  optional ``lower_is_better`` column (true/false), or JSON: a list of objects with the same
+  keys. ``target`` may be empty (only bounds are printed).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from benchlab.errors import UserError
+from benchlab.machines.variability import Variability, speedup
+
+
+@dataclass(frozen=True)
+class AppResult:
+    """An application's result on the base (and maybe the target) machine, in its own unit."""
+
+    name: str
+    base: float
+    target: float | None = None
+    lower_is_better: bool = False
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Bounds of an application's result on the target, and the check of a measured one.
+
+    Attributes:
+        name: application name.
+        base: its result on the base machine (its unit).
+        low, high: bounds of its result on the target (same unit).
+        target: the result measured on the target, if given.
+        speedup: speedup of the target over the base (dimensionless), if target given.
+        inside: whether the speedup lies in the variability range (None without target).
+        lower_is_better: the result is a time-like value.
+    """
+
+    name: str
+    base: float
+    low: float
+    high: float
+    target: float | None
+    speedup: float | None
+    inside: bool | None
+    lower_is_better: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def bounds(base_value: float, ratio_range: tuple[float, float], lower_is_better: bool = False) -> tuple[float, float]:
+    """Bounds of the result on the target, in the result's unit (see the module docstring)."""
+    lo, hi = ratio_range
+    if not (lo > 0 and hi >= lo):
+        raise UserError(f"invalid variability range [{lo}, {hi}]; it must be positive with min <= max")
+    if lower_is_better:
+        return base_value / hi, base_value / lo
+    return base_value * lo, base_value * hi
+
+
+def predict_one(app: AppResult, ratio_range: tuple[float, float]) -> Prediction:
+    """Bounds for one application and, when its target result is known, the in-range check."""
+    if not (app.base > 0 and math.isfinite(app.base)):
+        raise UserError(f"application {app.name!r}: base result {app.base} must be a positive number")
+    low, high = bounds(app.base, ratio_range, app.lower_is_better)
+    s = inside = None
+    if app.target is not None:
+        if not (app.target > 0 and math.isfinite(app.target)):
+            raise UserError(f"application {app.name!r}: target result {app.target} must be a positive number")
+        s = speedup(app.target, app.base, not app.lower_is_better)
+        # A relative tolerance of 1e-9 keeps a method at the range's own edge inside.
+        inside = ratio_range[0] * (1 - 1e-9) <= s <= ratio_range[1] * (1 + 1e-9)
+    return Prediction(app.name, app.base, low, high, app.target, s, inside, app.lower_is_better)
+
+
+def predict(variability: Variability, apps: Sequence[AppResult]) -> list[Prediction]:
+    """Predictions for every application against ``variability``'s range."""
+    return [predict_one(a, variability.range) for a in apps]
+
+
+def _bool(text: str, where: str) -> bool:
+    t = str(text).strip().lower()
+    if t in ("true", "1", "yes", "y"):
+        return True
+    if t in ("false", "0", "no", "n", ""):
+        return False
+    raise UserError(f"{where}: lower_is_better must be true or false, not {text!r}")
+
+
+def _num(text, where: str, allow_empty: bool = False) -> float | None:
+    if allow_empty and (text is None or str(text).strip() == ""):
+        return None
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: {text!r} is not a number") from None
+
+
+def read_app_results(path: str | os.PathLike) -> list[AppResult]:
+    """Applications from a CSV (``name,base,target[,lower_is_better]``) or JSON list file."""
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise UserError(f"cannot read application results {path}: {err.strerror}; give a number or a "
+                        f"CSV/JSON file (name,base,target[,lower_is_better])") from None
+    apps: list[AppResult] = []
+    if str(path).endswith(".json") or text.lstrip().startswith(("[", "{")):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise UserError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}); write a list of "
+                            f"{{\"name\", \"base\", \"target\", \"lower_is_better\"}} objects") from None
+        if not isinstance(doc, list):
+            raise UserError(f"{path}: expected a JSON list of applications, each with name and base")
+        for i, e in enumerate(doc):
+            where = f"{path}[{i}]"
+            if not isinstance(e, dict) or "base" not in e:
+                raise UserError(f"{where}: each application needs at least \"name\" and \"base\"")
+            apps.append(AppResult(str(e.get("name", f"app{i + 1}")), _num(e["base"], where),
+                                  _num(e.get("target"), where, allow_empty=True),
+                                  _bool(e.get("lower_is_better", False), where)))
+    else:
+        reader = csv.DictReader(io.StringIO(text))
+        if not reader.fieldnames or "base" not in reader.fieldnames:
+            raise UserError(f"{path}: CSV needs a header with at least name,base (and target, "
+                            f"lower_is_better)")
+        for i, row in enumerate(reader):
+            where = f"{path}:{i + 2}"
+            apps.append(AppResult(row.get("name") or f"app{i + 1}", _num(row["base"], where),
+                                  _num(row.get("target"), where, allow_empty=True),
+                                  _bool(row.get("lower_is_better") or "", where)))
+    if not apps:
+        raise UserError(f"{path} lists no application; add rows name,base,target")
+    return apps
+
+
+def applications_of_profiles(target, base, kinds: Sequence[str] = ("stressor", "application")) -> list[AppResult]:
+    """The non-CPU-method benchmarks present in two profiles (e.g. imported varsys16 ones),
+    as application results: base and target values with the base's higher-is-better. A
+    benchmark with a non-positive result on either side (a failed run recorded as 0) is left
+    out: it has no speedup."""
+    out = []
+    for name, m in base.methods.items():
+        t = target.methods.get(name)
+        if m.kind in kinds and t is not None and m.values and t.values and m.value > 0 and t.value > 0:
+            out.append(AppResult(name, m.value, t.value, not m.higher_is_better))
+    return out
