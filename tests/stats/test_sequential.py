@@ -49,6 +49,15 @@ def test_inflation_keeps_the_power_and_lowers_the_expected_size() -> None:
     assert expected_t * factor < 0.85  # expected sample size below the fixed design's
 
 
+def test_planned_budget_inflates_the_fixed_sample_size() -> None:
+    design = SequentialDesign.planned(10_000, alpha=0.01, power=0.95, looks=10)
+    factor = max_sample_inflation(alpha=0.01, power=0.95, looks=10)
+    assert design.max_samples == int(np.ceil(10_000 * factor))
+    assert 10_000 < design.max_samples < 10_600
+    with pytest.raises(UserError):
+        SequentialDesign.planned(10_000, looks=0)
+
+
 def _aa_streams(rng: np.random.Generator, n_max: int) -> tuple[np.ndarray, np.ndarray]:
     return rng.lognormal(10, 0.4, n_max), rng.lognormal(10, 0.4, n_max)
 

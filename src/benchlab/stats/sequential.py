@@ -367,6 +367,34 @@ class SequentialDesign:
         self._spent = 0.0
         self._t = 0.0
 
+    @classmethod
+    def planned(
+        cls,
+        fixed_samples: int,
+        *,
+        alpha: float = 0.05,
+        power: float = 0.95,
+        looks: int = 10,
+        equivalence_margin: float | None = None,
+        spending: Spending = "obrien-fleming",
+        min_samples: int = 20,
+    ) -> SequentialDesign:
+        """A design whose budget keeps the power of a fixed design of ``fixed_samples``.
+
+        ``max_samples = ceil(fixed_samples * max_sample_inflation(alpha, power, looks))``
+        (about +2 % for 10 O'Brien-Fleming looks). Use e.g.
+        ``required_sample_size(...).n_required`` as ``fixed_samples``.
+        """
+        if not (isinstance(fixed_samples, (int, np.integer)) and fixed_samples >= 3):
+            raise UserError(f"fixed_samples={fixed_samples!r} must be an integer >= 3")
+        if not (isinstance(looks, (int, np.integer)) and looks >= 1):
+            raise UserError(f"looks={looks!r} must be a positive integer")
+        factor = max_sample_inflation(alpha=alpha, power=power, looks=int(looks),
+                                      spending=spending)
+        return cls(max_samples=int(math.ceil(fixed_samples * factor)), alpha=alpha,
+                   equivalence_margin=equivalence_margin, spending=spending,
+                   min_samples=min_samples)
+
     @property
     def finished(self) -> bool:
         """True once a look returned a stopping decision."""
