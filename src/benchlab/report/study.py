@@ -1,0 +1,354 @@
+"""Seed 000's analysis of a stability study, as Markdown and CSV tables and PNG plots.
+
+For each **group** (a cell of the matrix × a workload) and each time metric (CPU and wall time as
+the harness measured them, and as the program measured itself):
+
+- bootstrap percentile intervals of the mean and of the sd (seed 000: 0.95, ``boot``'s percentile);
+- **comparisons** within each factor's family: for every pair of levels of one factor (the
+  first level listed in the suite is the baseline), groups that agree on every other factor are
+  compared by their intervals: disjoint → higher/lower, one engulfs the other → same, otherwise
+  overlap; counted per family as in the seed's figures;
+- **harness-vs-program error**: per run, harness time minus the program's own time; per group the
+  mean and sd of that difference and the relative error = sd / mean harness time;
+- **parallel-run ratio** of cells with several workers: (first result of the last iteration − last
+  result of the first iteration) / (last result − first start), seed 000's check that the workers
+  really ran in parallel;
+- **correlations** (Pearson and Spearman, with p-values) of rusage, cgroup and perf metrics with
+  CPU time, per workload, pooled over cells.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchlab.errors import UserError
+from benchlab.measure.study import FACTORS, Suite
+from benchlab.stats.bootstrap import bootstrap_ci
+from benchlab.stats.ci_compare import compare_intervals
+from benchlab.stats.correlation import pearson, spearman
+from benchlab.store.db import Store
+
+TIME_METRICS = {"cpu": "harness CPU", "wall": "harness wall", "self_cpu": "program CPU",
+                "self_wall": "program wall"}
+CORRELATED = ("wall", "minflt", "majflt", "nvcsw", "nivcsw", "max_rss")
+
+
+@dataclass
+class Group:
+    """One cell × workload of the study, with its runs' values by metric (ns or counts)."""
+
+    cell: dict[str, Any]
+    label: str
+    workload: str
+    session_uid: str
+    values: dict[str, np.ndarray]
+    runs: list[dict]
+
+
+def _load_groups(store: Store, study: dict) -> list[Group]:
+    meta = study.get("metadata") or {}
+    groups = []
+    for label, info in (meta.get("cells") or {}).items():
+        sess = store.get_session(info["session"])
+        for bench in store.benchmarks(sess["id"]):
+            runs = [r for r in store.runs(benchmark_id=bench["id"], include_warmup=False)
+                    if r["status"] == "ok"]
+            if not runs:
+                continue
+            ids = [r["id"] for r in runs]
+            values: dict[str, np.ndarray] = {
+                "cpu": np.array([r["user_ns"] + r["sys_ns"] for r in runs], dtype=float),
+                "wall": np.array([r["wall_ns"] for r in runs], dtype=float),
+            }
+            for name in ("minflt", "majflt", "nvcsw", "nivcsw"):
+                values[name] = np.array([r[name] for r in runs], dtype=float)
+            values["max_rss"] = np.array([r["max_rss_kib"] for r in runs], dtype=float)
+            per_run = [store.samples_of_run(i) for i in ids]
+            for metric in ("self_wall", "self_cpu"):
+                if all(metric in s and len(s[metric]) == 1 for s in per_run):
+                    values[metric] = np.array([s[metric][0] for s in per_run], dtype=float)
+            extra: dict[str, list[float]] = {}
+            for k, rid in enumerate(ids):
+                for m in store.measurements_of_run(rid):
+                    if m["status"] == "ok" and m["value"] is not None:
+                        extra.setdefault(f"{m['source']}:{m['name']}", [np.nan] * len(ids))[k] = \
+                            m["value"]
+            for key, vals in extra.items():
+                values[key] = np.array(vals, dtype=float)
+            groups.append(Group(cell=info["cell"], label=label, workload=bench["name"],
+                                session_uid=sess["uid"], values=values, runs=runs))
+    if not groups:
+        raise UserError(f"study {study['uid']} has no completed runs to report; run it first "
+                        f"(benchlab study run --resume {study['uid']})")
+    return groups
+
+
+def group_intervals(groups: list[Group], n_resamples: int, seed: int) -> list[dict]:
+    """Mean and sd with 0.95 bootstrap percentile intervals, per group and time metric."""
+    rows = []
+    for g in groups:
+        for metric in TIME_METRICS:
+            x = g.values.get(metric)
+            if x is None or x.size < 3 or np.ptp(x) == 0:
+                continue
+            mean = bootstrap_ci(x, "mean", kind="percentile", n_resamples=n_resamples, seed=seed)
+            sd = bootstrap_ci(x, "sd", kind="percentile", n_resamples=n_resamples, seed=seed)
+            rows.append({**{f: g.cell[f] for f in FACTORS}, "workload": g.workload,
+                         "metric": metric, "n": int(x.size), "mean_ns": float(x.mean()),
+                         "mean_lo": mean.low, "mean_hi": mean.high, "sd_ns": float(x.std(ddof=1)),
+                         "sd_lo": sd.low, "sd_hi": sd.high})
+    return rows
+
+
+def family_comparisons(intervals: list[dict], suite: Suite) -> tuple[list[dict], list[dict]]:
+    """Pairwise interval comparisons per factor family: (every comparison, counts per family)."""
+    detail, counts = [], {}
+    for factor in FACTORS:
+        levels = suite.levels[factor]
+        if len(levels) < 2:
+            continue
+        others = [f for f in FACTORS if f != factor]
+        index: dict[tuple, dict] = {}
+        for row in intervals:
+            key = tuple(row[f] for f in others) + (row["workload"], row["metric"], row[factor])
+            index[key] = row
+        for a, b in combinations(levels, 2):
+            for key_a, row_a in index.items():
+                if key_a[-1] != a:
+                    continue
+                row_b = index.get(key_a[:-1] + (b,))
+                if row_b is None:
+                    continue
+                for stat in ("mean", "sd"):
+                    label = compare_intervals((row_b[f"{stat}_lo"], row_b[f"{stat}_hi"]),
+                                              (row_a[f"{stat}_lo"], row_a[f"{stat}_hi"]))
+                    family = f"{factor}: {b} vs {a}"
+                    detail.append({"family": family, "statistic": stat, "metric": row_a["metric"],
+                                   "workload": row_a["workload"],
+                                   **{f: row_a[f] for f in others}, "result": label})
+                    c = counts.setdefault((family, row_a["metric"], stat),
+                                          {"higher": 0, "lower": 0, "same": 0, "overlap": 0})
+                    c[label] += 1
+    summary = [{"family": fam, "metric": metric, "statistic": stat, **c}
+               for (fam, metric, stat), c in sorted(counts.items())]
+    return detail, summary
+
+
+def measurement_errors(groups: list[Group]) -> list[dict]:
+    """Harness minus program time per run; mean, sd and relative error (sd / mean runtime)."""
+    rows = []
+    for g in groups:
+        for kind in ("wall", "cpu"):
+            harness, program = g.values.get(kind), g.values.get(f"self_{kind}")
+            if harness is None or program is None:
+                continue
+            diff = harness - program
+            mean_runtime = float(harness.mean())
+            sd = float(diff.std(ddof=1)) if diff.size > 1 else math.nan
+            rows.append({**{f: g.cell[f] for f in FACTORS}, "workload": g.workload, "time": kind,
+                         "n": int(diff.size), "mean_error_ns": float(diff.mean()),
+                         "sd_error_ns": sd, "mean_runtime_ns": mean_runtime,
+                         "relative_error": sd / mean_runtime if mean_runtime else math.nan})
+    return rows
+
+
+def parallel_run_ratio(runs: list[dict]) -> float | None:
+    """Seed 000's ratio for one cell's runs (all workloads): parallel time / total time.
+
+    Total: first start to last result. Parallel: last result of a worker's first iteration to
+    the first result of a worker's last iteration. None for a single worker.
+    """
+    workers = sorted({r["worker"] for r in runs})
+    if len(workers) < 2:
+        return None
+    ends = {w: sorted(r["start_unix_ns"] + r["wall_ns"] for r in runs if r["worker"] == w)
+            for w in workers}
+    first_start = min(r["start_unix_ns"] for r in runs)
+    last_end = max(e[-1] for e in ends.values())
+    parallel = min(e[-1] for e in ends.values()) - max(e[0] for e in ends.values())
+    total = last_end - first_start
+    return max(0.0, parallel / total) if total > 0 else None
+
+
+def correlations(groups: list[Group]) -> list[dict]:
+    """Pearson and Spearman of each metric with harness CPU time, per workload (pooled cells)."""
+    rows = []
+    for workload in sorted({g.workload for g in groups}):
+        gs = [g for g in groups if g.workload == workload]
+        cpu = np.concatenate([g.values["cpu"] for g in gs])
+        names = sorted({k for g in gs for k in g.values} - {"cpu", "self_cpu", "self_wall"})
+        for name in names:
+            if not all(name in g.values for g in gs):
+                continue
+            x = np.concatenate([g.values[name] for g in gs])
+            ok = np.isfinite(x) & np.isfinite(cpu)
+            if ok.sum() < 4 or np.ptp(x[ok]) == 0 or np.ptp(cpu[ok]) == 0:
+                continue
+            p = pearson(x[ok], cpu[ok])
+            s = spearman(x[ok], cpu[ok])
+            rows.append({"workload": workload, "metric": name, "n": int(ok.sum()),
+                         "pearson_r": p.estimate, "pearson_p": p.p_value,
+                         "spearman_rho": s.estimate, "spearman_p": s.p_value})
+    return rows
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    with open(path, "w", newline="") as fh:
+        if not rows:
+            fh.write("")
+            return
+        fields: dict[str, None] = {}
+        for row in rows:  # rows of different families name different factors
+            fields.update(dict.fromkeys(row))
+        writer = csv.DictWriter(fh, fieldnames=list(fields), restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+_NS_COLUMNS = {"mean_ns", "mean_lo", "mean_hi", "sd_ns", "sd_lo", "sd_hi", "mean_error_ns",
+               "sd_error_ns", "mean_runtime_ns"}
+
+
+def _md_table(rows: list[dict], columns: list[str], fmt: dict[str, str] | None = None) -> str:
+    """A Markdown table; nanosecond columns are shown in ms (the CSV files keep ns)."""
+    fmt = fmt or {}
+    if not rows:
+        return "_(none)_\n"
+    header = [c.replace("_ns", "_ms") if c in _NS_COLUMNS else c for c in columns]
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        cells = []
+        for c in columns:
+            v = r.get(c)
+            if isinstance(v, float) and c in _NS_COLUMNS:
+                cells.append(f"{v / 1e6:.3f}")
+            elif isinstance(v, float):
+                cells.append(format(v, fmt.get(c, ".4g")))
+            else:
+                cells.append(str(v))
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def write_study_report(store: Store, session: str, *, out_dir: str | None = None,
+                       n_resamples: int = 2000, seed: int = 1, plots: bool = True) -> list[str]:
+    """Write report.md, CSV tables and plots for a study session; return the written paths."""
+    study = store.get_session(session)
+    if study["kind"] != "study":
+        raise UserError(f"session {study['uid']} is a {study['kind']} session, not a study; "
+                        f"pass the study's id (benchlab list shows kind)")
+    suite = Suite.from_dict(study["protocol"])
+    groups = _load_groups(store, study)
+    out = Path(out_dir or f"study-{study['uid']}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create report directory {out}: {exc.strerror}; "
+                        f"pass -o DIR in a writable place") from None
+    intervals = group_intervals(groups, n_resamples, seed)
+    detail, families = family_comparisons(intervals, suite)
+    errors = measurement_errors(groups)
+    by_cell: dict[str, list[dict]] = {}
+    for g in groups:
+        by_cell.setdefault(g.label, []).extend(g.runs)
+    ratios = []
+    for label, runs in sorted(by_cell.items()):
+        ratio = parallel_run_ratio(runs)
+        if ratio is not None:
+            ratios.append({"cell": label, "workers": len({r['worker'] for r in runs}),
+                           "parallel_run_ratio": ratio})
+    corr = correlations(groups)
+    tables = {"groups.csv": intervals, "comparisons.csv": detail, "families.csv": families,
+              "errors.csv": errors, "parallel.csv": ratios, "correlations.csv": corr}
+    written = []
+    for name, rows in tables.items():
+        _write_csv(out / name, rows)
+        written.append(str(out / name))
+    images = _plots(groups, ratios, out) if plots else []
+    written += images
+    md = [f"# Stability study {study['uid']} ({suite.name})\n",
+          f"{len(groups)} groups (cells × workloads), {sum(len(g.runs) for g in groups)} ok runs; "
+          f"{n_resamples} bootstrap resamples, 0.95 percentile intervals.\n",
+          "Regenerate: `benchlab study report " + study["uid"] + "`\n",
+          "## Mean and sd per group (ms; the CSV files keep ns)\n",
+          _md_table(intervals, ["isolation", "workers", "affinity", "load", "workload", "metric",
+                                "n", "mean_ns", "mean_lo", "mean_hi", "sd_ns", "sd_lo", "sd_hi"]),
+          "## Comparisons per family (counts of groups)\n",
+          "Disjoint intervals: higher/lower (second level vs first); one engulfs the other: "
+          "same; otherwise overlap (no conclusion).\n\n",
+          _md_table(families, ["family", "metric", "statistic", "higher", "lower", "same",
+                               "overlap"]),
+          "## Harness vs program (harness minus the program's own time)\n",
+          _md_table(errors, ["isolation", "workers", "affinity", "load", "workload", "time", "n",
+                             "mean_error_ns", "sd_error_ns", "relative_error"]),
+          "## Parallel-run ratio\n",
+          _md_table(ratios, ["cell", "workers", "parallel_run_ratio"], {"parallel_run_ratio": ".3f"}),
+          "## Correlation with CPU time\n",
+          _md_table(corr, ["workload", "metric", "n", "pearson_r", "pearson_p", "spearman_rho",
+                           "spearman_p"])]
+    if images:
+        md.append("## Plots\n")
+        md += [f"![{Path(p).stem}]({Path(p).name})\n" for p in images]
+    (out / "report.md").write_text("\n".join(md))
+    written.insert(0, str(out / "report.md"))
+    return written
+
+
+def _plots(groups: list[Group], ratios: list[dict], out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    workloads = sorted({g.workload for g in groups})
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 3.2 * len(workloads)), squeeze=False)
+    for ax, workload in zip(axes[:, 0], workloads):
+        gs = sorted((g for g in groups if g.workload == workload), key=lambda g: g.label)
+        for k, g in enumerate(gs):
+            y = g.values["cpu"] / 1e6
+            colors = ["tab:red" if r["worker"] == 0 else "tab:blue" for r in g.runs]
+            ax.scatter(np.full(y.size, k) + np.random.default_rng(k).uniform(-0.2, 0.2, y.size),
+                       y, s=8, c=colors)
+        ax.set_xticks(range(len(gs)), [g.label for g in gs], rotation=30, ha="right", fontsize=7)
+        ax.set_ylabel("CPU time [ms]")
+        ax.set_title(f"{workload}: CPU time per run by cell (worker 0 in red)")
+    fig.tight_layout()
+    p = out / "cpu_by_cell.png"
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    paths.append(str(p))
+
+    pairs = [(g.values["wall"], g.values["self_wall"]) for g in groups if "self_wall" in g.values]
+    if pairs:
+        fig, ax = plt.subplots(figsize=(5, 5))
+        for h, s in pairs:
+            ax.scatter(s / 1e6, h / 1e6, s=6)
+        lim = max(max(h.max(), s.max()) for h, s in pairs) / 1e6
+        ax.plot([0, lim], [0, lim], "k--", lw=1, label="y = x")
+        ax.set_xlabel("program's own wall time [ms]")
+        ax.set_ylabel("harness wall time [ms]")
+        ax.legend()
+        fig.tight_layout()
+        p = out / "harness_vs_program.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(str(p))
+    if ratios:
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.hist([r["parallel_run_ratio"] for r in ratios], bins=np.linspace(0, 1, 21))
+        ax.set_xlabel("parallel-run ratio")
+        ax.set_ylabel("cells")
+        fig.tight_layout()
+        p = out / "parallel_ratios.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(str(p))
+    return paths

@@ -1,0 +1,144 @@
+"""`benchlab study` and `benchlab study report` on real processes, cgroups and workers."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from benchlab.report.study import parallel_run_ratio
+from benchlab.store import Store
+from tests.conftest import BENCHLAB, assert_one_line_error, run_cli
+
+SUITE = """
+[study]
+name = "tiny"
+runs = 4
+warmup = 0
+seed = 3
+
+[[workload]]
+name = "exp_float"
+builtin = "exp_float"
+args = ["100000"]
+
+[[workload]]
+name = "gray2bin"
+builtin = "gray2bin"
+args = ["100000"]
+
+[matrix]
+isolation = ["bare", "cgroup"]
+workers = [1, 2]
+"""
+
+
+def _suite(tmp_path: Path, text: str = SUITE) -> Path:
+    path = tmp_path / "suite.toml"
+    path.write_text(text)
+    return path
+
+
+def test_study_runs_every_cell_and_reports_seed_000_tables(db_path, tmp_path):
+    proc = run_cli("study", str(_suite(tmp_path)), db=db_path, check=True, timeout=300)
+    uid = proc.stdout.split()[1]
+    with Store.open(db_path) as store:
+        study = store.get_session(uid)
+        assert study["kind"] == "study" and study["status"] == "complete"
+        cells = study["metadata"]["cells"]
+        assert len(cells) == 4
+        order = study["metadata"]["order"]
+        assert sorted(order) == sorted(cells)
+        for info in cells.values():
+            sess = store.get_session(info["session"])
+            runs = store.runs(session_id=sess["id"])
+            assert len(runs) == 2 * 4 * info["cell"]["workers"]
+            assert {r["worker"] for r in runs} == set(range(info["cell"]["workers"]))
+            # both views of every run: harness rusage and the program's own timing line
+            for r in runs:
+                s = store.samples_of_run(r["id"])
+                assert s["self_wall"][0] > 0 and s["self_cpu"][0] > 0
+                assert r["wall_ns"] > s["self_wall"][0]
+    out = tmp_path / "report"
+    run_cli("study", "report", uid, "-o", str(out), "--resamples", "300", db=db_path, check=True)
+    report = (out / "report.md").read_text()
+    for heading in ("Mean and sd per group", "Comparisons per family", "Harness vs program",
+                    "Parallel-run ratio", "Correlation with CPU time"):
+        assert heading in report
+    families = list(csv.DictReader(open(out / "families.csv")))
+    fams = {row["family"] for row in families}
+    assert fams == {"isolation: cgroup vs bare", "workers: 2 vs 1"}
+    for row in families:
+        # 2 workloads x 2 levels of the other factor = 4 groups compared per family and metric
+        assert sum(int(row[k]) for k in ("higher", "lower", "same", "overlap")) == 4
+    groups = list(csv.DictReader(open(out / "groups.csv")))
+    for g in groups:
+        assert float(g["mean_lo"]) <= float(g["mean_ns"]) <= float(g["mean_hi"])
+    ratios = list(csv.DictReader(open(out / "parallel.csv")))
+    assert len(ratios) == 2 and all(0 < float(r["parallel_run_ratio"]) <= 1 for r in ratios)
+    errors = list(csv.DictReader(open(out / "errors.csv")))
+    assert {e["time"] for e in errors} == {"wall", "cpu"}
+    assert all(float(e["relative_error"]) >= 0 for e in errors)
+    assert (out / "cpu_by_cell.png").stat().st_size > 1000
+
+
+def test_study_resumes_after_kill_9(db_path, tmp_path):
+    suite = _suite(tmp_path, SUITE.replace("runs = 4", "runs = 6"))
+    proc = subprocess.Popen([BENCHLAB, "study", str(suite), "--db", str(db_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        if not db_path.exists():
+            continue
+        try:
+            with Store.open(db_path, readonly=True) as store:
+                runs = sum(s["n_runs"] for s in store.sessions())
+        except Exception:
+            continue
+        if runs >= 20:
+            break
+    proc.kill()
+    proc.wait()
+    with Store.open(db_path) as store:
+        study = next(s for s in store.sessions() if s["kind"] == "study")
+        before = sum(s["n_runs"] for s in store.sessions())
+    assert study["status"] == "running" and before >= 20
+    run_cli("study", "run", "--resume", study["uid"], db=db_path, check=True, timeout=300)
+    with Store.open(db_path) as store:
+        study = store.get_session(study["uid"])
+        assert study["status"] == "complete"
+        total = sum(len(store.runs(session_id=store.get_session(c["session"])["id"]))
+                    for c in study["metadata"]["cells"].values())
+    assert total == 2 * 6 * (1 + 2) * 2  # workloads x runs x (1 + 2 workers) x isolations
+
+
+def test_parallel_run_ratio_follows_seed_000():
+    # two workers, three iterations each, fully overlapped except a 10 ns stagger
+    runs = [{"worker": w, "start_unix_ns": 100 * i + 10 * w, "wall_ns": 100}
+            for w in (0, 1) for i in range(3)]
+    # total = 310 - 0; parallel = first result of a last iteration (300) - last result of
+    # a first iteration (110)
+    assert parallel_run_ratio(runs) == pytest.approx(190 / 310)
+    assert parallel_run_ratio([r for r in runs if r["worker"] == 0]) is None
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("[study]\nruns = 3\n", "no [[workload]]"),
+    ("[[workload]]\nname = 'x'\nbuiltin = 'nope'\n", "no bundled workload"),
+    ("[[workload]]\nname = 'x'\ncommand = 'true'\n[matrix]\ncolour = ['red']\n", "colour"),
+    ("not toml at all [", "not valid TOML"),
+])
+def test_bad_suites_are_one_line_errors(db_path, tmp_path, text, needle):
+    proc = run_cli("study", str(_suite(tmp_path, text)), db=db_path)
+    assert_one_line_error(proc, needle)
+
+
+def test_report_of_a_non_study_session_is_refused(db_path):
+    run_cli("run", "--runs", "2", "true", db=db_path, check=True)
+    with Store.open(db_path) as store:
+        uid = store.sessions()[0]["uid"]
+    assert_one_line_error(run_cli("study", "report", uid, db=db_path), "not a study")
