@@ -205,3 +205,15 @@ def test_bad_input_is_a_one_line_user_error(x: list, y: list, needle: str) -> No
         message = str(info.value)
         assert "\n" not in message
         assert needle.lower() in message.lower()
+
+
+def test_forced_exact_branch_agrees_with_scipy_and_refuses_huge_sizes() -> None:
+    rng = np.random.default_rng(17)
+    x, y = rng.normal(size=60), rng.normal(0.4, 1, size=70)
+    from scipy.stats import mannwhitneyu
+
+    ours = mann_whitney_u(x, y, exact=True)
+    assert ours.method == "exact"
+    assert ours.p_value == pytest.approx(mannwhitneyu(x, y, method="exact").pvalue, rel=1e-9)
+    with pytest.raises(UserError):
+        mann_whitney_u(rng.normal(size=200), rng.normal(size=200), exact=True)
