@@ -31,6 +31,18 @@ needs_cgroups = pytest.mark.skipif(not _cgroups_writable(),
                                    reason="no writable cgroup cpu controller on this machine")
 
 
+def _ours(*, session: str | None = None, pid: int | None = None) -> list[str]:
+    """benchlab cgroups of one session or one benchlab process (other tests run concurrently)."""
+    out = []
+    for path in list_benchlab_cgroups():
+        name = Path(path).name
+        if session is not None and name.startswith(f"{session}-"):
+            out.append(path)
+        if pid is not None and f"-{pid}-" in name:
+            out.append(path)
+    return out
+
+
 def _session(db: Path) -> tuple[dict, list[dict], Store]:
     store = Store.open(db)
     sess = store.sessions()[0]
@@ -73,7 +85,7 @@ def test_half_a_cpu_quota_doubles_wall_time_at_the_same_cpu_time(db_path):
         assert r["cpus"] == "0"
     setup = s2.conn.execute("SELECT data FROM setups").fetchone()[0]
     assert '"cpu_quota_us":50000' in setup
-    assert not list_benchlab_cgroups(), "a benchlab cgroup was left behind"
+    assert not _ours(session=sess["uid"]), "a benchlab cgroup was left behind"
 
 
 @needs_cgroups
@@ -165,22 +177,25 @@ def test_background_load_runs_during_the_session_and_stops_after(db_path):
 @needs_cgroups
 def test_no_cgroup_left_after_ctrl_c_or_kill_9_and_next_start_sweeps(db_path):
     cmd = _spin_command(300)
+    killed = []
     for how in (signal.SIGINT, signal.SIGKILL):
         proc = subprocess.Popen([BENCHLAB, "run", "--runs", "50", "--cpu-quota", "20000", "-q",
                                  cmd, "--db", str(db_path)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 30
-        while not list_benchlab_cgroups() and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while not _ours(pid=proc.pid) and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert list_benchlab_cgroups(), "no benchlab cgroup appeared"
+        assert _ours(pid=proc.pid), "no benchlab cgroup appeared"
         proc.send_signal(how)
         proc.wait(timeout=30)
         if how == signal.SIGINT:
             assert proc.returncode == 130
-            assert not list_benchlab_cgroups()
-    # after kill -9 a leaf may remain: the next start sweeps it
+            assert not _ours(pid=proc.pid)
+        else:
+            killed.append(proc.pid)
+    # after kill -9 the leaf may remain (nobody could remove it): the next start sweeps it
     run_cli("run", "--runs", "1", "true", db=db_path, check=True)
-    assert not list_benchlab_cgroups()
+    assert not _ours(pid=killed[0])
 
 
 def test_unconstrained_fallback_is_stored_as_such(db_path, monkeypatch):

@@ -35,15 +35,15 @@ def format_kib(kib: float | None) -> str:
     return f"{kib:.0f} KiB"
 
 
-def format_value(value: float | None, unit: str) -> str:
+def format_value(value: float | None, unit: str, digits: int = 4) -> str:
     """A value in its metric's unit: durations (ns) and sizes (KiB) get readable units."""
     if unit == "ns":
-        return format_time(value)
+        return format_time(value, digits=digits)
     if unit == "KiB":
         return format_kib(value)
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    text = _sig(value, 5)
+    text = _sig(value, max(digits, 5))
     return f"{text} {unit}".strip()
 
 

@@ -1,0 +1,145 @@
+"""``benchlab compare A B``: seed 001's flow as PASSED/WARNING/FAILED lines and a verdict."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+
+from benchlab.cli.common import db_option, open_store
+from benchlab.errors import UserError
+from benchlab.measure.environment import diff_environments
+from benchlab.stats.verdict import CompareOptions, compare, compare_many
+
+_STYLE = {"PASSED": "green", "WARNING": "yellow", "FAILED": "red", "INFO": "dim"}
+
+
+def _environment(store, series) -> dict | None:
+    sess = store.get_session(series.session_uid)
+    return sess.get("environment") if isinstance(sess.get("environment"), dict) else None
+
+
+@click.command("compare")
+@click.argument("series", nargs=-1, required=True)
+@click.option("--baseline", default=None, metavar="SERIES",
+              help="Compare every SERIES against this one (Holm-corrected). Without it: "
+                   "the last SERIES is the baseline.")
+@click.option("--metric", default=None, help="Metric of every series (default: the program's "
+              "only metric, else wall).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.01, show_default=True)
+@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.95, show_default=True)
+@click.option("--min-effect", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Smallest interesting difference, in the series' unit (ns for times).")
+@click.option("--min-effect-percent", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Smallest interesting difference as a %% of the baseline median (default 1).")
+@click.option("--iterations", type=click.IntRange(min=1), default=None,
+              help="Work per measurement: with --clock-ghz, min effect = one cycle per iteration.")
+@click.option("--clock-ghz", type=click.FloatRange(min=0, min_open=True), default=None)
+@click.option("--jaybeams-compatible", is_flag=True,
+              help="Reproduce seed 001's rules exactly (see README: compare).")
+@click.option("--resamples", type=click.IntRange(min=100), default=None,
+              help="Bootstrap resamples of the SD estimate (default 2000; 10000 when "
+                   "--jaybeams-compatible).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@db_option
+def compare_cmd(series, baseline, metric, alpha, power, min_effect, min_effect_percent,
+                iterations, clock_ghz, jaybeams_compatible, resamples, seed, as_json, db):
+    """Compare A against baseline B: is A faster, slower, equivalent, or undecided?
+
+    Each SERIES is [SESSION:]BENCHMARK[/METRIC]. Several candidates against one baseline
+    get Holm's correction.
+    """
+    if (iterations is None) != (clock_ghz is None):
+        raise UserError("--iterations and --clock-ghz go together (min effect = iterations / "
+                        "GHz ns); give both or neither")
+    if min_effect is not None and iterations is not None:
+        raise UserError("give --min-effect or --iterations/--clock-ghz, not both")
+    names = list(series)
+    if baseline is None:
+        if len(names) < 2:
+            raise UserError("compare needs two series (A B) or --baseline; e.g. "
+                            "benchlab compare array map")
+        baseline = names.pop()
+    store = open_store(db)
+    base = store.resolve_series(baseline, metric)
+    cands = [store.resolve_series(n, metric) for n in names]
+    for c in cands:
+        if c.unit != base.unit:
+            raise UserError(f"{c.label} is in {c.unit or 'no unit'} but {base.label} in "
+                            f"{base.unit or 'no unit'}; compare series of one unit (--metric)")
+    options = CompareOptions(alpha=alpha, power=power, min_effect=min_effect,
+                             iterations=iterations, clock_ghz=clock_ghz,
+                             min_effect_relative=(min_effect_percent or 1.0) / 100,
+                             jaybeams_compatible=jaybeams_compatible,
+                             bootstrap_resamples=resamples, seed=seed)
+    labels = _labels([*cands, base])
+    if len(cands) == 1:
+        results = [compare(cands[0].values, base.values, name_a=labels[0], name_b=labels[-1],
+                           options=options)]
+    else:
+        if len(set(labels)) != len(labels):
+            raise UserError("two series have the same name; select them as SESSION:NAME")
+        multi = compare_many(base.values, {labels[i]: c.values for i, c in enumerate(cands)},
+                             baseline_name=labels[-1], options=options)
+        results = multi.comparisons
+    env_base = _environment(store, base)
+    diffs = {}
+    for label, c in zip(labels, cands):
+        env_c = _environment(store, c)
+        if env_base is not None and env_c is not None and c.session_uid != base.session_uid:
+            diffs[label] = diff_environments(env_c, env_base)
+    if as_json:
+        click.echo(json.dumps({
+            "baseline": {"label": labels[-1], "session": base.session_uid, "metric": base.metric,
+                         "unit": base.unit},
+            "candidates": [{"label": l, "session": c.session_uid, "metric": c.metric}
+                           for l, c in zip(labels, cands)],
+            "adjustment": "holm" if len(cands) > 1 else None,
+            "comparisons": [r.to_dict() for r in results],
+            "environment_differences": {k: [list(map(_plain, d)) for d in v]
+                                        for k, v in diffs.items()}}, indent=2, default=str))
+        return
+    console = Console()
+    for r in results:
+        console.print(f"[bold]{r.name_a}[/bold] vs baseline [bold]{r.name_b}[/bold] "
+                      f"({base.metric}, n = {r.n_a} and {r.n_b})")
+        for check in r.checks:
+            style = _STYLE.get(check.status, "")
+            console.print(f"  [{style}]{check.status}[/{style}]: {check.text}")
+        console.print(f"  [bold]verdict:[/bold] {r.verdict}")
+        console.print()
+    for label, d in diffs.items():
+        if not d:
+            console.print(f"environment: {label} and {labels[-1]} were measured in the same "
+                          f"environment")
+            continue
+        console.print(f"[bold]environment differences[/bold] ({label} | {labels[-1]}):")
+        for key, va, vb in d[:40]:
+            console.print(f"  {key}: {_plain(va)} | {_plain(vb)}")
+        if len(d) > 40:
+            console.print(f"  ... and {len(d) - 40} more (--json lists all)")
+
+
+def _plain(value):
+    if isinstance(value, dict) and "unknown" in value:
+        return f"unknown ({value['unknown']})"
+    return value
+
+
+def _labels(series_list) -> list[str]:
+    """Benchmark names, qualified by session where two series share a name."""
+    names = [s.benchmark for s in series_list]
+    out = []
+    for s in series_list:
+        if names.count(s.benchmark) > 1:
+            out.append(f"{s.session_uid}:{s.benchmark}")
+        else:
+            out.append(s.benchmark)
+    return out
+
+
+commands = [compare_cmd]
