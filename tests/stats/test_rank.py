@@ -162,7 +162,7 @@ def test_large_samples_never_form_the_pairs() -> None:
     x = np.round(rng.lognormal(13, 0.3, 200_000))
     y = np.round(rng.lognormal(13, 0.3, 200_000)) + 500
     result = hodges_lehmann(x, y)
-    assert result.ci_low < -500 < result.ci_high or abs(result.estimate + 500) < 300
+    assert result.ci_low < -500 < result.ci_high  # the true shift (seeded data)
     assert result.ci_low <= result.estimate <= result.ci_high
     # Same data shifted by a constant: the estimate moves by exactly that constant.
     shifted = hodges_lehmann(x + 1000, y)

@@ -365,6 +365,10 @@ class _DifferenceMatrix:
         self, start: np.ndarray, stop: np.ndarray, size: int, rng: np.random.Generator
     ) -> np.ndarray:
         """``size`` values drawn uniformly (with replacement) among D[i, j], start_i <= j < stop_i."""
+        if int(start.max()) == 0 and int(stop.min()) == self.m:
+            # The whole matrix (first round): independent uniform rows and columns.
+            return (self.x[rng.integers(0, self.n, size=size)]
+                    - self.y[rng.integers(0, self.m, size=size)])
         widths = (stop - start).astype(np.int64)
         cum = np.cumsum(widths)
         # Sorted picks make the lookups below cache-friendly (3x faster than random order).
@@ -398,9 +402,11 @@ def _select(
             return {r: float(part[i]) for r, i in zip(ranks, local)}
         # Ranks far apart relative to the bracket (the interval bounds and the median after the
         # first round) are selected separately; neighbours (the two middle ranks) stay together.
+        # Split as soon as the gap exceeds the bracket one more joint round would leave
+        # (about 2 * _MARGIN / sqrt(_ROUND_SAMPLE) of the entries, 1/64 of them).
         clusters: list[list[int]] = [[ranks[0]]]
         for r in ranks[1:]:
-            if r - clusters[-1][-1] > active // 8:
+            if r - clusters[-1][-1] > active // 64:
                 clusters.append([r])
             else:
                 clusters[-1].append(r)
@@ -409,7 +415,10 @@ def _select(
             for cluster in clusters:
                 out.update(_select(mat, cluster, lo_first, hi_first, cnt_lo, cnt_hi, rng))
             return out
-        sample = mat.sample(hi_first, lo_first, _ROUND_SAMPLE, rng)
+        # Enough samples for the next bracket to be small enough to materialise, if that is
+        # cheaper than a full round (the bracket keeps ~2 * _MARGIN / sqrt(s) of the entries).
+        wanted = int((2.5 * _MARGIN * active / _MATERIALISE_LIMIT) ** 2)
+        sample = mat.sample(hi_first, lo_first, max(1000, min(_ROUND_SAMPLE, wanted)), rng)
         s = sample.size
         p_lo = (ranks[0] - cnt_lo) / active
         p_hi = (ranks[-1] - cnt_lo) / active
@@ -418,6 +427,14 @@ def _select(
         i_mid = min(max(int(p_lo * s), 0), s - 1)
         # Only three order statistics of the sample are needed: partition, not sort.
         sample = np.partition(sample, sorted({min(max(i, 0), s - 1) for i in (i_lo, i_mid, i_hi)}))
+        in_block = sample[min(max(i_lo, 0), s - 1)] == sample[i_mid] or (
+            sample[i_mid] == sample[min(max(i_hi, 0), s - 1)])
+        if in_block:
+            # The target sits in a run of equal sampled values (integer timings): a block of
+            # equal differences spanning the margin. Resolve it directly (two counts) instead
+            # of bracketing it with pivots that cannot split it.
+            return _resolve_block(mat, ranks, float(sample[i_mid]), lo_first, hi_first,
+                                  cnt_lo, cnt_hi, rng)
         new_lo_first, new_hi_first = lo_first, hi_first
         new_cnt_lo, new_cnt_hi = cnt_lo, cnt_hi
         lo_ok = hi_ok = False
@@ -447,20 +464,35 @@ def _select(
             # (heavily tied data), or the pivots missed. Resolve the ranks that fall in the block
             # of the sampled value at the target, then select the rest on either side of it;
             # both sides exclude that block, so this terminates.
-            t = float(sample[i_mid])
-            le_first = mat.first_le(t)
-            lt_first = mat.first_lt(t)
-            c_le, c_lt = mat.count(le_first), mat.count(lt_first)
-            out = {r: t for r in ranks if c_lt < r <= c_le}
-            below = [r for r in ranks if r <= c_lt]
-            above = [r for r in ranks if r > c_le]
-            if below:
-                # lt_first bounds exactly the entries < t, i.e. <= the largest value below t.
-                out.update(_select(mat, below, lo_first, lt_first, cnt_lo, c_lt, rng))
-            if above:
-                out.update(_select(mat, above, le_first, hi_first, c_le, cnt_hi, rng))
-            return out
+            return _resolve_block(mat, ranks, float(sample[i_mid]), lo_first, hi_first,
+                                  cnt_lo, cnt_hi, rng)
         lo_first, hi_first, cnt_lo, cnt_hi = new_lo_first, new_hi_first, new_cnt_lo, new_cnt_hi
+
+
+def _resolve_block(
+    mat: _DifferenceMatrix,
+    ranks: list[int],
+    t: float,
+    lo_first: np.ndarray,
+    hi_first: np.ndarray,
+    cnt_lo: int,
+    cnt_hi: int,
+    rng: np.random.Generator,
+) -> dict[int, float]:
+    """Ranks inside the block of differences equal to ``t`` (an active value) get ``t``; the
+    others are selected on either side. Both sides exclude the block, so this terminates."""
+    le_first = mat.first_le(t)
+    lt_first = mat.first_lt(t)
+    c_le, c_lt = mat.count(le_first), mat.count(lt_first)
+    out = {r: t for r in ranks if c_lt < r <= c_le}
+    below = [r for r in ranks if r <= c_lt]
+    above = [r for r in ranks if r > c_le]
+    if below:
+        # lt_first bounds exactly the entries < t, i.e. <= the largest value below t.
+        out.update(_select(mat, below, lo_first, lt_first, cnt_lo, c_lt, rng))
+    if above:
+        out.update(_select(mat, above, le_first, hi_first, c_le, cnt_hi, rng))
+    return out
 
 
 def pairwise_difference_quantiles(x: Any, y: Any, ranks: Sequence[int]) -> np.ndarray:
