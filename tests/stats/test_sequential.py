@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu, norm
@@ -98,6 +100,7 @@ def test_real_shift_is_decided_early_with_the_right_direction() -> None:
     assert decision.n_a < 1000
     assert decision.rci_high < 0
     assert design.to_dict()["looks"][-1]["action"] == "different"
+    assert json.loads(json.dumps(design.to_dict(), allow_nan=False))["looks"][0]["shift"] is None
 
 
 def test_equivalence_stop_and_budget_exhaustion() -> None:

@@ -315,8 +315,9 @@ class Decision:
         return self.action != "continue"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable dict of the fields."""
-        return asdict(self)
+        """JSON-serialisable dict of the fields (NaN and inf become None)."""
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                for k, v in asdict(self).items()}
 
 
 @dataclass
