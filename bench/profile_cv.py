@@ -12,7 +12,7 @@ methods above the 2% CV target within the 5-minute budget, and prints:
 * the noisiest methods.
 
 Usage: .venv/bin/python bench/profile_cv.py [--repeat 3] [--duration 1] [--cpus 1]
-       [--methods all] [--budget 300] [-o profile.json]
+       [--methods all] [--budget 300] [--nice -20] [-o profile.json]
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--duration", type=int, default=1)
     ap.add_argument("--cpus", default=None)
+    ap.add_argument("--nice", type=int, default=None, help="run stress-ng under nice -n N (root for < 0)")
     ap.add_argument("--budget", type=float, default=300.0, help="total time budget, s")
     ap.add_argument("--target-cv", type=float, default=0.02)
     ap.add_argument("-o", "--output", default=None)
@@ -56,13 +57,14 @@ def main() -> None:
     methods = stressng.resolve_methods(args.methods)
     cpus = list(parse_cpu_list(args.cpus)) if args.cpus else None
     print(f"stress-ng {stressng.stress_ng_version()}: {len(methods)} methods, {args.duration} s runs, "
-          f"{args.repeat} rounds, cpus {cpus or 'any'}, extra rounds to CV <= {args.target_cv:.0%} "
+          f"{args.repeat} rounds, cpus {cpus or 'any'}, nice {args.nice}, extra rounds to CV <= {args.target_cv:.0%} "
           f"within {args.budget:.0f} s", flush=True)
     with open("/proc/loadavg") as f:
         print("load before:", f.read().split()[:3])
     started = time.monotonic()
     prof = run_profile(methods, name="bench-profile", duration_s=args.duration, repeat=args.repeat,
-                       cpus=cpus, target_cv=args.target_cv, time_budget_s=args.budget, environment={})
+                       cpus=cpus, target_cv=args.target_cv, time_budget_s=args.budget, environment={},
+                       nice=args.nice)
     elapsed = time.monotonic() - started
     with open("/proc/loadavg") as f:
         print("load after:", f.read().split()[:3])

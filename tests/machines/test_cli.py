@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -77,13 +78,16 @@ def test_missing_stress_ng_says_how_to_install(tmp_path, db_path):
 @needs_stress_ng
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
                     reason="needs root to drop to an unprivileged user with setpriv")
-def test_quota_without_cgroup_permission_is_a_user_error(tmp_path):
-    """An unprivileged user cannot create cgroups: the quota cannot be applied."""
-    tmp_path.chmod(0o777)
-    db = tmp_path / "u.db"
-    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BENCHLAB,
-                           "profile", "--methods", "int64", "--repeat", "1", "--cpu-quota", "20000",
-                           "--db", str(db)],
-                          capture_output=True, text=True, timeout=60, cwd=str(tmp_path),
-                          env={**os.environ, "HOME": str(tmp_path)})
-    assert_one_line_error(proc, "cgroup")
+def test_quota_without_cgroup_permission_is_a_user_error():
+    """An unprivileged user (nobody, via setpriv) cannot create cgroups: the quota cannot be applied."""
+    workdir = Path(tempfile.mkdtemp(prefix="benchlab-nobody-"))
+    try:
+        workdir.chmod(0o777)  # nobody must create the database and its -wal file here
+        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BENCHLAB,
+                               "profile", "--methods", "int64", "--repeat", "1", "--cpu-quota", "20000",
+                               "--db", str(workdir / "u.db")],
+                              capture_output=True, text=True, timeout=120, cwd=str(workdir),
+                              env={**os.environ, "HOME": str(workdir)})
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    assert_one_line_error(proc, "cannot apply the CPU quota", "run benchlab as root")

@@ -104,3 +104,12 @@ def test_prediction_bounds_and_flags(tmp_path):
     (tmp_path / "bad.csv").write_text("name,base\nx,abc\n")
     with pytest.raises(UserError, match="not a number"):
         read_app_results(tmp_path / "bad.csv")
+
+
+def test_per_cpu_second_uses_the_cpu_time_rates():
+    base = Profile("b", {"a": MethodResult("a", [100.0], cpu_values=[200.0])})
+    target = Profile("t", {"a": MethodResult("a", [150.0], cpu_values=[600.0])})
+    assert compute_variability(target, base).ratios["a"] == 1.5
+    assert compute_variability(target, base, per_cpu_second=True).ratios["a"] == 3.0
+    with pytest.raises(UserError, match="CPU-time rates"):
+        compute_variability(make("t", {"a": 1.0}), make("b", {"a": 1.0}), per_cpu_second=True)

@@ -49,11 +49,13 @@ def quota_limits(cpu_quota_us: int | None, cpu_period_us: int | None):
 @click.option("--cpu-period", "cpu_period_us", type=click.IntRange(min=1000, max=1_000_000), default=None,
               help="CFS period for --cpu-quota, us (default 100000).")
 @click.option("--cpus", default=None, metavar="LIST", help="Pin stress-ng to these CPUs (e.g. 1).")
+@click.option("--nice", type=click.IntRange(-20, 19), default=None,
+              help="Run stress-ng under nice -n N (e.g. -20 as root on a shared machine; no effect with --cpu-quota).")
 @click.option("--seed", type=int, default=1, help="Seed of the per-round method order.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @db_option
 def profile_cmd(methods, duration, repeat, target_cv, max_repeat, time_budget, output, name,
-                cpu_quota_us, cpu_period_us, cpus, seed, no_progress, db):
+                cpu_quota_us, cpu_period_us, cpus, nice, seed, no_progress, db):
     """Profile this machine: stress-ng bogo-ops/s per method, repeated and interleaved.
 
     Stores the profile as a session of kind 'profile' and prints each method's value and CV.
@@ -88,7 +90,8 @@ def profile_cmd(methods, duration, repeat, target_cv, max_repeat, time_budget, o
         with progress:
             prof = run_profile(names, name=name, duration_s=duration, repeat=repeat, limits=limits,
                                cpus=cpu_list, seed=seed, target_cv=target_cv, max_repeat=max_repeat,
-                               time_budget_s=time_budget, store=store, observer=observer, binary=binary)
+                               time_budget_s=time_budget, store=store, observer=observer, binary=binary,
+                               nice=nice)
     finally:
         store.close()
     if output:

@@ -17,10 +17,12 @@ from benchlab.cli.common import db_option
 @click.option("--kinds", default="cpu-method", metavar="KINDS",
               help="Method kinds to include: cpu-method, stressor, application (comma list) or all.")
 @click.option("--methods", default=None, metavar="LIST", help="Only these methods (comma-separated).")
+@click.option("--per-cpu-second", is_flag=True,
+              help="Compare bogo-ops per CPU second instead of per wall second (ignores time slicing by other processes).")
 @click.option("--json", "as_json", is_flag=True, help="Print the variability document as JSON.")
 @click.option("--plot", default=None, metavar="FILE", help="Histogram plot (.png, .svg or .pdf).")
 @db_option
-def variability_cmd(target, base, also, kinds, methods, as_json, plot, db):
+def variability_cmd(target, base, also, kinds, methods, per_cpu_second, as_json, plot, db):
     """Speedup of TARGET over BASE per method (each a profile JSON file or a profile in the store).
 
     Ratios are target/base for rates and base/target for lower-is-better results, so > 1 means
@@ -34,9 +36,10 @@ def variability_cmd(target, base, also, kinds, methods, as_json, plot, db):
     kind_list = parse_kinds(kinds)
     method_list = [m.strip() for m in methods.split(",")] if methods else None
     base_p = resolve_profile(base, db)
-    main = compute_variability(resolve_profile(target, db), base_p, kinds=kind_list, methods=method_list)
-    others = [compute_variability(resolve_profile(t, db), base_p, kinds=kind_list, methods=method_list)
-              for t in also]
+    main = compute_variability(resolve_profile(target, db), base_p, kinds=kind_list, methods=method_list,
+                               per_cpu_second=per_cpu_second)
+    others = [compute_variability(resolve_profile(t, db), base_p, kinds=kind_list, methods=method_list,
+                                  per_cpu_second=per_cpu_second) for t in also]
     if plot:
         plot_variability([main, *others], plot)
     if as_json:

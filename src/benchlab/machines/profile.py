@@ -191,13 +191,35 @@ class RunRecord:
 Observer = Callable[..., None]
 
 
-def _spawn_one(argv: list[str], log_path: str, timeout_s: float, limits, cpus):
-    """Run stress-ng once, in a run cgroup when possible (required when ``limits`` is set)."""
+def _preflight_cgroup(limits) -> None:
+    """Create and remove one run cgroup, so a missing permission fails before any run."""
+    from benchlab.control.cgroups import UNCONSTRAINED_HINT, RunCgroup
+
+    try:
+        with RunCgroup(limits, session="profile"):
+            pass
+    except UserError as err:
+        message = str(err).replace(UNCONSTRAINED_HINT, "run benchlab as root (CPU quotas need write "
+                                   "access to the cgroup cpu controller)")
+        raise UserError(f"cannot apply the CPU quota: {message}") from None
+
+
+def _spawn_one(argv: list[str], log_path: str, timeout_s: float, limits, cpus, nice: int | None = None):
+    """Run stress-ng once, in a run cgroup when possible (required when ``limits`` is set).
+
+    With ``nice`` and no limits the run gets no cgroup: a cgroup is one scheduling entity with
+    the weight of benchlab's parent cgroup, so a nice value inside it would not count against
+    processes outside.
+    """
     from benchlab.control.cgroups import RunCgroup
     from benchlab.measure.spawn import SpawnRequest, spawn_measured
 
+    if nice is not None:
+        argv = ["nice", "-n", str(nice), *argv]
     request = dict(argv=argv, stdout_path=log_path, stderr_path=log_path, timeout_s=timeout_s,
                    cpus=list(cpus) if cpus else None)
+    if nice is not None and (limits is None or limits.unconstrained):
+        return spawn_measured(SpawnRequest(**request)), None
     try:
         group = RunCgroup(limits, session="profile")
         group.create()
@@ -217,7 +239,8 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
                 limits=None, cpus: Sequence[int] | None = None, seed: int = 1,
                 target_cv: float | None = None, max_repeat: int | None = None,
                 time_budget_s: float | None = None, store=None, environment: dict | None = None,
-                observer: Observer | None = None, binary: str | None = None) -> Profile:
+                observer: Observer | None = None, binary: str | None = None,
+                nice: int | None = None) -> Profile:
     """Measure a profile of this machine with stress-ng.
 
     Args:
@@ -236,6 +259,10 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
         environment: the environment to record (default: collected now).
         observer: progress callback, see :data:`Observer`.
         binary: stress-ng path (default: found on PATH).
+        nice: run stress-ng under ``nice -n NICE`` (negative needs root): on a shared machine
+            -20 makes other processes yield the CPU to it. Without a quota the runs then get
+            no cgroup (see :func:`_spawn_one`); with a quota it has no effect against other
+            processes (the cgroup competes with benchlab's parent cgroup's weight).
 
     Returns:
         The profile; its metadata holds elapsed_s, runs, failed runs and the store session uid.
@@ -253,6 +280,8 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
     if not methods:
         raise UserError("no methods to run; pass --methods all or a list of names")
     available = stressng.cpu_methods(binary)
+    if limits is not None and not limits.unconstrained:
+        _preflight_cgroup(limits)
     argvs = {m: stressng.method_argv(m, int(duration_s), "{yaml}", binary, available) for m in methods}
     version = stressng.stress_ng_version(binary)
     if environment is None:
@@ -262,7 +291,7 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
         "tool": "stress-ng", "stress_ng_version": version, "duration_s": int(duration_s),
         "repeat": repeat, "target_cv": target_cv, "seed": seed,
         "limits": limits.to_dict() if limits is not None else None,
-        "cpus": list(cpus) if cpus else None, "metric": METRIC, "value": "median of repetitions",
+        "cpus": list(cpus) if cpus else None, "nice": nice, "metric": METRIC, "value": "median of repetitions",
         "higher_is_better": {m: True for m in methods}, "source": "measured",
     }
     results = {m: MethodResult(m, [], True, "stressor" if m in stressng.EXTRA_STRESSORS else "cpu-method")
@@ -285,7 +314,7 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
                 order = list(round_methods)
                 rng.shuffle(order)
                 for method in order:
-                    record = _run_method(method, argvs[method], tmp, round_no, int(duration_s), limits, cpus)
+                    record = _run_method(method, argvs[method], tmp, round_no, int(duration_s), limits, cpus, nice)
                     if record.value is not None:
                         results[method].values.append(record.value)
                         if record.cpu_value is not None and math.isfinite(record.cpu_value):
@@ -327,7 +356,7 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
 
 
 def _run_method(method: str, argv_template: list[str], tmp: str, round_no: int, duration_s: int,
-                limits, cpus) -> RunRecord:
+                limits, cpus, nice: int | None = None) -> RunRecord:
     from benchlab.machines import stressng
 
     yaml_path = os.path.join(tmp, f"{method}-{round_no}.yaml")
@@ -335,7 +364,7 @@ def _run_method(method: str, argv_template: list[str], tmp: str, round_no: int, 
     argv = [yaml_path if a == "{yaml}" else a for a in argv_template]
     # A throttled run stretches: allow for a quota as low as 5% of a CPU plus start-up time.
     timeout_s = duration_s * 3 + 30
-    measurement, usage = _spawn_one(argv, log_path, timeout_s, limits, cpus)
+    measurement, usage = _spawn_one(argv, log_path, timeout_s, limits, cpus, nice)
     value = cpu_value = None
     error = measurement.error
     status = measurement.status

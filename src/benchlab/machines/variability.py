@@ -124,18 +124,24 @@ def histogram(values: Iterable[float], width: float = BIN_WIDTH) -> list[dict[st
 
 
 def compute_variability(target: Profile, base: Profile, *, kinds: Sequence[str] = ("cpu-method",),
-                        methods: Sequence[str] | None = None) -> Variability:
+                        methods: Sequence[str] | None = None, per_cpu_second: bool = False) -> Variability:
     """Per-method speedups of ``target`` over ``base`` (see the module docstring).
 
     ``higher_is_better`` comes from the base profile's method (imported data says so per
-    benchmark). ``methods`` restricts to a list of names.
+    benchmark). ``methods`` restricts to a list of names. ``per_cpu_second`` compares the
+    rates per CPU second (stress-ng's usr+sys rate) instead of per wall second: on a shared
+    machine those are untouched by other processes' time slicing (but not by a busy SMT
+    sibling), and a CPU quota does not change them.
 
     Raises:
         UserError: the profiles share no method of the chosen kinds, or a value is not positive.
     """
     def chosen(p: Profile) -> dict[str, Any]:
         return {k: m for k, m in p.methods.items() if m.values and m.kind in kinds
-                and (methods is None or k in methods)}
+                and (methods is None or k in methods) and (m.cpu_values or not per_cpu_second)}
+
+    def value(m) -> float:
+        return float(np.median(m.cpu_values)) if per_cpu_second else m.value
 
     t, b = chosen(target), chosen(base)
     if methods is not None:
@@ -145,11 +151,12 @@ def compute_variability(target: Profile, base: Profile, *, kinds: Sequence[str] 
                             f"choose among {', '.join(list(b)[:8])}...")
     common = [k for k in b if k in t]
     if not common:
-        raise UserError(f"profiles {target.name!r} and {base.name!r} share no {'/'.join(kinds)} method; "
-                        f"profile both machines with the same --methods")
+        raise UserError(f"profiles {target.name!r} and {base.name!r} share no {'/'.join(kinds)} method"
+                        f"{' with CPU-time rates' if per_cpu_second else ''}; profile both machines "
+                        f"with the same --methods (imported profiles have no CPU-time rates)")
     ratios = {}
     for k in common:
-        tv, bv = t[k].value, b[k].value
+        tv, bv = value(t[k]), value(b[k])
         if not (tv > 0 and bv > 0):
             raise UserError(f"method {k!r} has a non-positive value ({tv} on {target.name}, {bv} on "
                             f"{base.name}); re-profile it")
