@@ -1,0 +1,202 @@
+"""Steady state of a run sequence: warm-up and level shifts by change-point detection.
+
+Method
+------
+1. Robust noise scale: ``sigma = 1.4826 MAD(diff(x)) / sqrt(2)``. First
+   differences remove level shifts, the MAD ignores spikes.
+2. Spikes are winsorised to ``local median ± 5 sigma`` (running median over
+   about ``min_size`` values) *for detection only*, so a single slow
+   iteration cannot open a segment of its own, while a real level shift
+   moves the local median and survives (outliers are the job of
+   ``benchlab.stats.outliers``).
+3. PELT [1]_ (``ruptures`` [2]_) with the L2 cost (change in mean) and a
+   BIC-like penalty ``pen = 2 sigma^2 ln(n)`` per change (each change adds a
+   location and a level, ``ln n`` each in -2 log-likelihood units, times
+   sigma^2 because the L2 cost is an unscaled sum of squares) [3]_.
+   ``min_size`` (default ``max(5, n // 100)``) is the shortest segment. Runs
+   longer than 2000 are first reduced to the medians of consecutive blocks of
+   ``jump = ceil(n / 2000)`` values (sigma is then that of the block
+   medians), which bounds PELT's cost; change points are then multiples of
+   ``jump``.
+4. Classification after Barrett et al. [4]_: no change point → ``"flat"``
+   (steady from 0); a change point within the last ``tail_fraction`` of the
+   run → ``"no steady state"``; otherwise steady from the start of the last
+   segment, ``"warmup"`` if that segment's median is lower (faster) than the
+   previous segment's, ``"slowdown"`` if higher.
+
+References
+----------
+.. [1] Killick, R., Fearnhead, P. and Eckley, I. A. (2012). Optimal detection
+       of changepoints with a linear computational cost. JASA 107, 1590-1598.
+.. [2] Truong, C., Oudre, L. and Vayatis, N. (2020). Selective review of
+       offline change point detection methods. Signal Processing 167.
+.. [3] Yao, Y.-C. (1988). Estimating the number of change-points via
+       Schwarz' criterion. Statistics & Probability Letters 6, 181-189.
+.. [4] Barrett, E., Bolz-Tereick, C. F., Killick, R., Mount, S. and Tratt, L.
+       (2017). Virtual machine warmup blows hot and cold. OOPSLA, Proc. ACM
+       Program. Lang. 1, 52:1-52:27.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import ruptures as rpt
+from numpy.typing import ArrayLike
+
+from benchlab.stats.descriptive import MAD_NORMAL_SCALE, InvalidSampleError, as_sample
+
+MAX_POSITIONS = 2000
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch ``x[start:stop]`` with one level; median/mean in the unit of x."""
+
+    start: int
+    stop: int
+    n: int
+    median: float
+    mean: float
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """Result of ``detect_steady_state``.
+
+    Attributes
+    ----------
+    change_points : list of int
+        Indices where a new segment starts (ascending; 0 and n excluded).
+    segments : list of Segment
+        Consecutive segments covering the run.
+    steady_from : int or None
+        First index of the steady state, or None when there is none.
+    classification : {"flat", "warmup", "slowdown", "no steady state"}
+    warmup_end : int
+        Start of the first segment after the initial run of segments with
+        falling medians (0 when the first segment is not slower than the next).
+    level_shifts : list of int
+        Change points after the warm-up.
+    sigma : float
+        Robust noise scale used (unit of x).
+    penalty : float
+        PELT penalty (unit of x squared).
+    """
+
+    change_points: list[int]
+    segments: list[Segment]
+    steady_from: int | None
+    classification: str
+    warmup_end: int
+    level_shifts: list[int]
+    sigma: float
+    penalty: float
+    min_size: int
+    jump: int
+    method: str = field(default="PELT, L2 cost, pen = 2 sigma^2 ln n")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _block_medians(arr: np.ndarray, block: int) -> np.ndarray:
+    full = arr.size // block
+    heads = np.median(arr[: full * block].reshape(full, block), axis=1)
+    if arr.size % block:
+        heads = np.append(heads, np.median(arr[full * block :]))
+    return heads
+
+
+def robust_noise_sigma(x: ArrayLike) -> float:
+    """``1.4826 * MAD(diff(x)) / sqrt(2)``: noise sd robust to shifts and spikes (unit of x)."""
+    arr = as_sample(x, name="series", min_n=3)
+    d = np.diff(arr)
+    return float(MAD_NORMAL_SCALE * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
+
+
+def detect_steady_state(
+    x: ArrayLike,
+    *,
+    penalty_factor: float = 2.0,
+    min_size: int | None = None,
+    tail_fraction: float = 0.25,
+) -> SteadyState:
+    """Find warm-up and level shifts in a run sequence and where it is steady.
+
+    Parameters
+    ----------
+    x : array_like
+        Measurements in run order (at least 10, not constant; any unit).
+    penalty_factor : float
+        ``pen = penalty_factor * sigma^2 * ln(n)``; 2 is the BIC-like default.
+        Larger finds fewer changes.
+    min_size : int or None
+        Shortest segment, default ``max(5, n // 100)``.
+    tail_fraction : float
+        A change point in the last ``tail_fraction`` of the run means "no
+        steady state" (Barrett et al. use the last 500 of 2000 iterations).
+
+    Returns
+    -------
+    SteadyState
+    """
+    arr = as_sample(x, name="series", min_n=10, allow_constant=False)
+    n = arr.size
+    if not 0 < tail_fraction < 1:
+        raise InvalidSampleError(f"tail_fraction={tail_fraction} must be in (0, 1)")
+    size = max(5, n // 100) if min_size is None else int(min_size)
+    if size < 1 or 2 * size > n:
+        raise InvalidSampleError(f"min_size={size} does not fit two segments in n={n}")
+    # Long runs are reduced to medians of consecutive blocks: PELT's cost grows
+    # quadratically in the number of candidate positions when changes are rare,
+    # and block medians are robust to spikes anyway.
+    jump = max(1, math.ceil(n / MAX_POSITIONS))
+    series = arr if jump == 1 else _block_medians(arr, jump)
+    m = series.size
+    block_size = max(2, math.ceil(size / jump))
+    sigma = robust_noise_sigma(series)
+    if sigma == 0:
+        # More than half of the successive differences are zero (quantised timer):
+        # fall back to the overall MAD, then the sd, so the penalty is not zero.
+        sigma = MAD_NORMAL_SCALE * float(np.median(np.abs(series - np.median(series))))
+    if sigma == 0:
+        sigma = float(np.std(series, ddof=1))
+    # Winsorise each value to its local median +- 5 sigma so that a lone spike cannot
+    # open a segment but a genuine level shift (which moves the local median) survives.
+    half = max(2, block_size // 2)
+    padded = np.pad(series, half, mode="edge")
+    local = np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
+    signal = np.clip(series, local - 5 * sigma, local + 5 * sigma)
+    pen = float(penalty_factor * sigma**2 * math.log(m))
+    algo = rpt.Pelt(model="l2", min_size=block_size, jump=1).fit(signal.reshape(-1, 1))
+    change_points = [int(e) * jump for e in algo.predict(pen=pen)[:-1]]
+    bounds = [0, *change_points, n]
+    segments = [
+        Segment(a, b, b - a, float(np.median(arr[a:b])), float(np.mean(arr[a:b])))
+        for a, b in zip(bounds[:-1], bounds[1:])
+    ]
+    if not change_points:
+        classification, steady_from = "flat", 0
+    elif change_points[-1] > (1 - tail_fraction) * n:
+        classification, steady_from = "no steady state", None
+    else:
+        steady_from = change_points[-1]
+        classification = "warmup" if segments[-1].median < segments[-2].median else "slowdown"
+    # Warm-up: the initial run of segments whose medians keep falling (a ramp is cut
+    # into a staircase); it ends where the descent stops.
+    warmup_end = 0
+    i = 0
+    while i + 1 < len(segments) and segments[i + 1].median < segments[i].median:
+        i += 1
+    if i > 0:
+        warmup_end = segments[i].start
+    level_shifts = [c for c in change_points if c > warmup_end]
+    return SteadyState(
+        change_points=change_points, segments=segments, steady_from=steady_from,
+        classification=classification, warmup_end=warmup_end, level_shifts=level_shifts,
+        sigma=float(sigma), penalty=pen, min_size=size, jump=jump,
+    )
