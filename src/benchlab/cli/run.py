@@ -161,6 +161,16 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="Run under perf stat and store these events (unsupported ones as such).")
 @click.option("--calibration", default=None, metavar="FILE",
               help="Apply a CPU-quota calibration made by `benchlab calibrate`.")
+@click.option("--until-decided", is_flag=True,
+              help="Two commands: run interleaved rounds until the comparison is decided "
+                   "(group-sequential, error held at --alpha) or --max-runs/--max-time is spent.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
+              show_default=True, help="With --until-decided: overall false-positive rate.")
+@click.option("--equivalence-margin", type=click.FloatRange(min=0), default=1.0,
+              show_default=True, metavar="PERCENT",
+              help="With --until-decided: stop as equivalent within +-PERCENT of B (0: never).")
+@click.option("--look-every", type=click.IntRange(min=1), default=5, show_default=True,
+              help="With --until-decided: rounds between looks at the data.")
 @click.option("--session-name", default=None, help="A name for the session (default: none).")
 @click.option("--resume", default=None, metavar="SESSION",
               help="Complete an interrupted session from its stored protocol.")
@@ -171,7 +181,7 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
             cleanup, order, seed, timeout, ignore_failure, shell, shell_path, scans, step, lists,
             metrics, samples_csv, affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us,
             cpu_weight, cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
-            session_name, resume, as_json, quiet, db):
+            until_decided, alpha, equivalence_margin, look_every, session_name, resume, as_json, quiet, db):
     """Measure COMMANDS, each run stored as soon as it ends.
 
     \b
@@ -201,6 +211,9 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
                     commands, names, runs, warmup, min_runs, max_runs, min_time, max_time,
                     prepare, setup, cleanup, order, seed, timeout, ignore_failure, shell,
                     shell_path, scans, step, lists, metrics, samples_csv)
+                if until_decided:
+                    _until_decided(protocol, runs, max_runs, alpha, equivalence_margin,
+                                   look_every, metrics)
                 protocol.control = _control_options(
                     affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
                     cpuset, memory_limit, allow_unconstrained, load, perf_events,
@@ -219,14 +232,38 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
     summaries = session_summaries(store, result.session.id)
     if as_json:
         click.echo(json.dumps({"session": result.session.uid, "status": result.status,
-                               "db": store.path,
+                               "db": store.path, "until_decided": result.decision,
                                "benchmarks": [s.to_dict() for s in summaries]}, indent=2))
     elif not quiet:
         out = Console()
         render_summary_table(summaries, out)
         _print_relative(summaries, out)
+        if result.decision is not None:
+            d = result.decision["decision"]
+            names = [s.name for s in summaries]
+            out.print(f"[bold]until decided[/bold] (A = {names[0]}, B = {names[1]}): "
+                      f"{d['message'] if d else 'no look yet'}; "
+                      f"{len(result.decision['options']['looks'])} looks, alpha "
+                      f"{result.decision['options']['alpha']:g} (O'Brien-Fleming spending)")
         out.print(f"[dim]stored as session {result.session.uid} in {store.path}[/dim]")
     store.close()
+
+
+def _until_decided(protocol: Protocol, runs, max_runs, alpha, margin, look_every, metrics) -> None:
+    """Turn a protocol into a sequential A/B session (see benchlab.measure.until_decided)."""
+    if len(protocol.benchmarks) != 2:
+        raise UserError(f"--until-decided compares exactly two commands (got "
+                        f"{len(protocol.benchmarks)}); give A and B")
+    if runs is not None:
+        raise UserError("--until-decided decides the number of runs; use --max-runs as budget")
+    budget = max_runs or 1000
+    protocol.runs = budget  # the planner's ceiling; the stopper ends the session earlier
+    protocol.max_runs = None
+    protocol.order = "interleaved"
+    protocol.until_decided = {
+        "alpha": alpha, "margin": (margin / 100) or None, "look_every": look_every,
+        "metric": protocol.metrics[0].name if len(protocol.metrics) == 1 else "wall",
+        "min_samples": min(20, budget), "looks": []}
 
 
 def _control_options(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,

@@ -77,6 +77,7 @@ class Protocol:
     cwd: str | None = None
     capture_stdout: bool = False
     control: dict[str, Any] = field(default_factory=dict)
+    until_decided: dict[str, Any] | None = None
     planned_runs: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -75,6 +75,7 @@ class SessionResult:
     status: str
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     shell_overhead_ns: int | None = None
+    decision: dict | None = None
 
 
 def check_commands(protocol: Protocol) -> None:
@@ -290,6 +291,16 @@ def run_protocol(store: Store, session: SessionRef, protocol: Protocol, *,
         planner.first_wall_s = list(first_wall)
         planners.append(planner)
 
+    stopper = None
+    if protocol.until_decided is not None:
+        from benchlab.measure.until_decided import SequentialStopper, UntilDecided
+
+        if workers != 1:
+            raise UserError("--until-decided runs one worker; drop --workers")
+        stopper = SequentialStopper(store, session.id, bench_ids,
+                                    protocol.runs or protocol.max_runs or 1000,
+                                    UntilDecided(**protocol.until_decided))
+
     result = SessionResult(session=session, status="running")
     lock = threading.Lock()
     stop = threading.Event()
@@ -369,6 +380,15 @@ def run_protocol(store: Store, session: SessionRef, protocol: Protocol, *,
                 if planned.iteration == 0 and not planned.warmup and protocol.runs is None:
                     store.update_session(session.id, protocol=protocol.to_dict())
                 observer.run_finished(bench.name, planned, m, total(), state["done"])
+                looks_before = len(stopper.options.looks) if stopper is not None else 0
+                if stopper is not None and not planned.warmup and stopper.after_run():
+                    observer.message(stopper.decision.message)
+                    stop.set()
+                if stopper is not None and len(stopper.options.looks) != looks_before:
+                    protocol.until_decided = stopper.options.to_dict()
+                    meta = store.get_session(session.uid).get("metadata") or {}
+                    store.update_session(session.id, protocol=protocol.to_dict(),
+                                         metadata={**meta, "until_decided": stopper.summary()})
                 if m.status != "ok" and not protocol.ignore_failure and state["failure"] is None:
                     what = {"failed": f"exited with code {m.exit_code}",
                             "signaled": f"was killed by signal {m.signal}",
@@ -446,6 +466,7 @@ def run_protocol(store: Store, session: SessionRef, protocol: Protocol, *,
         raise SessionInterrupted(session, store.next_seq(session.id)) from None
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
+        result.decision = stopper.summary() if stopper is not None else None
 
 
 def _terminate_children() -> None:

@@ -1,0 +1,189 @@
+"""`benchlab analyze`, `benchlab compare` and `benchlab run --until-decided` end to end."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+
+import pytest
+
+from benchlab.store import Store
+from tests.conftest import BENCHLAB, assert_one_line_error, run_cli
+
+
+@pytest.fixture
+def anp_db(db_path, shared):
+    run_cli("import", "--format", "metric", "--metric", r"latency_ns:ns=<<BENCHMARK>> (\d+)",
+            str(shared / "data" / "anp-tcp" / "benchmark_results"), "--name", "anp",
+            db=db_path, check=True)
+    return db_path
+
+
+def test_analyze_reproduces_seed_003_table(anp_db):
+    """Seed 003: 74 kept of 100, median 52665 (of all values), uncertainty 461, p95 55601,
+    p99 61627, min 43060, max 62051 (ns)."""
+    proc = run_cli("analyze", "anp", "--json", db=anp_db, check=True)
+    a = json.loads(proc.stdout)
+    m = a["mad_filter"]
+    assert (m["n_kept"], m["n_total"]) == (74, 100)
+    assert round(m["median_all"]) == 52665
+    assert int(m["uncertainty"]) == 461  # the seed prints it truncated (461.503)
+    assert round(m["p95_kept"]) == 55601 and round(m["p99_kept"]) == 61627
+    assert round(m["min_kept"]) == 43060 and round(m["max_kept"]) == 62051
+    assert a["outliers"]["mad_rule"]["flagged"] == 26  # flagged, not dropped
+    assert a["summary"]["n"] == 100
+    text = run_cli("analyze", "anp", db=anp_db, check=True).stdout
+    assert "kept 74 of 100" in text and "52.6650 µs" in text and "461.503 ns" in text
+    for section in ("outliers", "independence", "steady state", "CDF"):
+        assert section in text
+
+
+def test_analyze_of_a_run_series_and_bad_names(db_path):
+    run_cli("run", "--runs", "12", "-n", "nap", "sleep 0.005", db=db_path, check=True)
+    a = json.loads(run_cli("analyze", "nap", "--json", db=db_path, check=True).stdout)
+    assert a["series"]["metric"] == "wall" and a["summary"]["n"] == 12
+    assert a["summary"]["median"] >= 5e6
+    assert_one_line_error(run_cli("analyze", "nosuch", db=db_path), "nosuch")
+    assert_one_line_error(run_cli("analyze", "nap/nometric", db=db_path), "no metric")
+
+
+def test_analyze_rejects_too_few_or_constant_samples(db_path, tmp_path):
+    f = tmp_path / "tiny.csv"
+    f.write_text("a,1\na,2\nb,5\nb,5\nb,5\nb,5\n")
+    run_cli("import", "--format", "csv", str(f), db=db_path, check=True)
+    assert_one_line_error(run_cli("analyze", "a", db=db_path))
+    assert_one_line_error(run_cli("analyze", "b", db=db_path))
+
+
+@pytest.fixture
+def jaybeams_db(db_path, shared):
+    for name in ("workstation-results", "vm-results"):
+        run_cli("import", "--format", "csv", str(shared / "data" / "jaybeams" / f"{name}.csv"),
+                db=db_path, check=True)
+    return db_path
+
+
+@pytest.mark.slow
+def test_compare_reproduces_seed_001_workstation_report(jaybeams_db):
+    proc = run_cli("compare", "workstation-results:array", "workstation-results:map",
+                   "--jaybeams-compatible", "--iterations", "20000", "--clock-ghz", "3",
+                   db=jaybeams_db, check=True, timeout=600)
+    out = " ".join(proc.stdout.split())
+    assert "PASSED: the samples do not exhibit high auto-correlation" in out
+    assert "197 µs" in out  # SD estimate
+    assert "should be >= 36000" in out  # the post's 36000 samples for the minimum effect
+    assert "5000 samples detect 10x the minimum effect" in out
+    assert re.search(r"-771\.5\d* µs", out)  # Hodges-Lehmann estimate
+    assert re.search(r"\[-773\.7\d*, -769\.3\d*\]|\[-773\.8, -769\.3\]", out)
+    assert "verdict: array is faster than map by 771.5" in out
+    data = json.loads(run_cli("compare", "workstation-results:array", "workstation-results:map",
+                              "--jaybeams-compatible", "--iterations", "20000", "--clock-ghz",
+                              "3", "--json", db=jaybeams_db, check=True, timeout=600).stdout)
+    (c,) = data["comparisons"]
+    assert c["hodges_lehmann"]["estimate"] == pytest.approx(-771550.1, abs=0.5)
+    assert c["hodges_lehmann"]["ci_low"] == pytest.approx(-773770, abs=10)
+    assert c["hodges_lehmann"]["ci_high"] == pytest.approx(-769320, abs=10)
+    assert c["outcome"] == "faster"
+
+
+def test_compare_many_against_a_baseline_is_holm_corrected(db_path):
+    run_cli("run", "--runs", "15", "-n", "fast", "-n", "slow", "-n", "base", "sleep 0.002",
+            "sleep 0.03", "sleep 0.01", db=db_path, check=True)
+    data = json.loads(run_cli("compare", "fast", "slow", "--baseline", "base", "--json",
+                              db=db_path, check=True).stdout)
+    assert data["adjustment"] == "holm"
+    outcomes = {c["name_a"]: c["outcome"] for c in data["comparisons"]}
+    assert outcomes == {"fast": "faster", "slow": "slower"}
+    for c in data["comparisons"]:
+        assert c["p_adjusted"] >= c["p_value"]
+    # the environments are the same machine: no differences listed between sessions
+    assert data["environment_differences"] == {}
+
+
+def test_compare_lists_environment_differences_between_sessions(db_path, tmp_path):
+    run_cli("run", "--runs", "8", "-n", "x", "sleep 0.003", db=db_path, check=True)
+    run_cli("run", "--runs", "8", "-n", "x", "sleep 0.004", db=db_path, check=True,
+            env={"BENCHLAB_EXTRA_VAR": "1"})
+    with Store.open(db_path) as store:
+        a, b = [s["uid"] for s in store.sessions()]
+    data = json.loads(run_cli("compare", f"{a}:x", f"{b}:x", "--json", db=db_path,
+                              check=True).stdout)
+    diffs = data["environment_differences"]
+    assert diffs, "two sessions with different environment variables must differ"
+    keys = " ".join(d[0] for v in diffs.values() for d in v)
+    assert "BENCHLAB_EXTRA_VAR" in keys
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["compare", "onlyone"], "two series"),
+    (["compare", "a", "b", "--iterations", "5"], "--clock-ghz"),
+])
+def test_compare_bad_input(db_path, args, needle):
+    run_cli("run", "--runs", "3", "-n", "a", "-n", "b", "true", "sleep 0.001", db=db_path,
+            check=True)
+    assert_one_line_error(run_cli(*args, db=db_path), needle)
+
+
+def test_until_decided_stops_early_on_a_clear_difference(db_path):
+    proc = run_cli("run", "--until-decided", "--max-runs", "300", "--look-every", "5",
+                   "-n", "quick", "-n", "slow", "sleep 0.002", "sleep 0.02", "--json",
+                   db=db_path, check=True, timeout=300)
+    data = json.loads(proc.stdout)
+    decision = data["until_decided"]["decision"]
+    assert decision["action"] == "different" and decision["z"] < 0
+    n = decision["n_a"]
+    assert 20 <= n < 300, "a 10x difference must be decided long before the budget"
+    runs = {b["name"]: b["wall"]["n"] for b in data["benchmarks"]}
+    assert runs == {"quick": n, "slow": n}
+    with Store.open(db_path) as store:
+        meta = store.sessions()[0]["metadata"]["until_decided"]
+        assert meta["options"]["looks"][-1] == n
+        assert len(meta["design"]["looks"]) == len(meta["options"]["looks"])
+
+
+def test_until_decided_runs_out_of_budget_when_it_cannot_tell(db_path):
+    data = json.loads(run_cli("run", "--until-decided", "--max-runs", "25", "--look-every", "5",
+                              "--equivalence-margin", "0", "-n", "a", "-n", "b", "sleep 0.001",
+                              "sleep 0.001", "--json", db=db_path, check=True,
+                              timeout=300).stdout)
+    decision = data["until_decided"]["decision"]
+    assert decision["action"] in ("budget_exhausted", "different")
+    if decision["action"] == "budget_exhausted":
+        assert {b["wall"]["n"] for b in data["benchmarks"]} == {25}
+
+
+def test_until_decided_resumes_replaying_its_looks(db_path):
+    proc = subprocess.Popen([BENCHLAB, "run", "--until-decided", "--max-runs", "400",
+                             "--look-every", "5", "--equivalence-margin", "0", "-n", "a",
+                             "-n", "b", "sleep 0.02", "sleep 0.02", "-q", "--db", str(db_path)])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        try:
+            with Store.open(db_path, readonly=True) as store:
+                sess = store.sessions()[0]
+                if len((sess["protocol"]["until_decided"] or {}).get("looks", [])) >= 2:
+                    break
+        except Exception:
+            continue
+    proc.kill()
+    proc.wait()
+    with Store.open(db_path) as store:
+        uid = store.sessions()[0]["uid"]
+        looks_before = list(store.sessions()[0]["protocol"]["until_decided"]["looks"])
+    assert len(looks_before) >= 2
+    data = json.loads(run_cli("run", "--resume", uid, "--json", db=db_path, check=True,
+                              timeout=600).stdout)
+    looks = data["until_decided"]["options"]["looks"]
+    assert looks[:len(looks_before)] == looks_before
+    assert data["until_decided"]["decision"]["look"] == len(looks)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["run", "--until-decided", "true"], "exactly two"),
+    (["run", "--until-decided", "--runs", "5", "true", "sleep 0"], "--max-runs"),
+])
+def test_until_decided_bad_input(db_path, args, needle):
+    assert_one_line_error(run_cli(*args, db=db_path), needle)
