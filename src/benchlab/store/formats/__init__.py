@@ -40,7 +40,7 @@ from benchlab.store.db import SessionRef, Store
 from benchlab.store.formats._common import ImportedSession, read_text, sniff_json, write_imports
 from benchlab.store.formats._gather import resolve_sessions
 
-IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "json")
+IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "json", "varsys16")
 EXPORT_FORMATS = ("csv", "json", "hyperfine", "markdown")
 
 
@@ -130,6 +130,14 @@ def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
         The sessions created: one, except for benchlab's own exports (``json``, long-format
         ``csv``), which create one per exported session. All or nothing.
     """
+    if fmt == "varsys16":
+        # seed 004's published results: one machine profile per machine and limits
+        from benchlab.machines.varsys16 import import_varsys16
+
+        if name is not None or unit is not None or metrics:
+            raise UserError("--format varsys16 names its profiles MACHINE[@quota-N]; drop "
+                            "--name, --unit and --metric")
+        return import_varsys16(store, path)
     imported = parse_path(path, fmt, name=name, unit=unit, metrics=metrics,
                           command_line=command_line)
     return write_imports(store, imported)
