@@ -66,3 +66,40 @@ from benchlab.stats.steady import Segment, SteadyState, detect_steady_state, rob
 
 # --- power analysis, rank tests, verdict, sequential (other engineer) -------------------
 # Add imports from power.py, rank.py, verdict.py, sequential.py below this line.
+from benchlab.stats.power import (
+    SampleSizePlan,
+    minimum_interesting_effect,
+    required_sample_size,
+    t_test_detectable_difference,
+    t_test_power,
+    t_test_sample_size,
+)
+from benchlab.stats.rank import (
+    HodgesLehmannResult,
+    MannWhitneyResult,
+    hodges_lehmann,
+    mann_whitney_u,
+    median_ratio,
+    pairwise_difference_quantiles,
+    wilcox_cdf,
+    wilcox_quantile,
+    wilcox_sf,
+)
+from benchlab.stats.sequential import (
+    Decision,
+    SequentialDesign,
+    critical_values,
+    max_sample_inflation,
+    rejection_probability,
+    spent_alpha,
+)
+from benchlab.stats.verdict import (
+    Check,
+    CompareOptions,
+    Comparison,
+    MultiComparison,
+    SdEstimate,
+    compare,
+    compare_many,
+    estimate_sd,
+)
