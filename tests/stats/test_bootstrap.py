@@ -285,3 +285,12 @@ def test_bca_undefined_when_all_replicates_on_one_side():
     x = np.array([1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 3.0])
     with pytest.raises(InvalidSampleError, match="BCa"):
         bootstrap_ci(x, "median", n_resamples=500, seed=1)
+
+
+def test_extreme_order_statistics_are_flagged_as_r_warns():
+    """With 50 resamples a 95% BCa endpoint falls on the most extreme replicate (R warns
+    'extreme order statistics used as endpoints'); 5000 resamples do not."""
+    x = np.random.default_rng(1).lognormal(size=50)
+    assert bootstrap_ci(x, "sd", n_resamples=50, seed=1).extra["extreme_order_statistics"]
+    ok = bootstrap_ci(x, "sd", n_resamples=5000, seed=1, kind="percentile")
+    assert not ok.extra["extreme_order_statistics"]

@@ -617,6 +617,7 @@ def interval_from_distribution(
     se = float(np.std(reps, ddof=1))
     bias = float(np.mean(reps) - t0)
     tails = np.array([(1 - conf) / 2, (1 + conf) / 2])
+    adjusted = tails
     z0 = acc = None
     extra: dict[str, Any] = {}
     if kind == "percentile":
@@ -642,6 +643,12 @@ def interval_from_distribution(
         adjusted = special.ndtr(z0 + (z0 + z_tails) / (1 - acc * (z0 + z_tails)))
         extra["adjusted_levels"] = adjusted.tolist()
         low, high = _quantiles(reps, adjusted, quantile_rule)
+    if kind != "normal":
+        used = adjusted if kind == "bca" else tails
+        ranks = (B + 1) * np.asarray(used)
+        # R warns "extreme order statistics used as endpoints" in this case: the interval
+        # then rests on the most extreme replicate(s) and needs more resamples.
+        extra["extreme_order_statistics"] = bool(np.any((ranks <= 1) | (ranks >= B)))
     return BootstrapCI(
         low=float(low), high=float(high), kind=kind, confidence=conf, estimate=float(t0),
         standard_error=se, bias=bias, n_resamples=B, statistic=dist.statistic,
