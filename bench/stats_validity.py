@@ -119,7 +119,7 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     aa_false_positives(rng, args.sims)
     power_at_plan(rng, args.sims)
-    sequential_vs_fixed(rng, max(100, args.sims // 2))
+    sequential_vs_fixed(rng, max(100, args.sims // 4))  # each simulation is ~10 looks
 
 
 if __name__ == "__main__":
