@@ -94,14 +94,20 @@ def _quota_unavailable() -> str | None:
 @pytest.mark.timeout(240)
 @pytest.mark.skipif(_quota_unavailable() is not None, reason=str(_quota_unavailable()))
 def test_calibration_recovers_a_known_quota_end_to_end():
-    """A 'slow base machine' is this machine under a known quota (20% of one CPU: low enough to
-    bind even when other processes leave stress-ng only ~35% of a CPU); calibrating the
-    unthrottled machine against that profile must recover the quota within 10% and shrink the
-    variability range."""
+    """A "slow base machine" is this machine under a known quota; calibrating the unthrottled
+    machine against that profile must recover the quota within 10% and shrink the range.
+
+    10% of one CPU: low enough to bind even when other processes leave stress-ng only 25-40%
+    of a CPU (measured here at load 6), and low enough that the unthrottled machine is several
+    times faster. On one machine the methods' true speedups are all equal, so the range is
+    measurement noise times the speedup level: it shrinks only when that level drops well
+    below the unthrottled one (at 20% the unthrottled level was ~2x and the after-range
+    sometimes came out wider). The base gets 5 rounds because its error enters the answer
+    directly while the search pools over trials."""
     methods = ["int64", "matrixprod", "trig"]
     period = 100_000
-    known = 20_000
-    base = run_profile(methods, name="slow-base", duration_s=1, repeat=3, environment={},
+    known = 10_000
+    base = run_profile(methods, name="slow-base", duration_s=1, repeat=5, environment={},
                        limits=CgroupLimits(cpu_quota_us=known, cpu_period_us=period))
     shares = [v / c for m in base.methods.values() for v, c in zip(m.values, m.cpu_values)]
     if np.median(shares) < 0.8 * known / period:

@@ -16,18 +16,20 @@ second), roughly in proportion. So:
    paper's C_a). Otherwise the answer lies in [min quota, period];
 2. next trial: the proportional model q' = q_eff / r(q) from the nearest point, where q_eff
    is the quota, or, when other processes left the runs less CPU than the quota (a busy
-   machine), the CPU share they got times the period; afterwards a secant step in log-log
-   between the two bracket ends (same q_eff); each step is kept at least 10% of the
-   bracket away from its ends, so the bracket shrinks geometrically even when noise bends the
-   model (a safeguarded bisection);
+   machine), the CPU share they got times the period; inside the bracket, the pooled estimate
+   of step 4 (a log-log secant between the bracket ends before any trial has bound); each
+   step is kept at least 10% of the bracket away from its ends, so the bracket shrinks
+   geometrically even when noise bends the model (a safeguarded bisection);
 3. noise: a trial whose interval contains 1 cannot tell the direction, so it is repeated once
    with twice the repetitions; the search stops when the bracket is narrower than the quota
    uncertainty implied by r's interval (r is proportional to q, so a relative error e of r is
    an error of about e*q in q), when a trial matches within its own interval twice, or after
    ``max_trials`` (porta's published logs used 15-16);
-4. the answer is a log-log least-squares fit of r against q over the trials that bracket it
-   (those where the quota bound),
-   solved for r = 1; a final confirmation measurement at that quota gives the residual ratio
+4. the answer pools every trial where the quota bound (near the answer): under the
+   proportional model each estimates the answer as q / r(q); their geometric mean weighted by
+   rounds (:func:`_pooled_root`) averages the machine's drift between trials, which on a shared
+   machine is larger than the noise within a trial. It is not clamped to the bracket, which
+   that drift can misplace. A final confirmation measurement at that quota gives the residual ratio
    with its interval and the variability range after calibration (the range before is the
    first, unthrottled trial's).
 
@@ -282,6 +284,29 @@ def _loglog_root(points: Sequence[tuple[int, float]]) -> float | None:
     return float(math.exp(-a / b))
 
 
+def _pooled_root(trials: Sequence[Trial], period_us: int, spread: float = 1.5) -> float | None:
+    """The quota where r = 1 under the proportional model, pooled over trials, us.
+
+    Where the quota binds, the rate is proportional to it, so each such trial estimates the
+    answer as q / r(q). The estimates are combined as a geometric mean weighted by the trial's
+    rounds, over the binding throttled trials within a factor ``spread`` of the first pooled
+    value (far-away trials are where the model bends). Pooling averages the machine's drift
+    between trials, which on a shared machine is larger than the noise within one trial.
+    """
+    pts = [t for t in trials if t.quota_us < period_us and _binding(t, period_us) and t.ratio > 0]
+    if not pts:
+        return None
+
+    def pool(items: Sequence[Trial]) -> float:
+        w = np.array([t.repeat for t in items], dtype=float)
+        logs = np.array([math.log(t.quota_us / t.ratio) for t in items])
+        return float(math.exp(np.sum(w * logs) / np.sum(w)))
+
+    first = pool(pts)
+    near = [t for t in pts if first / spread <= t.quota_us <= first * spread] or pts
+    return pool(near)
+
+
 def _binding(trial: Trial, period_us: int) -> bool:
     """Whether the quota, not other processes, limited the trial's CPU share."""
     return trial.cpu_share is None or trial.cpu_share * period_us >= 0.8 * trial.quota_us
@@ -362,8 +387,10 @@ def search_quota(measure: Measure, *, period_us: int, repeat: int = 3, max_trial
             if width <= max(1, 2 * 0.001 * hi.quota_us):
                 ended = "bracket closed"
                 break
-            q_model = _loglog_root([(_effective_quota(lo, period_us), lo.ratio),
-                                    (_effective_quota(hi, period_us), hi.ratio)])
+            # Pooled proportional estimate over all binding trials; a log-log secant between
+            # the bracket ends when no trial has bound yet.
+            q_model = _pooled_root(trials, period_us) or _loglog_root(
+                [(_effective_quota(lo, period_us), lo.ratio), (_effective_quota(hi, period_us), hi.ratio)])
             q_next = q_model if q_model is not None else (lo.quota_us + hi.quota_us) / 2
             guard = 0.1 * width
             q_next = min(max(q_next, lo.quota_us + guard), hi.quota_us - guard)
@@ -383,18 +410,11 @@ def search_quota(measure: Measure, *, period_us: int, repeat: int = 3, max_trial
                 ended = "matched within noise twice"
                 break
         last = t
-    # Final estimate: log-log fit over the trials near the answer.
-    near = [t for t in trials if t.quota_us < period_us or t is first]
-    if lo is not None and hi is not None:
-        span_lo, span_hi = lo.quota_us / 1.3, hi.quota_us * 1.3
-        near = [t for t in trials if span_lo <= t.quota_us <= span_hi] or near
-    near = [t for t in near if _binding(t, period_us)] or near
-    root = _loglog_root([(t.quota_us, t.ratio) for t in near])
+    # Final estimate: pool every trial where the quota bound, near the answer.
+    root = _pooled_root(trials, period_us)
     if root is None:
         best = min(trials, key=lambda t: abs(math.log(t.ratio)))
         root = best.quota_us
-    if lo is not None and hi is not None:
-        root = min(max(root, lo.quota_us), hi.quota_us)
     return int(round(min(max(root, min_quota_us), period_us))), trials, ended
 
 
