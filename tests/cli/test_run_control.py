@@ -208,3 +208,28 @@ def test_unconstrained_fallback_is_stored_as_such(db_path, monkeypatch):
     _, _, store = _session(db_path)
     setup = store.conn.execute("SELECT data FROM setups ORDER BY id DESC").fetchone()[0]
     assert '"unconstrained":' in setup and '"unconstrained":null' not in setup
+
+
+@needs_cgroups
+def test_the_harness_joins_the_cgroup_outside_the_measured_time_and_goes_home(tmp_path):
+    """The exec helper joins the run's cgroup before its clock starts (attaching to a v1 cgroup
+    can wait for an RCU grace period), the program inherits the membership, and the helper
+    returns to its own cgroups after the clock stops, so the leaf can be removed."""
+    from benchlab.control.cgroups import CgroupLimits, RunCgroup
+    from benchlab.measure import spawn
+    from benchlab.measure.spawn import SpawnRequest, spawn_measured
+
+    own = Path("/proc/self/cgroup").read_text()
+    out = tmp_path / "out"
+    with RunCgroup(CgroupLimits(cpu_quota_us=90_000), session="joint") as group:
+        # $PPID of the program is the exec helper: it is in the leaf while the program runs
+        m = spawn_measured(SpawnRequest(argv=["sh", "-c", "cat /proc/$PPID/cgroup"],
+                                        stdout_path=str(out), cgroup_procs=group.procs_paths))
+        assert m.status == "ok"
+        usage = group.usage()
+        helper_pid = spawn._servers.server.pid
+        assert Path(f"/proc/{helper_pid}/cgroup").read_text() == own
+        leaf = group.name
+    assert f"/{leaf}" in out.read_text()
+    assert usage.cpu_time_ns and usage.cpu_time_ns > 0  # the program's time was accounted there
+    assert not [p for p in list_benchlab_cgroups() if Path(p).name.startswith("joint-")]

@@ -206,12 +206,43 @@ static void close_fd(int *fd)
 static const char *cwd;
 static const char *cgroups[MAX_CGROUPS];
 static int n_cgroups;
+/* Where this helper goes back to after a run (one cgroup.procs per hierarchy).  When given,
+ * the helper joins the run's cgroups itself before the clock starts, the child inherits the
+ * membership, and the helper returns after the clock stops: attaching a task to a v1 cgroup
+ * can wait for an RCU grace period (milliseconds), which must not be measured as the run. */
+static const char *home_cgroups[MAX_CGROUPS];
+static int n_home_cgroups;
+static int helper_joined;
 static int rl_res[MAX_RLIMITS];
 static long long rl_val[MAX_RLIMITS];
 static int n_rlimits;
 static int in_fd = -1, out_fd = -1, err_fd = -1;
 static int fail_pipe[2] = {-1, -1};
 static char **target_argv;
+
+/* Write a pid to a cgroup.procs file; 0 or -1 with errno. */
+static int write_pid(const char *procs, pid_t pid)
+{
+    char buf[32];
+    int len = snprintf(buf, sizeof buf, "%d\n", (int)pid);
+    int fd = open_cloexec(procs, O_WRONLY);
+    if (fd < 0)
+        return -1;
+    int rc = write_all(fd, buf, (size_t)len);
+    int err = errno;
+    if (close(fd) != 0 && rc == 0)
+        return -1;
+    errno = err;
+    return rc;
+}
+
+/* Leave the run's cgroups for the ones this helper came from (best effort: a failure only
+ * means the next run's leaf removal finds the helper inside and the harness replaces it). */
+static void go_home(void)
+{
+    for (int i = 0; i < n_home_cgroups; i++)
+        (void)write_pid(home_cgroups[i], getpid());
+}
 
 /* In the child: report the failed stage and exit without running atexit handlers. */
 static void child_fail(int stage, int index)
@@ -234,8 +265,9 @@ static int child_main(void *unused)
         child_fail(STAGE_SIGMASK, 0);
     if (setpgid(0, 0) != 0)
         child_fail(STAGE_SETPGID, 0);
-    /* Join the cgroups first so every later instruction is accounted there. */
-    if (n_cgroups > 0) {
+    /* Join the cgroups first so every later instruction is accounted there (unless the
+     * helper joined them before the clock and the child inherited the membership). */
+    if (n_cgroups > 0 && !helper_joined) {
         char buf[32];
         int len = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
         for (int i = 0; i < n_cgroups; i++) {
@@ -283,6 +315,8 @@ static int run_one(char **tokens, char **envp)
 
     cwd = NULL;
     n_cgroups = 0;
+    n_home_cgroups = 0;
+    helper_joined = 0;
     n_rlimits = 0;
     target_argv = NULL;
     for (char **t = tokens; *t != NULL; t++) {
@@ -317,6 +351,11 @@ static int run_one(char **tokens, char **envp)
             if (n_cgroups == MAX_CGROUPS)
                 return report_error(STAGE_USAGE, 0, E2BIG);
             cgroups[n_cgroups++] = arg;
+            break;
+        case 'G':
+            if (n_home_cgroups == MAX_CGROUPS)
+                return report_error(STAGE_USAGE, 0, E2BIG);
+            home_cgroups[n_home_cgroups++] = arg;
             break;
         case 'l': {
             const char *colon = strchr(arg, ':');
@@ -370,6 +409,18 @@ static int run_one(char **tokens, char **envp)
     if (pipe2(fail_pipe, O_CLOEXEC) != 0) {
         rc = report_error(STAGE_PIPE, 0, errno);
         goto out;
+    }
+
+    if (n_cgroups > 0 && n_home_cgroups > 0) {
+        for (int i = 0; i < n_cgroups; i++) {
+            if (write_pid(cgroups[i], getpid()) != 0) {
+                int err = errno;
+                go_home();
+                rc = report_error(STAGE_CGROUP, i, err);
+                goto out;
+            }
+        }
+        helper_joined = 1;
     }
 
     struct itimerval timer, off;
@@ -434,6 +485,8 @@ static int run_one(char **tokens, char **envp)
     } while (got < 0 && errno == EINTR);
     long long end_mono_ns = ts_ns(CLOCK_MONOTONIC);
     int wait_errno = errno;
+    if (helper_joined)
+        go_home();
     target_pid = 0;
     if (timeout_ns > 0)
         setitimer(ITIMER_REAL, &off, NULL);
