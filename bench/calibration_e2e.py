@@ -29,7 +29,6 @@ import numpy as np  # noqa: E402
 from benchlab.control.cgroups import CgroupLimits  # noqa: E402
 from benchlab.machines.calibrate import calibrate  # noqa: E402
 from benchlab.machines.profile import run_profile  # noqa: E402
-from benchlab.machines.variability import compute_variability  # noqa: E402
 
 METHODS = "int64,int32,double,float,matrixprod,trig,fft,queens,hanoi,sieve,crc16,euler"
 

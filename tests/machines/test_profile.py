@@ -10,7 +10,7 @@ import pytest
 
 from benchlab.control.cgroups import CgroupLimits, cgroup_support
 from benchlab.errors import UserError
-from benchlab.machines.profile import METRIC, load_profile_file, run_profile
+from benchlab.machines.profile import METRIC, run_profile
 from benchlab.machines.store_io import load_profile, resolve_profile
 from benchlab.store.db import Store
 

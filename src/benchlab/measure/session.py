@@ -24,7 +24,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol as TypingProtocol, Sequence
+from typing import Any, Protocol as TypingProtocol, Sequence
 
 import numpy as np
 

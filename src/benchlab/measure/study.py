@@ -38,7 +38,7 @@ from __future__ import annotations
 import itertools
 import shlex
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from benchlab import __version__
 from benchlab.store.db import RUN_COLUMNS, utc_now
 from benchlab.store.formats._gather import SessionData
+
+if TYPE_CHECKING:
+    from benchlab.store.formats._common import ImportedSession
 
 FORMAT_NAME = "benchlab-export"
 FORMAT_VERSION = 1
