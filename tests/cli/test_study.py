@@ -42,20 +42,21 @@ def _suite(tmp_path: Path, text: str = SUITE) -> Path:
     return path
 
 
-def test_study_runs_every_cell_and_reports_seed_000_tables(db_path, tmp_path):
-    proc = run_cli("study", str(_suite(tmp_path)), db=db_path, check=True, timeout=300)
+def test_builtin_study_runs_every_cell_and_reports_seed_000_tables(db_path, tmp_path):
+    """The small built-in suite (2 workloads x bare/cgroup x 1/2 workers x two affinities)."""
+    proc = run_cli("study", "--builtin", db=db_path, check=True, timeout=300)
     uid = proc.stdout.split()[1]
     with Store.open(db_path) as store:
         study = store.get_session(uid)
         assert study["kind"] == "study" and study["status"] == "complete"
         cells = study["metadata"]["cells"]
-        assert len(cells) == 4
+        assert len(cells) == 8
         order = study["metadata"]["order"]
-        assert sorted(order) == sorted(cells)
+        assert sorted(order) == sorted(cells) and order != sorted(order)
         for info in cells.values():
             sess = store.get_session(info["session"])
-            runs = store.runs(session_id=sess["id"])
-            assert len(runs) == 2 * 4 * info["cell"]["workers"]
+            runs = store.runs(session_id=sess["id"], include_warmup=False)
+            assert len(runs) == 2 * 6 * info["cell"]["workers"]
             assert {r["worker"] for r in runs} == set(range(info["cell"]["workers"]))
             # both views of every run: harness rusage and the program's own timing line
             for r in runs:
@@ -70,15 +71,17 @@ def test_study_runs_every_cell_and_reports_seed_000_tables(db_path, tmp_path):
         assert heading in report
     families = list(csv.DictReader(open(out / "families.csv")))
     fams = {row["family"] for row in families}
-    assert fams == {"isolation: cgroup vs bare", "workers: 2 vs 1"}
+    assert fams == {"isolation: cgroup vs bare", "workers: 2 vs 1",
+                    "affinity: cores-rr:0,1 vs none"}
     for row in families:
-        # 2 workloads x 2 levels of the other factor = 4 groups compared per family and metric
-        assert sum(int(row[k]) for k in ("higher", "lower", "same", "overlap")) == 4
+        # 2 workloads x 2 x 2 levels of the other two factors = 8 groups per family and metric
+        assert sum(int(row[k]) for k in ("higher", "lower", "same", "overlap")) == 8
     groups = list(csv.DictReader(open(out / "groups.csv")))
+    assert len(groups) == 8 * 2 * 4  # cells x workloads x (cpu, wall, self_cpu, self_wall)
     for g in groups:
         assert float(g["mean_lo"]) <= float(g["mean_ns"]) <= float(g["mean_hi"])
     ratios = list(csv.DictReader(open(out / "parallel.csv")))
-    assert len(ratios) == 2 and all(0 < float(r["parallel_run_ratio"]) <= 1 for r in ratios)
+    assert len(ratios) == 4 and all(0 < float(r["parallel_run_ratio"]) <= 1 for r in ratios)
     errors = list(csv.DictReader(open(out / "errors.csv")))
     assert {e["time"] for e in errors} == {"wall", "cpu"}
     assert all(float(e["relative_error"]) >= 0 for e in errors)

@@ -99,20 +99,25 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def format_duration(ns: float) -> str:
-    """A duration in ns as text with a readable unit: 771550.1 -> '771.6 µs'."""
+def format_duration(ns: float, digits: int = 4) -> str:
+    """A duration in ns as text with a readable unit: 771550.1 -> '771.6 µs' (4 digits)."""
     mag = abs(ns)
     for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
         if mag >= scale:
-            return f"{ns / scale:.4g} {unit}"
-    return f"{ns:.4g} ns"
+            return f"{ns / scale:.{digits}g} {unit}"
+    return f"{ns:.{digits}g} ns"
 
 
-def _format_interval(low: float, high: float) -> str:
+#: Significant digits of the Hodges-Lehmann shift and interval: enough for seed 001's
+#: printed values (-771.55 µs, [-773.77, -769.32]).
+HL_DIGITS = 5
+
+
+def _format_interval(low: float, high: float, digits: int = 4) -> str:
     mag = max(abs(low), abs(high))
     for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")):
         if mag >= scale or unit == "ns":
-            return f"[{low / scale:.4g}, {high / scale:.4g}] {unit}"
+            return f"[{low / scale:.{digits}g}, {high / scale:.{digits}g}] {unit}"
     raise AssertionError("unreachable")
 
 
@@ -428,8 +433,8 @@ def _conclude(c: Comparison, p_decision: float) -> None:
                         + " the hypothesis of equal performance"))
     checks.append(Check("hodges_lehmann", INFO,
                         f"Hodges-Lehmann shift {c.name_a} - {c.name_b}: "
-                        f"{format_duration(hl.estimate)}, {level} CI "
-                        f"{_format_interval(hl.ci_low, hl.ci_high)}"))
+                        f"{format_duration(hl.estimate, HL_DIGITS)}, {level} CI "
+                        f"{_format_interval(hl.ci_low, hl.ci_high, HL_DIGITS)}"))
     r = c.median_ratio
     checks.append(Check("median_ratio", INFO,
                         f"median ratio {c.name_a}/{c.name_b}: {r.estimate:.4g}, {level} CI "
