@@ -52,6 +52,7 @@ import numpy as np
 from scipy import stats as _st
 
 from benchlab.errors import UserError
+from benchlab.machines.documents import read_json_document
 from benchlab.machines.profile import Profile
 from benchlab.machines.variability import Variability
 
@@ -159,17 +160,8 @@ def load_calibration(path: str | os.PathLike):
     """
     from benchlab.control.cgroups import CgroupLimits
 
-    try:
-        doc = json.loads(Path(path).read_text())
-    except OSError as err:
-        raise UserError(f"cannot read calibration {path}: {err.strerror}; create it with "
-                        f"`benchlab calibrate --base PROFILE -o FILE`") from None
-    except json.JSONDecodeError as err:
-        raise UserError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}); recreate it with "
-                        f"`benchlab calibrate --base PROFILE -o FILE`") from None
-    if not isinstance(doc, dict) or doc.get("format") != CALIBRATION_FORMAT:
-        raise UserError(f"{path} is not a calibration (no \"format\": \"{CALIBRATION_FORMAT}\"); "
-                        f"create one with `benchlab calibrate --base PROFILE -o FILE`")
+    doc = read_json_document(path, CALIBRATION_FORMAT, "calibration",
+                             "benchlab calibrate --base PROFILE -o FILE")
     try:
         quota, period = int(doc["cpu_quota_us"]), int(doc["cpu_period_us"])
     except (KeyError, TypeError, ValueError):

@@ -13,10 +13,9 @@ the range (:mod:`benchlab.machines.predict`).
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from benchlab.errors import UserError
+from benchlab.machines.documents import read_json_document
 from benchlab.machines.profile import Profile
 
 VARIABILITY_FORMAT = "benchlab-variability"
@@ -168,17 +168,8 @@ def compute_variability(target: Profile, base: Profile, *, kinds: Sequence[str] 
 
 def load_variability_file(path: str | os.PathLike) -> Variability:
     """Read a variability JSON (from ``benchlab variability --json``); UserError when invalid."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except OSError as err:
-        raise UserError(f"cannot read variability file {path}: {err.strerror}; create it with "
-                        f"`benchlab variability TARGET BASE --json > FILE`") from None
-    except json.JSONDecodeError as err:
-        raise UserError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}); create it with "
-                        f"`benchlab variability TARGET BASE --json > FILE`") from None
-    if not isinstance(doc, Mapping) or doc.get("format") != VARIABILITY_FORMAT:
-        raise UserError(f"{path} is not a variability document (no \"format\": \"{VARIABILITY_FORMAT}\"); "
-                        f"create it with `benchlab variability TARGET BASE --json > FILE`")
+    doc = read_json_document(path, VARIABILITY_FORMAT, "variability document",
+                             "benchlab variability TARGET BASE --json > FILE")
     try:
         ratios = {str(k): float(v) for k, v in doc["ratios"].items()}
     except (KeyError, AttributeError, TypeError, ValueError):
