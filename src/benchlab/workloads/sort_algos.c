@@ -52,19 +52,7 @@ int main(int argc, char **argv)
     }
     size_t n = (size_t)bl_arg_u64(argc, argv, 2, DEFAULT_N, "N");
     uint64_t seed = bl_arg_u64(argc, argv, 3, BL_DEFAULT_SEED, "seed");
-    int *a = bl_sort_input(n, seed);
-
-    bl_self_start(&self);
-    fn(a, n);
-    bl_elapsed_t e = bl_self_stop(&self);
-
-    if (!bl_is_sorted(a, n)) {
-        fprintf(stderr, "%s: %s produced unsorted output\n", argv[0], argv[1]);
-        return 1;
-    }
-    printf("BENCHLAB_CHECK checksum=%" PRIu64 " algorithm=%s n=%zu\n", bl_sort_checksum(a, n),
-           argv[1], n);
-    bl_self_report(&self, e, "");
-    free(a);
-    return 0;
+    char label[64];
+    snprintf(label, sizeof label, "algorithm=%s ", argv[1]);
+    return bl_timed_sort(&self, argv[0], label, fn, n, seed);
 }

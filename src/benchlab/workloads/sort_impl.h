@@ -148,4 +148,41 @@ static inline int bl_is_sorted(const int *a, size_t n)
     return 1;
 }
 
+/* Sort n fixed-seed ints with fn, timing only the sort, check the result and print the
+ * BENCHLAB_CHECK line (with `label`, e.g. "algorithm=qsort ", before n) and the self line.
+ * Returns the process exit code: 0, or 1 when the output is not sorted. */
+static inline int bl_timed_sort(bl_self_t *self, const char *prog, const char *label,
+                                void (*fn)(int *, size_t), size_t n, uint64_t seed)
+{
+    int *a = bl_sort_input(n, seed);
+
+    bl_self_start(self);
+    fn(a, n);
+    bl_elapsed_t e = bl_self_stop(self);
+
+    if (!bl_is_sorted(a, n)) {
+        fprintf(stderr, "%s: output not sorted\n", prog);
+        free(a);
+        return 1;
+    }
+    printf("BENCHLAB_CHECK checksum=%" PRIu64 " %sn=%zu\n", bl_sort_checksum(a, n), label, n);
+    bl_self_report(self, e, "");
+    free(a);
+    return 0;
+}
+
+/* main() of a one-algorithm program: `prog [N (default default_n)] [seed]`. */
+static inline int bl_sort_main(int argc, char **argv, size_t default_n, void (*fn)(int *, size_t))
+{
+    bl_self_t self;
+    bl_self_init(&self);
+    if (argc > 3) {
+        fprintf(stderr, "usage: %s [N (default %zu)] [seed]\n", argv[0], default_n);
+        return 2;
+    }
+    size_t n = (size_t)bl_arg_u64(argc, argv, 1, default_n, "N");
+    uint64_t seed = bl_arg_u64(argc, argv, 2, BL_DEFAULT_SEED, "seed");
+    return bl_timed_sort(&self, argv[0], "", fn, n, seed);
+}
+
 #endif
