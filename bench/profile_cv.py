@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
 
-from benchlab.control.topology import parse_cpu_list  # noqa: E402
+from benchlab.units import parse_cpu_list  # noqa: E402
 from benchlab.machines import stressng  # noqa: E402
 from benchlab.machines.profile import run_profile  # noqa: E402
 

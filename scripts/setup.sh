@@ -36,4 +36,7 @@ if ! have uv; then
 fi
 UV=$(command -v uv || echo "$("$PY" -m site --user-base)/bin/uv")
 # --frozen: install exactly what uv.lock says; never re-resolve on a user's machine.
-"$UV" sync --frozen --python "$PY" -q
+"$UV" sync --frozen --compile-bytecode --python "$PY" -q
+# The project itself is installed editable (src/ is not in site-packages): compile it too, so an
+# environment with PYTHONDONTWRITEBYTECODE=1 does not recompile every module on every command.
+.venv/bin/python -m compileall -q -j 0 src >/dev/null

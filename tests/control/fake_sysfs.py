@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchlab.control.topology import format_cpu_list
+from benchlab.units import format_cpu_list
 
 
 def make_fake_sysfs(

@@ -19,7 +19,7 @@ def parse_cpus(text: str | None) -> list[int] | None:
     """``--cpus 1`` or ``0,2-3`` -> CPU numbers (None when not given)."""
     if text is None:
         return None
-    from benchlab.control.topology import parse_cpu_list
+    from benchlab.units import parse_cpu_list
     return list(parse_cpu_list(text, what="--cpus list"))
 
 

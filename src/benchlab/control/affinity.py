@@ -32,7 +32,8 @@ import shutil
 from dataclasses import dataclass
 from typing import Literal
 
-from benchlab.control.topology import CpuTopology, format_cpu_list, parse_cpu_list
+from benchlab.control.topology import CpuTopology
+from benchlab.units import format_cpu_list, parse_cpu_list
 from benchlab.errors import NotAvailable, UserError
 
 __all__ = [

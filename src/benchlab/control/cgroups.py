@@ -49,7 +49,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from benchlab.control.topology import format_cpu_list, parse_cpu_list
+from benchlab.units import format_cpu_list, parse_cpu_list
 from benchlab.errors import NotAvailable, UserError
 
 __all__ = [

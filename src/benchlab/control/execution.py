@@ -195,7 +195,7 @@ def prepare_execution(options: ControlOptions, *, session_label: str = "run") ->
     options.affinity = spec.text
     topology = read_topology()
     if options.cpuset:
-        from benchlab.control.topology import parse_cpu_list as _cpus
+        from benchlab.units import parse_cpu_list as _cpus
 
         # the program joins the cpuset before its affinity is set: plan inside the cpuset
         topology = topology.restricted(_cpus(options.cpuset, what="--cpuset"))
@@ -219,7 +219,7 @@ def prepare_execution(options: ControlOptions, *, session_label: str = "run") ->
     if options.wants_limits() or isolation.mode == "cgroup":
         from benchlab.control.cgroups import CgroupLimits, RunCgroup
 
-        from benchlab.control.topology import parse_cpu_list
+        from benchlab.units import parse_cpu_list
 
         limits = CgroupLimits(
             cpu_quota_us=options.cpu_quota_us, cpu_period_us=options.cpu_period_us,

@@ -20,65 +20,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchlab.errors import UserError
+from benchlab.units import format_cpu_list, parse_cpu_list
 
 __all__ = [
     "LogicalCpu",
     "CpuTopology",
     "read_topology",
-    "parse_cpu_list",
-    "format_cpu_list",
     "process_allowed_cpus",
 ]
-
-_RANGE = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
-
-
-def parse_cpu_list(text: str, *, what: str = "CPU list") -> tuple[int, ...]:
-    """Parse a kernel/taskset CPU list (``"0,2-3"``, ``"0-15:2"``) into sorted CPU numbers.
-
-    The same grammar is used by sysfs (``cpulist`` files), ``/proc/<pid>/status``
-    (``Cpus_allowed_list``) and ``taskset -c``. An empty string gives an empty tuple.
-
-    Raises:
-        UserError: on malformed input, naming ``what`` and the expected syntax.
-    """
-    text = text.strip()
-    if not text:
-        return ()
-    cpus: set[int] = set()
-    for part in text.split(","):
-        match = _RANGE.match(part.strip())
-        if not match:
-            raise UserError(
-                f"invalid {what} {text!r}: {part.strip()!r} is not N, N-M or N-M:STEP; "
-                "write it as for taskset -c, e.g. 0,2-3"
-            )
-        first = int(match.group(1))
-        last = int(match.group(2)) if match.group(2) is not None else first
-        step = int(match.group(3)) if match.group(3) is not None else 1
-        if last < first or step < 1:
-            raise UserError(
-                f"invalid {what} {text!r}: range {part.strip()!r} is empty; "
-                "write ranges low-high as for taskset -c, e.g. 0,2-3"
-            )
-        cpus.update(range(first, last + 1, step))
-    return tuple(sorted(cpus))
-
-
-def format_cpu_list(cpus: Iterable[int]) -> str:
-    """Format CPU numbers in the compact kernel/taskset syntax, e.g. ``(0, 1, 2, 5)`` -> ``"0-2,5"``."""
-    ordered = sorted(set(cpus))
-    parts: list[str] = []
-    index = 0
-    while index < len(ordered):
-        start = ordered[index]
-        while index + 1 < len(ordered) and ordered[index + 1] == ordered[index] + 1:
-            index += 1
-        end = ordered[index]
-        parts.append(str(start) if start == end else f"{start}-{end}")
-        index += 1
-    return ",".join(parts)
-
 
 @dataclass(frozen=True)
 class LogicalCpu:

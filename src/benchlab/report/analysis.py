@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from benchlab.report.units import format_value
+from benchlab.units import format_value
 from benchlab.stats.bootstrap import bootstrap_ci
 from benchlab.stats.descriptive import cdf_points, summarize
 from benchlab.stats.independence import check_independence

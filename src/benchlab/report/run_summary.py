@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from benchlab.report.units import format_kib, format_value, time_unit_for
+from benchlab.units import format_kib, format_value, time_unit_for
 from benchlab.stats.descriptive import summarize
 from benchlab.store.db import Store
 

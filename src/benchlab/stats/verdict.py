@@ -60,6 +60,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from benchlab.errors import UserError
+from benchlab.units import format_duration
 from benchlab.stats.bootstrap import BootstrapCI, bootstrap_cis
 from benchlab.stats.descriptive import Summary, as_sample, summarize
 from benchlab.stats.independence import IndependenceReport, check_independence
@@ -97,15 +98,6 @@ def _jsonable(value: Any) -> Any:
         v = float(value)
         return v if math.isfinite(v) else None
     return value
-
-
-def format_duration(ns: float, digits: int = 4) -> str:
-    """A duration in ns as text with a readable unit: 771550.1 -> '771.6 µs' (4 digits)."""
-    mag = abs(ns)
-    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
-        if mag >= scale:
-            return f"{ns / scale:.{digits}g} {unit}"
-    return f"{ns:.{digits}g} ns"
 
 
 #: Significant digits of the Hodges-Lehmann shift and interval: enough for seed 001's
