@@ -14,6 +14,8 @@ have hyperfine || need_pkgs+=(hyperfine)
 have numactl   || need_pkgs+=(numactl)
 have taskset   || need_pkgs+=(util-linux)
 have perf      || need_pkgs+=(linux-perf)
+have valgrind  || need_pkgs+=(valgrind)
+have chromium  || need_pkgs+=(chromium)
 if ((${#need_pkgs[@]})); then
   if [[ $(id -u) -ne 0 ]]; then
     echo "setup: missing Debian packages: ${need_pkgs[*]}; run: sudo apt-get install -y ${need_pkgs[*]}" >&2
