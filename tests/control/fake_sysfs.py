@@ -1,6 +1,6 @@
 """Fake sysfs trees describing machines this 2-vCPU VM is not (several packages, SMT, NUMA).
 
-Only the files benchlab.control.topology reads are written.
+Only the files benchlab.environment.topology reads are written.
 """
 
 from __future__ import annotations

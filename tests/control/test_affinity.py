@@ -19,7 +19,7 @@ from benchlab.control.affinity import (
     parse_affinity,
     plan_affinity,
 )
-from benchlab.control.topology import process_allowed_cpus, read_topology
+from benchlab.environment.topology import process_allowed_cpus, read_topology
 from benchlab.errors import NotAvailable, UserError
 from fake_sysfs import make_fake_sysfs
 

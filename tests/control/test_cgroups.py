@@ -28,7 +28,7 @@ from benchlab.control.cgroups import (
     sweep_stale,
     weight_to_shares,
 )
-from benchlab.control.topology import read_topology
+from benchlab.environment.topology import read_topology
 from benchlab.errors import NotAvailable, UserError
 from benchlab.measure.spawn import SpawnRequest, spawn_measured
 from fake_cgroupfs import fake_cgroupfs, fake_v2, make_fake_cgroup1, make_fake_cgroup2  # noqa: F401  (fixtures)

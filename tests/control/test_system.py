@@ -290,7 +290,7 @@ def test_cli_tune_as_non_root_is_refused_clearly(tmp_path, aslr_lock):
 
 
 def test_checks_can_reuse_a_collected_environment():
-    from benchlab.measure.environment import collect_environment
+    from benchlab.environment import collect_environment
 
     environment = collect_environment(argv=[])
     reused = _by_name(run_checks(include_contention=False, environment=environment))

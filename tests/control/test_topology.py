@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlab.control.topology import process_allowed_cpus, read_topology
+from benchlab.environment.topology import process_allowed_cpus, read_topology
 from benchlab.units import format_cpu_list, parse_cpu_list
 from benchlab.errors import UserError
 from fake_sysfs import make_fake_sysfs

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -18,18 +19,18 @@ import pytest
 from click.testing import CliRunner
 
 import benchlab
-from benchlab.cli.main import cli
-from benchlab.measure.environment import (
-    CPUFREQ_ABSENT_REASON,
+from benchlab.environment import (
     collect_environment,
     diff_environments,
     environment_digest,
     flatten,
     is_unknown,
     load_average,
-    parse_cpu_list,
     read_text,
 )
+from benchlab.environment.cpu import CPUFREQ_ABSENT_REASON
+from benchlab.environment.process import env_var_digests
+from benchlab.units import parse_cpu_list
 
 PLAIN = (str, int, float, bool, type(None))
 
@@ -66,6 +67,7 @@ def test_stable_top_level_keys(env):
     assert list(env) == [
         "schema_version", "collected_at", "host", "os", "cpu", "memory", "kernel_settings",
         "numa", "cgroup", "virtualization", "python", "benchlab", "git", "process", "env_vars",
+            "env_vars_digest",
         "load", "digest",
     ]
 
@@ -171,15 +173,64 @@ def test_session_fields(env):
     assert all(isinstance(env["load"][k], float) for k in ("1min", "5min", "15min"))
 
 
-def test_environment_variable_values_are_never_stored(monkeypatch):
+def test_environment_variable_values_are_never_stored_without_a_key(monkeypatch):
     secret = "hunter2-very-secret-value-7f3a"
     monkeypatch.setenv("BENCHLAB_TEST_TOKEN", secret)
     collected = collect_environment(argv=[])
     dumped = json.dumps(collected)
     assert secret not in dumped
-    assert collected["env_vars"]["BENCHLAB_TEST_TOKEN"] == hashlib.sha256(
-        secret.encode()).hexdigest()[:16]
+    # No key: names only, every value None, and the session says so.
+    assert collected["env_vars"]["BENCHLAB_TEST_TOKEN"] is None
     assert set(collected["env_vars"]) == set(os.environ)
+    assert all(value is None for value in collected["env_vars"].values())
+    assert "not stored" in collected["env_vars_digest"]
+
+
+def _dictionary() -> list[str]:
+    """Common passwords and their usual mutations: what an attacker tries first."""
+    words = ["password", "hunter", "letmein", "qwerty", "dragon", "monkey", "secret", "admin",
+             "welcome", "trustno1", "abc", "iloveyou", "sunshine", "master", "shadow"]
+    guesses = []
+    for word in words:
+        for suffix in ["", *map(str, range(100)), "!", "123", "2024"]:
+            guesses += [word + suffix, word.capitalize() + suffix, word.upper() + suffix]
+    return guesses
+
+
+def _public_digests(value: str) -> set[str]:
+    """Every digest of ``value`` an attacker can compute knowing the algorithm but not the key."""
+    data = value.encode()
+    out = set()
+    for full in (hashlib.sha256(data).hexdigest(), hmac.new(b"", data, hashlib.sha256).hexdigest(),
+                 hmac.new(b"\0" * 32, data, hashlib.sha256).hexdigest(),
+                 hmac.new(b"benchlab", data, hashlib.sha256).hexdigest()):
+        out |= {full[:16], full[:32], full, "hmac:" + full[:32]}
+    return out
+
+
+def test_a_dictionary_attack_cannot_invert_a_keyed_value(monkeypatch):
+    """The old format (unsalted sha256[:16]) gave hunter2 back at once; the keyed one does not."""
+    key = os.urandom(32)
+    monkeypatch.setenv("BENCHLAB_TEST_TOKEN", "hunter2")
+    stored = collect_environment(argv=[], env_key=key)["env_vars"]["BENCHLAB_TEST_TOKEN"]
+    assert stored.startswith("hmac:") and "hunter2" not in stored
+    dictionary = _dictionary()
+    assert "hunter2" in dictionary
+    cracked = [word for word in dictionary if stored in _public_digests(word)]
+    assert cracked == []
+    # The same attack against the unsalted digest benchlab used to store finds it.
+    old_format = hashlib.sha256(b"hunter2").hexdigest()[:16]
+    assert [w for w in dictionary if old_format in _public_digests(w)] == ["hunter2"]
+    # With the key (the store owner's secret) the digest is reproducible: same value, same digest,
+    # so a changed variable still shows between two sessions of one store.
+    assert env_var_digests({"T": "hunter2"}, key=key)["T"] == stored
+    assert env_var_digests({"T": "hunter3"}, key=key)["T"] != stored
+    assert env_var_digests({"T": "hunter2"}, key=os.urandom(32))["T"] != stored
+
+
+def test_a_short_key_is_refused():
+    with pytest.raises(ValueError, match="16 random bytes"):
+        env_var_digests({"T": "x"}, key=b"short")
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed here")
@@ -279,6 +330,8 @@ def test_load_average_matches_proc_loadavg():
 
 
 def test_cli_json_and_table():
+    from benchlab.cli.main import cli  # here: the CLI imports every layer, this file tests one
+
     runner = CliRunner()
     result = runner.invoke(cli, ["env", "--json"])
     assert result.exit_code == 0, result.output

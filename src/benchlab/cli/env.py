@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from benchlab.measure.environment import collect_environment, flatten, is_unknown
+from benchlab.environment import collect_environment, flatten, is_unknown
 
 
 def _format_leaf(value: Any) -> tuple[str, bool]:

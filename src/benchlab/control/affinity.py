@@ -32,7 +32,7 @@ import shutil
 from dataclasses import dataclass
 from typing import Literal
 
-from benchlab.control.topology import CpuTopology
+from benchlab.environment.topology import CpuTopology
 from benchlab.units import format_cpu_list, parse_cpu_list
 from benchlab.errors import NotAvailable, UserError
 
@@ -209,7 +209,7 @@ def plan_affinity(
     Args:
         mode: a mode string (see module docstring) or a parsed :class:`AffinitySpec`.
         workers: number of workers running at the same time (>= 1).
-        topology: from :func:`benchlab.control.topology.read_topology`.
+        topology: from :func:`benchlab.environment.topology.read_topology`.
         smt: for ``spread`` only: ``"together"`` gives each worker all hardware threads of
             its physical core; ``"apart"`` gives each worker one hardware thread, using every
             core once before any core's second thread.

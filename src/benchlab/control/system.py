@@ -41,10 +41,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchlab.environment.cpu import CPUFREQ_ABSENT_REASON, SYS_CPU
 from benchlab.errors import UserError
-from benchlab.measure.environment import (
-    CPUFREQ_ABSENT_REASON,
-    SYS_CPU,
+from benchlab.units import parse_cpu_list
+from benchlab.environment import (
     aslr_setting,
     boost_state,
     frequency_state,
@@ -53,7 +53,6 @@ from benchlab.measure.environment import (
     load_average,
     meminfo,
     online_cpus,
-    parse_cpu_list,
     read_text,
     smt_state,
     thp_setting,

@@ -72,6 +72,11 @@ class CpuTopology:
     _cores: tuple[tuple[int, ...], ...] = field(default=(), repr=False, compare=False)
 
     @property
+    def cores(self) -> tuple[tuple[int, ...], ...]:
+        """Every physical core as its online sibling CPUs, usable by this process or not."""
+        return self._cores
+
+    @property
     def usable(self) -> tuple[int, ...]:
         """CPUs that are online and allowed for this process, sorted."""
         allowed = set(self.allowed)
