@@ -9,7 +9,7 @@ from rich.console import Console
 
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
-from benchlab.measure.environment import diff_environments
+from benchlab.environment import diff_environments
 from benchlab.stats.verdict import CompareOptions, compare, compare_many
 
 _STYLE = {"PASSED": "green", "WARNING": "yellow", "FAILED": "red", "INFO": "dim"}

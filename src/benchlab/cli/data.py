@@ -11,7 +11,7 @@ import click
 
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
-from benchlab.measure.environment import is_unknown
+from benchlab.environment import is_unknown
 from benchlab.store.db import Store
 from benchlab.store.formats import EXPORT_FORMATS, IMPORT_FORMATS, export_sessions, import_path
 

@@ -446,7 +446,7 @@ def calibrate(base: Profile, methods: Sequence[str], *, period_us: int = 100_000
     env = None
     digest = None
     if measure is None:
-        from benchlab.measure.environment import collect_environment
+        from benchlab.environment import collect_environment
         env = collect_environment()
         digest = env.get("digest")
         measure = stress_ng_measure(base, methods, period_us=period_us, duration_s=duration_s,

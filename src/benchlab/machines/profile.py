@@ -285,7 +285,7 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
     argvs = {m: stressng.method_argv(m, int(duration_s), "{yaml}", binary, available) for m in methods}
     version = stressng.stress_ng_version(binary)
     if environment is None:
-        from benchlab.measure.environment import collect_environment
+        from benchlab.environment import collect_environment
         environment = collect_environment()
     metadata: dict[str, Any] = {
         "tool": "stress-ng", "stress_ng_version": version, "duration_s": int(duration_s),

@@ -26,7 +26,7 @@ def create_profile_session(store: Store, profile: Profile, *, argvs: Mapping[str
     """Create the session and one benchmark per method; return (session ref, method -> benchmark id)."""
     env_id = None
     if profile.environment:
-        from benchlab.measure.environment import environment_digest
+        from benchlab.environment import environment_digest
         try:
             digest = profile.environment.get("digest") or environment_digest(profile.environment)
         except Exception:  # an imported, partial environment: let the store hash it

@@ -92,7 +92,7 @@ def write_import(store: Store, imp: ImportedSession) -> SessionRef:
     """
     environment_id = None
     if isinstance(imp.environment, dict):
-        from benchlab.measure.environment import environment_digest
+        from benchlab.environment import environment_digest
         environment_id = store.put_environment(imp.environment, environment_digest(imp.environment))
     ref = store.create_session("import", name=imp.name, command_line=imp.command_line,
                                protocol=imp.protocol, environment=imp.environment,
