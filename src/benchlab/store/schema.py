@@ -134,3 +134,22 @@ CREATE TABLE samples (
 MIGRATIONS: list[str] = [SCHEMA_V1]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+#: Version 2: who owns a running session (so a dead owner reads as ``crashed`` and a second
+#: resume is refused), the parent of a child session (a study's runs), the digest of an
+#: imported file's content (re-imports are refused unless asked), and per-store secrets.
+SCHEMA_V2 = """
+ALTER TABLE sessions ADD COLUMN owner_pid INTEGER;
+ALTER TABLE sessions ADD COLUMN owner_host TEXT;
+ALTER TABLE sessions ADD COLUMN owner_start TEXT;
+ALTER TABLE sessions ADD COLUMN parent_id INTEGER REFERENCES sessions(id) ON DELETE SET NULL;
+ALTER TABLE sessions ADD COLUMN input_digest TEXT;
+CREATE INDEX sessions_input_digest ON sessions(input_digest);
+CREATE TABLE store_meta (
+    key    TEXT PRIMARY KEY,
+    value  BLOB NOT NULL
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS.append(SCHEMA_V2)
+SCHEMA_VERSION = len(MIGRATIONS)

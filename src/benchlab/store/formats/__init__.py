@@ -25,7 +25,9 @@ anything else -> csv).
 Exports (text; the newest session when none is named): ``csv`` (long format, one row per
 value, :mod:`.csv_long`), ``json`` (every stored field, :mod:`.json_doc`, schema in
 ``docs/json-schema.md``), ``hyperfine`` (hyperfine-compatible JSON, :mod:`.hyperfine`),
-``markdown`` (hyperfine-style table, :mod:`.markdown`).
+``markdown`` (hyperfine-style table, :mod:`.markdown`), ``hyperfine-csv`` (hyperfine's
+``--export-csv`` summary), ``asciidoc`` and ``orgmode`` (hyperfine's tables, :mod:`.asciidoc`,
+:mod:`.orgmode`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from benchlab.store.formats._common import ImportedSession, read_text, sniff_jso
 from benchlab.store.formats._gather import resolve_sessions
 
 IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "json", "varsys16")
-EXPORT_FORMATS = ("csv", "json", "hyperfine", "markdown")
+EXPORT_FORMATS = ("csv", "json", "hyperfine", "markdown", "hyperfine-csv", "asciidoc", "orgmode")
 
 
 def detect_format(path: str | os.PathLike) -> str:
@@ -144,9 +146,12 @@ def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
 
 
 def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | dict],
-                    fmt: str) -> str:
+                    fmt: str, *, time_unit: str | None = None, sort: str = "auto",
+                    reference: str | None = None) -> str:
     """Export ``sessions`` (uids, ids, names, SessionRefs or session rows; empty -> the newest
-    session) as text in format ``fmt`` (one of :data:`EXPORT_FORMATS`)."""
+    session) as text in format ``fmt`` (one of :data:`EXPORT_FORMATS`). The tables
+    (markdown, asciidoc, orgmode) take hyperfine's ``time_unit`` (second, millisecond,
+    microsecond); asciidoc and orgmode also its ``sort`` and ``reference`` (a benchmark name)."""
     if fmt not in EXPORT_FORMATS:
         raise UserError(f"unknown export format {fmt!r}; choose one of "
                         f"{', '.join(EXPORT_FORMATS)}")
@@ -160,8 +165,17 @@ def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | di
     if fmt == "hyperfine":
         from benchlab.store.formats.hyperfine import export_hyperfine
         return export_hyperfine(data)
+    if fmt == "hyperfine-csv":
+        from benchlab.store.formats.hyperfine import export_hyperfine_csv
+        return export_hyperfine_csv(data)
+    if fmt in ("asciidoc", "orgmode"):
+        from benchlab.store.formats.asciidoc import export_asciidoc
+        from benchlab.store.formats.orgmode import export_orgmode
+        writer = export_asciidoc if fmt == "asciidoc" else export_orgmode
+        return writer(data, time_unit=time_unit, sort=sort, reference=reference)
+    from benchlab.store.formats.asciidoc import TIME_UNITS
     from benchlab.store.formats.markdown import export_markdown
-    return export_markdown(data)
+    return export_markdown(data, TIME_UNITS[time_unit][0] if time_unit else None)
 
 
 __all__ = ["IMPORT_FORMATS", "EXPORT_FORMATS", "import_path", "export_sessions", "parse_path",

@@ -37,8 +37,10 @@ def _display_unit(fastest_ns: float) -> tuple[str, float]:
     return "ns", 1.0
 
 
-def _table(rows: list[tuple[str, np.ndarray | None]], unit: str) -> list[str]:
-    """Markdown lines for (name, values in ``unit``) rows; None values -> a 'no data' row."""
+def _table(rows: list[tuple[str, np.ndarray | None]], unit: str,
+           time_unit: str | None = None) -> list[str]:
+    """Markdown lines for (name, values in ``unit``) rows; None values -> a 'no data' row.
+    ``time_unit`` (s, ms, µs or ns) fixes the unit times are shown in (hyperfine's -u)."""
     stats = []
     for name, values in rows:
         if values is None or len(values) == 0:
@@ -51,11 +53,15 @@ def _table(rows: list[tuple[str, np.ndarray | None]], unit: str) -> list[str]:
     if unit in TIME_UNIT_TO_NS:
         to_ns = TIME_UNIT_TO_NS[unit]
         shown, factor = _display_unit(min(means) * to_ns if means else 1e6)
+        decimals = 1
+        if time_unit is not None:  # hyperfine's -u: seconds with 3 decimals, others with 1
+            shown, factor = time_unit, dict(_DISPLAY_UNITS)[time_unit]
+            decimals = 3 if time_unit == "s" else 1
         scale = to_ns / factor
         suffix = f" [{shown}]"
 
         def fmt(x: float) -> str:
-            return f"{x * scale:.1f}"
+            return f"{x * scale:.{decimals}f}"
     else:
         suffix = f" [{unit}]" if unit else ""
 
@@ -87,8 +93,9 @@ def _table(rows: list[tuple[str, np.ndarray | None]], unit: str) -> list[str]:
     return lines
 
 
-def export_markdown(sessions: Sequence[SessionData]) -> str:
-    """Markdown text with one hyperfine-style table per session (and per summarised metric)."""
+def export_markdown(sessions: Sequence[SessionData], time_unit: str | None = None) -> str:
+    """Markdown text with one hyperfine-style table per session (and per summarised metric);
+    times in ``time_unit`` (s, ms, µs or ns) when given, else chosen from the fastest mean."""
     out: list[str] = []
     for s in sessions:
         groups: dict[tuple[str, str], list[tuple[str, np.ndarray | None]]] = {}
@@ -111,7 +118,7 @@ def export_markdown(sessions: Sequence[SessionData]) -> str:
             if len(groups) > 1 or metric != "wall":
                 out.append(f"Metric: {metric}" + (f" [{unit}]" if unit else ""))
                 out.append("")
-            out.extend(_table(rows, unit))
+            out.extend(_table(rows, unit, time_unit))
             out.append("")
     while out and out[-1] == "":
         out.pop()

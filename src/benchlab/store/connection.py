@@ -1,0 +1,318 @@
+"""Opening a store safely: path checks, pragmas, a quick integrity check, migrations.
+
+Durability contract: each run is written in its own transaction, committed as soon as the run
+ends. The database is in WAL mode with ``synchronous=NORMAL``: a committed transaction survives
+a crash or ``kill -9`` of benchlab (it is in the WAL, which the OS holds); only a power loss or
+kernel crash can lose the last few commits. That trade keeps fsync traffic off the machine while
+benchmarks run.
+
+Opening never writes into a file it has not checked: a file that is not SQLite, or fails
+``PRAGMA quick_check``, is refused (one line) before WAL mode or a migration touches it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from benchlab.errors import UserError
+from benchlab.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+DEFAULT_DB = "benchlab.db"
+BUSY_TIMEOUT_MS = 5000
+SQLITE_MAGIC = b"SQLite format 3\x00"
+#: Length of :meth:`StoreConnection.env_key` in bytes (256 bits: HMAC-SHA-256's block of key).
+ENV_KEY_BYTES = 32
+
+
+def utc_now() -> str:
+    """Current UTC time as ISO 8601 with a ``Z`` suffix and microseconds."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: equal data give equal text (and digests)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def digest_of(value: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``value``."""
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
+
+
+def user_db_path() -> str:
+    """The per-user store: ``$XDG_DATA_HOME/benchlab/benchlab.db`` (default
+    ``~/.local/share/benchlab/benchlab.db``)."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "benchlab", DEFAULT_DB)
+
+
+def default_db_path() -> str:
+    """The store to use when ``--db`` is not given.
+
+    ``$BENCHLAB_DB`` if set; else ``./benchlab.db`` when it exists (a project-local store takes
+    precedence); else the per-user store :func:`user_db_path`, so results are found from any
+    directory. The per-user directory is created by :meth:`StoreConnection.open` when writing.
+    """
+    env = os.environ.get("BENCHLAB_DB")
+    if env:
+        return env
+    if os.path.exists(DEFAULT_DB):
+        return DEFAULT_DB
+    return user_db_path()
+
+
+def translate_error(exc: sqlite3.Error, path: str) -> UserError:
+    """A one-line UserError for an SQLite error on the store at ``path``."""
+    msg = str(exc).lower()
+    if "locked" in msg or "busy" in msg:
+        return UserError(
+            f"database {path} is locked by another process; wait for it to finish "
+            f"or use another file with --db PATH")
+    if "readonly" in msg or "read-only" in msg:
+        return UserError(
+            f"database {path} is read-only; make it writable (chmod u+w) or use --db PATH "
+            f"in a writable place")
+    if "unable to open" in msg:
+        return UserError(
+            f"cannot open database {path}: the file or its directory is not accessible; "
+            f"check permissions or use --db PATH in a writable directory")
+    if "not a database" in msg or "malformed" in msg or "corrupt" in msg:
+        return UserError(
+            f"{path} is not a valid benchlab database ({exc}); use --db PATH to choose another file")
+    if "disk i/o" in msg or "disk is full" in msg:
+        return UserError(f"cannot write database {path}: {exc}; free space or use --db PATH")
+    return UserError(f"database {path}: {exc}")
+
+
+def _check_path(path: str, readonly: bool) -> tuple[Path, bool]:
+    """Validate ``path`` before SQLite sees it; return (path, exists)."""
+    if not path.strip():
+        raise UserError("--db is empty; give a database file, e.g. --db results.db, "
+                        "or leave --db out to use the default store")
+    p = Path(path)
+    if p.is_dir():
+        raise UserError(f"{path} is a directory, not a database file; use --db DIR/benchlab.db")
+    exists = p.exists()
+    if exists:
+        if not os.access(p, os.R_OK):
+            raise UserError(f"database {path} is not readable (permission denied); "
+                            f"make it readable (chmod u+r) or use --db PATH")
+        try:
+            with open(p, "rb") as fh:
+                head = fh.read(len(SQLITE_MAGIC))
+        except OSError as exc:
+            raise UserError(f"cannot read database {path}: {exc.strerror or exc}; "
+                            f"check the file or use --db PATH") from None
+        if head and head != SQLITE_MAGIC:
+            raise UserError(f"{path} is not an SQLite database (it starts with {head[:8]!r}); "
+                            f"nothing was written to it; use --db PATH to choose a database file")
+    elif readonly:
+        raise UserError(f"no database at {path}; run `benchlab run ...` first or pass --db PATH")
+    return p, exists
+
+
+class StoreConnection:
+    """The connection half of :class:`~benchlab.store.db.Store`: open, migrate, transactions."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str, readonly: bool):
+        self.conn = conn
+        self.path = path
+        self.readonly = readonly
+        self._savepoints = 0
+
+    @classmethod
+    def open(cls, path: str | os.PathLike | None = None, *, readonly: bool = False):
+        """Open (creating and migrating when writable) the database at ``path``.
+
+        Raises :class:`UserError` with a one-line reason for an empty path, a missing directory,
+        a file that is not SQLite or fails ``PRAGMA quick_check`` (never written into), a
+        locked, unreadable or read-only file, or a directory where the WAL cannot be written.
+        A readable store in a read-only directory opens read-only for reading commands.
+        """
+        path = os.fspath(path) if path is not None else default_db_path()
+        p, exists = _check_path(path, readonly)
+        if readonly:
+            uri = f"file:{p.resolve()}?mode=ro"
+            parent = p.resolve().parent
+            if not os.access(parent, os.W_OK) and not os.path.exists(f"{p.resolve()}-wal"):
+                # A WAL store in a read-only directory cannot get the -shm file mode=ro needs;
+                # with no -wal file there, nobody can be writing it: reading it as immutable
+                # is exact.
+                uri += "&immutable=1"
+        else:
+            parent = p.resolve().parent
+            if not parent.is_dir():
+                if os.path.abspath(path) == os.path.abspath(user_db_path()):
+                    # the per-user default store: its directory is ours to create
+                    try:
+                        parent.mkdir(parents=True, exist_ok=True)
+                    except OSError as exc:
+                        raise UserError(f"cannot create {parent}: {exc.strerror or exc}; "
+                                        f"use --db PATH in a writable directory") from None
+                else:
+                    raise UserError(f"directory {parent} does not exist; create it "
+                                    f"(mkdir -p {parent}) or use --db PATH")
+            if exists and not os.access(p, os.W_OK):
+                raise UserError(
+                    f"database {path} is read-only; make it writable (chmod u+w) or use --db PATH")
+            # WAL needs to create -wal/-shm files beside the database.
+            if not os.access(parent, os.W_OK | os.X_OK):
+                what = ("the database is readable, but writing needs its -wal file beside it: "
+                        "make the directory writable or copy the database elsewhere and pass "
+                        "--db COPY" if exists else "use --db PATH in a writable directory")
+                raise UserError(f"directory {parent} is not writable; {what}")
+            uri = f"file:{p.resolve()}"
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None,
+                                   timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise translate_error(exc, path) from None
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if exists:
+                # before anything writes (WAL switch, migration): refuse a damaged file
+                verdict = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+                if verdict != "ok":
+                    raise UserError(f"database {path} is corrupt (quick_check: {verdict}); nothing "
+                                    f"was written to it; restore a backup or use --db PATH")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if not readonly:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if mode.lower() != "wal":
+                    raise UserError(f"database {path} cannot use WAL journaling (got {mode}); "
+                                    f"use a local file system for --db")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            store = cls(conn, path, readonly)
+            store._migrate()
+        except sqlite3.Error as exc:
+            conn.close()
+            raise translate_error(exc, path) from None
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise UserError(
+                f"database {self.path} has schema version {version}, newer than this benchlab "
+                f"understands ({SCHEMA_VERSION}); upgrade benchlab")
+        if version == SCHEMA_VERSION:
+            return
+        if self.readonly:
+            raise UserError(f"database {self.path} needs a schema upgrade but was opened read-only; "
+                            f"run any writing command on it once (e.g. `benchlab run --db "
+                            f"{self.path} -r 1 true`) or make it writable")
+        for target in range(version, SCHEMA_VERSION):
+            with self.transaction():
+                for statement in _split_sql(MIGRATIONS[target]):
+                    self.conn.execute(statement)
+                self.conn.execute(f"PRAGMA user_version = {target + 1}")
+
+    def close(self) -> None:
+        """Close the connection (the WAL is checkpointed by SQLite when the last one closes)."""
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rollback on error); errors become UserError.
+
+        Nested use runs inside the outer transaction as a SAVEPOINT, so a whole import (many
+        writer calls) commits once or not at all.
+        """
+        if self.conn.in_transaction:
+            self._savepoints += 1
+            name = f"sp{self._savepoints}"
+            self.conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute(f"ROLLBACK TO {name}")
+                self.conn.execute(f"RELEASE {name}")
+                raise
+            else:
+                self.conn.execute(f"RELEASE {name}")
+            finally:
+                self._savepoints -= 1
+            return
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise translate_error(exc, self.path) from None
+        try:
+            yield self.conn
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise translate_error(exc, self.path) from None
+
+    def schema_version(self) -> int:
+        """The schema version of the open database."""
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def integrity_ok(self) -> bool:
+        """True when ``PRAGMA integrity_check`` answers ``ok``."""
+        return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    def env_key(self) -> bytes:
+        """This store's secret key (32 random bytes, created once and kept in the store).
+
+        Environment variable values are stored as HMAC-SHA-256 digests keyed by it, so a
+        dictionary of likely values cannot be run against a copied digest without the store.
+        """
+        row = self.conn.execute("SELECT value FROM store_meta WHERE key = 'env_key'").fetchone()
+        if row is not None:
+            return bytes(row[0])
+        if self.readonly:
+            raise UserError(f"database {self.path} has no secret key yet and is open read-only; "
+                            f"run a writing command on it first")
+        with self.transaction() as c:
+            c.execute("INSERT OR IGNORE INTO store_meta (key, value) VALUES ('env_key', ?)",
+                      (secrets.token_bytes(ENV_KEY_BYTES),))
+            return bytes(c.execute("SELECT value FROM store_meta WHERE key = 'env_key'")
+                         .fetchone()[0])
+
+    def store_files(self) -> list[str]:
+        """Absolute paths of the database and its ``-wal``, ``-shm`` and ``-journal`` files."""
+        base = os.path.realpath(self.path)
+        return [base, base + "-wal", base + "-shm", base + "-journal"]
+
+    def refuse_output_path(self, path: str | os.PathLike, what: str) -> None:
+        """Raise UserError when writing ``what`` (e.g. ``"--samples-csv"``) to ``path`` would
+        overwrite this store or one of its -wal/-shm files (symlinks and hard links resolved)."""
+        target = os.path.realpath(os.fspath(path))
+        same = target in self.store_files()
+        if not same and os.path.exists(target):
+            try:
+                same = any(os.path.exists(f) and os.path.samefile(target, f)
+                           for f in self.store_files())
+            except OSError:
+                same = False
+        if same:
+            raise UserError(f"{what} {os.fspath(path)} is the database {self.path} (or its "
+                            f"-wal/-shm file); writing there would destroy it: choose another path")
+
+
+def _split_sql(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]

@@ -1,0 +1,302 @@
+"""Reading the store: sessions, benchmarks, runs, samples, and the selectors users type.
+
+Selectors match exactly: ``%`` and ``_`` are ordinary characters, benchmark names may contain
+``/`` and ``:`` (every ``./bm`` and Google Benchmark name), and a session uid prefix that
+matches several sessions is an error listing them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from benchlab.errors import UserError
+from benchlab.store.owner import effective_status
+
+#: Harness-side series every run can provide, by name: (column expression, unit).
+HARNESS_METRICS: dict[str, tuple[str, str]] = {
+    "wall": ("wall_ns - COALESCE(shell_overhead_ns, 0)", "ns"),
+    "wall_raw": ("wall_ns", "ns"),
+    "user": ("user_ns", "ns"),
+    "sys": ("sys_ns", "ns"),
+    "cpu": ("user_ns + sys_ns", "ns"),
+    "max_rss": ("max_rss_kib", "KiB"),
+    "minflt": ("minflt", "count"),
+    "majflt": ("majflt", "count"),
+    "nvcsw": ("nvcsw", "count"),
+    "nivcsw": ("nivcsw", "count"),
+}
+
+#: Shortest uid prefix accepted as a session selector.
+MIN_UID_PREFIX = 4
+
+
+@dataclass
+class Series:
+    """One sample series selected for analysis (values in ``unit``)."""
+
+    values: np.ndarray
+    label: str
+    unit: str
+    metric: str
+    session_uid: str
+    session_id: int
+    benchmark: str
+    benchmark_id: int
+    run_ids: np.ndarray
+
+
+def escape_like(text: str) -> str:
+    """``text`` as a literal LIKE pattern (use with ``ESCAPE '\\'``)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+_JSON_COLUMNS = {"command_line", "protocol", "environment", "system_checks", "load_before",
+                 "load_after", "metadata", "argv", "parameters", "extra", "data"}
+
+
+def decode_row(row: dict) -> dict:
+    """Decode the JSON columns of a row dict in place (text that is not JSON stays text)."""
+    for k in _JSON_COLUMNS & row.keys():
+        if isinstance(row[k], str):
+            try:
+                row[k] = json.loads(row[k])
+            except json.JSONDecodeError:
+                pass
+    return row
+
+
+def _session_row(row: Any) -> dict:
+    out = decode_row(dict(row))
+    out["stored_status"] = out["status"]
+    out["status"] = effective_status(out)
+    return out
+
+
+class Queries:
+    """Read methods of :class:`~benchlab.store.db.Store` (mixed into it)."""
+
+    def sessions(self, limit: int | None = None) -> list[dict]:
+        """Sessions, newest first, with counts of benchmarks and runs; ``status`` is
+        ``crashed`` for a running session whose process died (``stored_status`` keeps the
+        stored value)."""
+        q = ("SELECT s.*, (SELECT COUNT(*) FROM benchmarks b WHERE b.session_id = s.id) AS n_benchmarks,"
+             " (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS n_runs"
+             " FROM sessions s ORDER BY s.id DESC")
+        if limit:
+            q += f" LIMIT {int(limit)}"
+        return [_session_row(r) for r in self.conn.execute(q)]
+
+    def find_session(self, key: str | int) -> dict | None:
+        """The session selected by ``key`` or None: an exact uid, a numeric id, an exact name
+        (the newest session of that name), or a uid prefix of at least 4 characters.
+
+        Raises UserError listing the candidates when a uid prefix matches several sessions.
+        """
+        key_s = str(key)
+        row = self.conn.execute("SELECT * FROM sessions WHERE uid = ?", (key_s,)).fetchone()
+        if row is None and key_s.isdigit():
+            row = self.conn.execute("SELECT * FROM sessions WHERE id = ?", (int(key_s),)).fetchone()
+        if row is None:
+            row = self.conn.execute("SELECT * FROM sessions WHERE name = ? ORDER BY id DESC LIMIT 1",
+                                    (key_s,)).fetchone()
+        if row is None and len(key_s) >= MIN_UID_PREFIX:
+            rows = self.conn.execute(
+                "SELECT * FROM sessions WHERE uid LIKE ? ESCAPE '\\' ORDER BY id DESC LIMIT 11",
+                (escape_like(key_s) + "%",)).fetchall()
+            if len(rows) > 1:
+                shown = ", ".join(f"{r['uid']} ({r['name'] or r['kind']})" for r in rows[:10])
+                more = " ..." if len(rows) > 10 else ""
+                raise UserError(f"session {key_s!r} is ambiguous: it starts {len(rows)}"
+                                f"{'+' if more else ''} uids ({shown}{more}); type more of the uid")
+            row = rows[0] if rows else None
+        return None if row is None else _session_row(row)
+
+    def get_session(self, key: str | int) -> dict:
+        """Like :meth:`find_session`, but raises UserError naming how to list sessions when
+        nothing matches."""
+        row = self.find_session(key)
+        if row is None:
+            raise UserError(f"no session {str(key)!r} in {self.path}; list them with `benchlab list`")
+        return row
+
+    def benchmarks(self, session_id: int) -> list[dict]:
+        """The benchmarks of a session in their declared order."""
+        return [decode_row(dict(r)) for r in self.conn.execute(
+            "SELECT * FROM benchmarks WHERE session_id = ? ORDER BY position", (session_id,))]
+
+    def runs(self, *, session_id: int | None = None, benchmark_id: int | None = None,
+             include_warmup: bool = True) -> list[dict]:
+        """Runs in execution order, filtered by session and/or benchmark."""
+        where, args = [], []
+        if session_id is not None:
+            where.append("session_id = ?")
+            args.append(session_id)
+        if benchmark_id is not None:
+            where.append("benchmark_id = ?")
+            args.append(benchmark_id)
+        if not include_warmup:
+            where.append("warmup = 0")
+        q = "SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY seq"
+        return [decode_row(dict(r)) for r in self.conn.execute(q, args)]
+
+    def metrics(self, session_id: int) -> list[dict]:
+        """Program-reported metrics declared in a session."""
+        return [dict(r) for r in self.conn.execute(
+            "SELECT * FROM metrics WHERE session_id = ? ORDER BY name", (session_id,))]
+
+    def sample_metrics(self, benchmark_id: int) -> list[str]:
+        """Names of program-reported metrics that have samples in a benchmark's runs."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT DISTINCT metric FROM samples WHERE run_id IN "
+            "(SELECT id FROM runs WHERE benchmark_id = ?) ORDER BY metric", (benchmark_id,))]
+
+    def samples_of_run(self, run_id: int) -> dict[str, np.ndarray]:
+        """All program-reported samples of one run, by metric."""
+        out: dict[str, list[float]] = {}
+        for metric, value in self.conn.execute(
+                "SELECT metric, value FROM samples WHERE run_id = ? ORDER BY metric, seq", (run_id,)):
+            out.setdefault(metric, []).append(value)
+        return {k: np.asarray(v) for k, v in out.items()}
+
+    def measurements_of_run(self, run_id: int) -> list[dict]:
+        """Further measurements (cgroup, perf, isolator) of one run."""
+        return [dict(r) for r in self.conn.execute(
+            "SELECT * FROM measurements WHERE run_id = ? ORDER BY source, name", (run_id,))]
+
+    def harness_values(self, benchmark_id: int, metric: str = "wall") -> tuple[np.ndarray, np.ndarray]:
+        """Harness series of the benchmark's non-warmup ok runs: (values, run ids)."""
+        expr, _unit = HARNESS_METRICS[metric]
+        rows = self.conn.execute(
+            f"SELECT id, {expr} FROM runs WHERE benchmark_id = ? AND warmup = 0 AND status = 'ok'"
+            f" AND wall_ns IS NOT NULL ORDER BY seq", (benchmark_id,)).fetchall()
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        vals = np.array([np.nan if r[1] is None else r[1] for r in rows], dtype=float)
+        return vals, ids
+
+    def sample_values(self, benchmark_id: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        """Program-reported samples of a benchmark's non-warmup ok runs, in order: (values, run ids)."""
+        rows = self.conn.execute(
+            "SELECT s.run_id, s.value FROM samples s JOIN runs r ON r.id = s.run_id"
+            " WHERE r.benchmark_id = ? AND r.warmup = 0 AND r.status IN ('ok', 'imported')"
+            " AND s.metric = ? ORDER BY r.seq, s.seq", (benchmark_id, metric)).fetchall()
+        if not rows:
+            return np.empty(0), np.empty(0, dtype=np.int64)
+        arr = np.array(rows, dtype=float)
+        return arr[:, 1].copy(), arr[:, 0].astype(np.int64)
+
+    def metric_unit(self, session_id: int, metric: str) -> str:
+        """Unit of a metric: harness units, or the declared unit of a program metric ('' if none)."""
+        if metric in HARNESS_METRICS:
+            return HARNESS_METRICS[metric][1]
+        row = self.conn.execute("SELECT unit FROM metrics WHERE session_id = ? AND name = ?",
+                                (session_id, metric)).fetchone()
+        return (row[0] or "") if row else ""
+
+
+    def _benchmark_named(self, name: str, session_id: int | None) -> dict | None:
+        if session_id is not None:
+            row = self.conn.execute("SELECT * FROM benchmarks WHERE session_id = ? AND name = ?",
+                                    (session_id, name)).fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT * FROM benchmarks WHERE name = ? ORDER BY session_id DESC, id DESC LIMIT 1",
+                (name,)).fetchone()
+        return None if row is None else decode_row(dict(row))
+
+    def find_benchmark(self, name: str, session: str | int | None = None) -> tuple[dict, dict]:
+        """The newest benchmark called exactly ``name`` (in ``session`` if given):
+        (session, benchmark)."""
+        if session is not None:
+            sess = self.get_session(session)
+            bench = self._benchmark_named(name, sess["id"])
+            if bench is None:
+                names = ", ".join(b["name"] for b in self.benchmarks(sess["id"])) or "none"
+                raise UserError(f"session {sess['uid']} has no benchmark {name!r} (it has: {names})")
+            return sess, bench
+        bench = self._benchmark_named(name, None)
+        if bench is None:
+            raise UserError(f"no benchmark named {name!r} in {self.path}; "
+                            f"see `benchlab list` for sessions and `benchlab show SESSION` for names")
+        sess = _session_row(self.conn.execute("SELECT * FROM sessions WHERE id = ?",
+                                              (bench["session_id"],)).fetchone())
+        return sess, bench
+
+    def _select_benchmark(self, body: str) -> tuple[dict, dict] | None:
+        """``body`` as ``NAME`` or ``SESSION:NAME`` (the whole text as a name first, since
+        Google Benchmark names contain ``:``)."""
+        bench = self._benchmark_named(body, None)
+        if bench is not None:
+            return self.find_benchmark(body)
+        pos = body.find(":")
+        while pos > 0:
+            sess = self.find_session(body[:pos])
+            if sess is not None:
+                bench = self._benchmark_named(body[pos + 1:], sess["id"])
+                if bench is not None:
+                    return sess, bench
+            pos = body.find(":", pos + 1)
+        return None
+
+    def resolve_series(self, selector: str, metric: str | None = None) -> Series:
+        """Select a sample series by ``[SESSION:]NAME[/METRIC]``.
+
+        ``NAME`` is a benchmark name, matched exactly (names may contain ``/`` and ``:``; the
+        newest session that has it), or, when no benchmark has that name, a session (uid, id or
+        name) with exactly one benchmark. ``METRIC`` (or the ``metric`` argument) is a harness
+        metric (wall, cpu, user, sys, max_rss, ...) or a program-reported one; by default the
+        benchmark's only program metric when it has exactly one, else ``wall``. Only ok,
+        non-warmup runs contribute. The whole selector is tried as a name before a trailing
+        ``/METRIC`` is split off.
+        """
+        splits: list[tuple[str, str | None]] = [(selector, metric)]
+        if metric is None and "/" in selector:
+            head, tail = selector.rsplit("/", 1)
+            splits.append((head, tail))
+        found = None
+        for body, met in splits:
+            found = self._select_benchmark(body)
+            if found is not None:
+                metric = met
+                break
+        if found is None:
+            sess = None
+            for body, met in splits:
+                sess = self.find_session(body)
+                if sess is not None:
+                    metric = met
+                    break
+            if sess is None:
+                for body, _met in splits:
+                    key, _, rest = body.partition(":")
+                    owner = self.find_session(key) if rest else None
+                    if owner is not None:
+                        names = ", ".join(b["name"] for b in self.benchmarks(owner["id"])) or "none"
+                        raise UserError(f"session {owner['uid']} has no benchmark {rest!r} "
+                                        f"(it has: {names})")
+                raise UserError(f"no benchmark or session named {selector!r} in {self.path}; "
+                                f"see `benchlab list` and `benchlab show SESSION`")
+            benches = self.benchmarks(sess["id"])
+            if len(benches) != 1:
+                names = ", ".join(b["name"] for b in benches) or "none"
+                raise UserError(f"session {sess['uid']} has {len(benches)} benchmarks ({names}); "
+                                f"select one as {sess['uid']}:NAME")
+            found = (sess, benches[0])
+        sess, bench = found
+        program_metrics = self.sample_metrics(bench["id"])
+        if metric is None:
+            metric = program_metrics[0] if len(program_metrics) == 1 else "wall"
+        if metric in HARNESS_METRICS and metric not in program_metrics:
+            values, run_ids = self.harness_values(bench["id"], metric)
+        elif metric in program_metrics:
+            values, run_ids = self.sample_values(bench["id"], metric)
+        else:
+            known = ", ".join(sorted(set(HARNESS_METRICS) | set(program_metrics)))
+            raise UserError(f"benchmark {bench['name']!r} has no metric {metric!r}; "
+                            f"choose one of: {known}")
+        return Series(values=values, label=bench["name"], unit=self.metric_unit(sess["id"], metric),
+                      metric=metric, session_uid=sess["uid"], session_id=sess["id"],
+                      benchmark=bench["name"], benchmark_id=bench["id"], run_ids=run_ids)
