@@ -119,9 +119,12 @@ def markup_table(results: Sequence[dict[str, Any]], *, time_unit: str | None = N
 def export_asciidoc(sessions: Sequence[SessionData], *, time_unit: str | None = None,
                     sort: str = "auto", reference: str | None = None) -> str:
     """AsciiDoc text of hyperfine's table for ``sessions`` (see :func:`markup_table`)."""
-    table = markup_table(hyperfine_results(sessions), time_unit=time_unit, sort=sort,
-                         reference=reference)
+    return asciidoc_text(markup_table(hyperfine_results(sessions), time_unit=time_unit,
+                                      sort=sort, reference=reference))
 
+
+def asciidoc_text(table: MarkupTable) -> str:
+    """A :class:`MarkupTable` as hyperfine writes it in AsciiDoc."""
     def row(cells: list[str]) -> str:
         return "\n| " + " \n| ".join(cells) + " \n"
 
@@ -132,4 +135,5 @@ def export_asciidoc(sessions: Sequence[SessionData], *, time_unit: str | None = 
     return out + "|===\n"
 
 
-__all__ = ["TIME_UNITS", "SORT_ORDERS", "MarkupTable", "markup_table", "export_asciidoc"]
+__all__ = ["TIME_UNITS", "SORT_ORDERS", "MarkupTable", "markup_table", "export_asciidoc",
+           "asciidoc_text"]

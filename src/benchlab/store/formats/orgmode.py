@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from benchlab.store.formats._gather import SessionData
-from benchlab.store.formats.asciidoc import markup_table
+from benchlab.store.formats.asciidoc import MarkupTable, markup_table
 from benchlab.store.formats.hyperfine import hyperfine_results
 
 
@@ -26,12 +26,16 @@ def export_orgmode(sessions: Sequence[SessionData], *, time_unit: str | None = N
                    sort: str = "auto", reference: str | None = None) -> str:
     """org-mode text of hyperfine's table for ``sessions`` (times as ``time_unit``, see
     :func:`~benchlab.store.formats.asciidoc.markup_table`)."""
-    table = markup_table(hyperfine_results(sessions), time_unit=time_unit, sort=sort,
-                         reference=reference)
+    return orgmode_text(markup_table(hyperfine_results(sessions), time_unit=time_unit,
+                                     sort=sort, reference=reference))
+
+
+def orgmode_text(table: MarkupTable) -> str:
+    """A :class:`~benchlab.store.formats.asciidoc.MarkupTable` as hyperfine writes it in org-mode."""
     out = _row(table.header()) + "|--+--+--+--+--|\n"
     for cells in table.rows:
         out += _row(["=" + cells[0].replace("|", "\\|") + "=", *cells[1:]])
     return out
 
 
-__all__ = ["export_orgmode"]
+__all__ = ["export_orgmode", "orgmode_text"]
