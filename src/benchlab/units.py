@@ -121,3 +121,116 @@ def format_cpu_list(cpus: Iterable[int]) -> str:
         parts.append(str(start) if start == end else f"{start}-{end}")
         index += 1
     return ",".join(parts)
+
+
+# --- finite-number parsers for command-line options (issue 8, Part 2 item 5) ------------------
+# float() accepts "nan", "inf" and "1e23"; an option value like that would reach a timer, a
+# cgroup file or a loop bound. These parsers refuse every non-finite or out-of-range value with
+# one line that names the value and shows a correct one, so the CLI stops before any session.
+
+_MAX_SECONDS = 366 * 86400.0
+_DURATION = re.compile(r"^([+-]?[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ns|us|µs|ms|s|m|min|h)?$")
+_SECONDS_PER = {None: 1.0, "s": 1.0, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3,
+                "m": 60.0, "min": 60.0, "h": 3600.0}
+_SIZE = re.compile(r"^([0-9]*\.?[0-9]+)\s*([kKmMgGtTpP]?)(i?[bB])?$")
+_BYTES_PER = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+
+
+def _named(what: str | None, text: object) -> str:
+    return f"{what} {str(text)!r}" if what else repr(str(text))
+
+
+def parse_finite_float(text: str | float, *, what: str | None = None,
+                       minimum: float | None = None, maximum: float | None = None,
+                       exclusive_minimum: bool = False) -> float:
+    """A finite float from ``text`` (unitless), within [``minimum``, ``maximum``].
+
+    ``exclusive_minimum`` makes the lower bound strict (e.g. a probability > 0).
+
+    Raises:
+        UserError: for text that is not a number, NaN, ±inf, or a value out of range.
+    """
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise UserError(f"{_named(what, text)} is not a number; write e.g. 0.05") from None
+    if not math.isfinite(value):
+        raise UserError(f"{_named(what, text)} is not a finite number; write e.g. 0.05")
+    if minimum is not None and (value < minimum or (exclusive_minimum and value == minimum)):
+        bound = f"> {minimum:g}" if exclusive_minimum else f">= {minimum:g}"
+        raise UserError(f"{_named(what, text)} is out of range: it must be {bound}")
+    if maximum is not None and value > maximum:
+        raise UserError(f"{_named(what, text)} is out of range: it must be <= {maximum:g}")
+    return value
+
+
+def parse_positive_int(text: str | int, *, what: str | None = None, allow_zero: bool = False,
+                       maximum: int = 10**9) -> int:
+    """A whole number >= 1 (>= 0 with ``allow_zero``) and <= ``maximum`` from decimal ``text``.
+
+    Exponents (``1e3``) and fractions are refused rather than rounded: ``--runs 1e23`` is a typo.
+
+    Raises:
+        UserError: for anything else, naming the value and the accepted range.
+    """
+    low = 0 if allow_zero else 1
+    stripped = str(text).strip()
+    digits = stripped[1:] if stripped[:1] in "+-" else stripped
+    if not digits.isdigit() or not digits.isascii():
+        raise UserError(f"{_named(what, text)} is not a whole number; write e.g. 10 "
+                        f"(from {low} to {maximum})")
+    value = int(stripped)
+    if not low <= value <= maximum:
+        raise UserError(f"{_named(what, text)} is out of range: it must be from {low} to "
+                        f"{maximum}")
+    return value
+
+
+def parse_duration_s(text: str | float, *, what: str | None = None, allow_zero: bool = False,
+                     maximum_s: float = _MAX_SECONDS) -> float:
+    """A duration in seconds from ``"1.5"`` (s), ``"200ms"``, ``"2s"``, ``"50us"``, ``"1m"``, ``"1h"``.
+
+    The value must be finite, > 0 (>= 0 with ``allow_zero``) and <= ``maximum_s`` (default 366
+    days: a longer timeout or budget is a typo, and huge values overflow timers).
+
+    Raises:
+        UserError: for malformed text, NaN, inf, negative or out-of-range durations.
+    """
+    stripped = str(text).strip()
+    match = _DURATION.match(stripped)
+    if not match:
+        raise UserError(f"{_named(what, text)} is not a duration; write e.g. 1.5, 200ms or 2s")
+    value = float(match.group(1)) * _SECONDS_PER[match.group(2)]
+    if not math.isfinite(value) or value > maximum_s:
+        raise UserError(f"{_named(what, text)} is too long: at most {maximum_s:g} s")
+    if value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise UserError(f"{_named(what, text)} is out of range: a duration must be {bound}")
+    return value
+
+
+def parse_size_bytes(text: str | int, *, what: str | None = None, allow_zero: bool = False) -> int:
+    """A size in bytes from ``"4096"``, ``"512K"``, ``"512M"``, ``"1.5G"``, ``"1GiB"``, ``"2T"``.
+
+    Suffixes are binary multiples (K = 1024 bytes), as in cgroup files and ``docker --memory``.
+    Sizes >= 2**63 bytes are refused: the kernel's limit files are signed 64-bit.
+
+    Raises:
+        UserError: for malformed text, zero (unless ``allow_zero``) or a size >= 2**63 bytes.
+    """
+    stripped = str(text).strip()
+    match = _SIZE.match(stripped)
+    if not match:
+        raise UserError(f"{_named(what, text)} is not a size; write e.g. 512M, 1G or 4096 "
+                        f"(bytes)")
+    number, suffix = match.group(1), match.group(2).lower()
+    if "." in number:
+        value = math.floor(float(number) * _BYTES_PER[suffix])
+    else:
+        value = int(number) * _BYTES_PER[suffix]
+    if value >= 1 << 63:
+        raise UserError(f"{_named(what, text)} is too large: sizes must be below 2^63 bytes "
+                        f"(8 EiB)")
+    if value == 0 and not allow_zero:
+        raise UserError(f"{_named(what, text)} is zero; write a size > 0, e.g. 512M")
+    return value

@@ -1,78 +1,172 @@
-"""The ``benchlab`` command: a thin Click group; each command group lives in its own module.
+"""The ``benchlab`` command: a lazy Click group; each command lives in its own module.
 
-A module listed in ``COMMAND_MODULES`` exposes ``commands``, a list of Click commands or groups,
-and is registered when it exists. The CLI only parses arguments, calls the library layers and
-prints; all logic lives in measure/, control/, stats/, machines/, store/ and report/.
+Start-up time is part of the interface (issue 8: ``--version`` and ``--help`` in 0.15 s), so this
+module imports nothing heavy at module level, not even Click:
+
+- ``COMMANDS`` is a static table: command name -> (module under ``benchlab.cli``, one-line help).
+  ``--help`` prints it without importing a single command module; a command's module (and the
+  numpy/store/measure layers behind it) is imported only when that command is invoked.
+  ``tests/test_startup.py`` checks the table against every command's real help.
+- ``benchlab --version`` alone is answered before Click is imported.
+- Ctrl-C at any point after the interpreter starts exits 130 with one line, no traceback.
+
+Every module named in the table exposes ``commands``, a list of Click commands or groups.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
 
-import click
-
 from benchlab import __version__
-from benchlab.errors import UserError
 
-COMMAND_MODULES = [
-    "run", "data", "env", "system", "demo", "analyze", "compare",
-    "profile", "variability", "calibrate", "predict", "study", "report",
-]
+# name -> (module in benchlab.cli, one-line help). Keep in step with the commands' docstrings.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "Measure COMMANDS, each run stored as soon as it ends."),
+    "demo": ("demo", "Build bundled C sorts and compare them, measured and stored, in well under "
+                     "a minute."),
+    "compare": ("compare", "Compare A against baseline B: is A faster, slower, equivalent, or "
+                           "undecided?"),
+    "analyze": ("analyze", "Analyse each SERIES ([SESSION:]BENCHMARK[/METRIC], or a session with "
+                           "one benchmark)."),
+    "list": ("data", "List the sessions in the database, newest first."),
+    "show": ("data", "Show one session: environment, protocol, benchmarks with run counts, "
+                     "metrics."),
+    "import": ("data", "Import results of another tool (or raw program outputs) as a new "
+                       "session."),
+    "export": ("data", "Export sessions (uid, id or name; default: the newest session)."),
+    "study": ("study", "Run a stability study (a matrix of workloads x isolation x workers x "
+                       "affinity x load)."),
+    "env": ("env", "Show the machine, kernel settings and software a benchmark would be measured "
+                   "in."),
+    "system": ("system", "Check this machine for benchmarking: governor, boost, SMT, ASLR, swap, "
+                         "THP, load, isolated CPUs, perf_event_paranoid, VM/container, "
+                         "clocksource and real CPU contention."),
+    "profile": ("profile", "Profile this machine: stress-ng bogo-ops/s per method, repeated and "
+                           "interleaved."),
+    "variability": ("variability", "Speedup of TARGET over BASE per method (each a profile JSON "
+                                   "file or a profile in the store)."),
+    "calibrate": ("calibrate", "Search the cgroup CPU quota so the chosen microbenchmarks run as "
+                               "fast as on BASE."),
+    "predict": ("predict", "Bounds of an application's result on TARGET from its result on BASE; "
+                           "flags results outside."),
+}
+
+_INTERRUPTED = 130
 
 
-class _Group(click.Group):
-    """Turns :class:`UserError` and Click usage errors into one line and exit code 2."""
+def _error_line(text: str) -> None:
+    sys.stderr.write(f"benchlab: error: {' '.join(str(text).split())}\n")
 
-    def main(self, *args, **kwargs):  # noqa: D401 - Click hook
-        kwargs.setdefault("standalone_mode", False)
+
+def _build_group():
+    """The Click group (imported here, not at module level, so ``--version`` never loads Click)."""
+    import click
+
+    from benchlab.errors import UserError
+
+    class LazyGroup(click.Group):
+        """Imports a command's module only when the command is invoked; one-line errors, exit 2."""
+
+        def list_commands(self, ctx):
+            return sorted(set(COMMANDS) | set(self.commands))
+
+        def get_command(self, ctx, name):
+            if name in self.commands:
+                return self.commands[name]
+            if name not in COMMANDS:
+                return None
+            import importlib
+
+            module = importlib.import_module(f"benchlab.cli.{COMMANDS[name][0]}")
+            for command in module.commands:
+                self.commands.setdefault(command.name, command)
+            return self.commands.get(name)
+
+        def resolve_command(self, ctx, args):
+            # Click's own message names the typo but not the fix; list the real commands.
+            if args and args[0] not in COMMANDS and args[0] not in self.commands \
+                    and not args[0].startswith("-"):
+                raise click.UsageError(
+                    f"no command {args[0]!r}; the commands are: {', '.join(self.list_commands(ctx))}",
+                    ctx)
+            return super().resolve_command(ctx, args)
+
+        def format_commands(self, ctx, formatter):
+            # The static table, so --help imports no command module (and none of numpy/scipy).
+            rows = [(name, self.commands[name].get_short_help_str(1000)
+                     if name in self.commands else COMMANDS[name][1])
+                    for name in self.list_commands(ctx)]
+            if not rows:
+                return
+            width = formatter.width - 6 - max(len(name) for name, _ in rows)
+            from click.utils import make_default_short_help
+
+            with formatter.section("Commands"):
+                formatter.write_dl([(n, make_default_short_help(h, width)) for n, h in rows])
+
+        def main(self, *args, **kwargs):  # noqa: D401 - Click hook
+            kwargs.setdefault("standalone_mode", False)
+            try:
+                return super().main(*args, **kwargs)
+            except click.exceptions.Exit as exc:
+                sys.exit(exc.exit_code)
+            except click.exceptions.Abort:
+                sys.stderr.write("benchlab: interrupted\n")
+                sys.exit(_INTERRUPTED)
+            except click.UsageError as exc:
+                hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+                _error_line(exc.format_message() + hint)
+                sys.exit(2)
+            except click.ClickException as exc:
+                _error_line(exc.format_message())
+                sys.exit(2)
+            except UserError as exc:
+                _error_line(str(exc))
+                sys.exit(exc.exit_code)
+            except BrokenPipeError:
+                # The reader went away (``benchlab list | head``): not an error of ours.
+                sys.exit(0)
+
+    @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(__version__, prog_name="benchlab")
+    def cli() -> None:
+        """benchlab: rigorous, reproducible performance measurement."""
+
+    return cli
+
+
+_group = None
+
+
+def __getattr__(name: str):
+    # ``from benchlab.cli.main import cli`` (tests, CliRunner) still works, built on first use.
+    global _group
+    if name == "cli":
+        if _group is None:
+            _group = _build_group()
+        return _group
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run ``benchlab`` with ``argv`` (default ``sys.argv[1:]``).
+
+    Exits 0 on success, 2 on bad input (one ``benchlab: error:`` line), 130 on Ctrl-C.
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        if args == ["--version"]:
+            # Same text as click.version_option, without importing Click (~35 ms).
+            sys.stdout.write(f"benchlab, version {__version__}\n")
+            sys.stdout.flush()
+            return
+        __getattr__("cli")(args=args, prog_name="benchlab")
+    except KeyboardInterrupt:
+        # Ctrl-C while modules are still importing, before Click's own handler is running.
         try:
-            rv = super().main(*args, **kwargs)
-            return rv
-        except click.exceptions.Exit as exc:
-            sys.exit(exc.exit_code)
-        except click.exceptions.Abort:
-            click.echo("benchlab: aborted", err=True)
-            sys.exit(130)
-        except click.UsageError as exc:
-            hint = ""
-            if exc.ctx is not None:
-                hint = f" (see: {exc.ctx.command_path} --help)"
-            click.echo(f"benchlab: error: {' '.join(exc.format_message().split())}{hint}", err=True)
-            sys.exit(2)
-        except click.ClickException as exc:
-            click.echo(f"benchlab: error: {' '.join(exc.format_message().split())}", err=True)
-            sys.exit(2)
-        except UserError as exc:
-            click.echo(f"benchlab: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except BrokenPipeError:
-            sys.exit(0)
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="benchlab")
-def cli() -> None:
-    """benchlab: rigorous, reproducible performance measurement."""
-
-
-def _register() -> None:
-    for name in COMMAND_MODULES:
-        modname = f"benchlab.cli.{name}"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        module = importlib.import_module(modname)
-        for command in module.commands:
-            cli.add_command(command)
-
-
-_register()
-
-
-def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="benchlab")
+            sys.stderr.write("benchlab: interrupted\n")
+        finally:
+            sys.exit(_INTERRUPTED)
 
 
 if __name__ == "__main__":

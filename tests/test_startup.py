@@ -1,0 +1,179 @@
+"""Start-up of the ``benchlab`` command (issue 8, Part 1 item 5).
+
+- ``--version`` imports neither Click nor numpy, scipy, rich or pandas; ``--help`` imports no
+  command module: the command table in ``benchlab.cli.main`` is static, and a test keeps it equal
+  to every command's real help.
+- Ctrl-C while modules are still importing exits 130 with one line and no traceback.
+- Timings are ratios against a bare interpreter, never absolute (other engineers load the
+  machine); the absolute figures are printed by ``bench/startup.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BENCHLAB
+
+PY = sys.executable
+HEAVY = ("numpy", "scipy", "rich", "pandas", "matplotlib", "dask")
+CLI_DIR = Path(__file__).resolve().parents[1] / "src" / "benchlab" / "cli"
+
+
+def _modules_after(args: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Run the console entry point in a fresh interpreter (-I: no user site, no PYTHON* env);
+    return the process and the set of modules it had imported when it exited."""
+    out = tmp_path / "modules.json"
+    code = textwrap.dedent(f"""
+        import atexit, json, sys
+        atexit.register(lambda: open({str(out)!r}, "w").write(json.dumps(sorted(sys.modules))))
+        from benchlab.cli.main import main
+        main({args!r})
+    """)
+    proc = subprocess.run([PY, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    return proc, set(json.loads(out.read_text()))
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_version_imports_nothing_heavy(tmp_path):
+    proc, modules = _modules_after(["--version"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "benchlab, version " + importlib.import_module("benchlab").__version__ + "\n"
+    assert _heavy(modules) == []
+    assert "click" not in modules, "--version is answered before Click is imported"
+
+
+def test_version_text_matches_clicks_version_option():
+    """The fast path prints what click.version_option would (``benchlab --version -h`` is Click's)."""
+    from click.testing import CliRunner
+
+    from benchlab.cli.main import cli
+    fast = subprocess.run([BENCHLAB, "--version"], capture_output=True, text=True, timeout=30)
+    slow = CliRunner().invoke(cli, ["--version"])
+    assert fast.returncode == 0 and slow.exit_code == 0
+    assert fast.stdout == slow.output
+
+
+def test_help_lists_every_command_without_importing_one(tmp_path):
+    from benchlab.cli.main import COMMANDS
+    proc, modules = _modules_after(["--help"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for name in COMMANDS:
+        assert f"\n  {name} " in proc.stdout, name
+    loaded = sorted(m for m in modules if m.startswith("benchlab.cli.")
+                    and m not in {"benchlab.cli.main"})
+    assert loaded == [], f"--help imported command modules: {loaded}"
+    assert _heavy(modules) == []
+
+
+def test_a_command_imports_only_its_own_module(tmp_path):
+    proc, modules = _modules_after(["predict", "--help"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "benchlab.cli.predict" in modules
+    others = {f"benchlab.cli.{m}" for m in ("run", "data", "study", "compare", "demo")}
+    assert not (others & modules), sorted(others & modules)
+
+
+def _command_modules() -> list[str]:
+    return sorted(p.stem for p in CLI_DIR.glob("*.py")
+                  if p.stem not in {"__init__", "main", "common", "params"}
+                  and "\ncommands = " in p.read_text())
+
+
+@pytest.mark.parametrize("module_name", _command_modules())
+def test_static_table_matches_each_commands_real_help(module_name):
+    """Every command a cli module exposes is in COMMANDS under that module, with its real help."""
+    from benchlab.cli.main import COMMANDS
+    module = importlib.import_module(f"benchlab.cli.{module_name}")
+    assert module.commands, module_name
+    for command in module.commands:
+        assert command.name in COMMANDS, f"add {command.name!r} to COMMANDS in cli/main.py"
+        table_module, table_help = COMMANDS[command.name]
+        assert table_module == module_name, command.name
+        assert table_help == command.get_short_help_str(1000), command.name
+
+
+def test_every_table_entry_names_an_existing_module():
+    from benchlab.cli.main import COMMANDS
+    existing = set(_command_modules())
+    assert {module for module, _ in COMMANDS.values()} <= existing
+
+
+def test_unknown_command_is_one_line_listing_the_commands():
+    proc = subprocess.run([BENCHLAB, "frobnicate"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("benchlab: error: no command 'frobnicate'")
+    assert "run" in line and "compare" in line
+
+
+_INTERRUPT_DURING_IMPORT = """
+import signal
+from benchlab.cli.main import main
+# SIGALRM raising KeyboardInterrupt: exactly what Ctrl-C does, at a chosen moment, no thread.
+signal.signal(signal.SIGALRM, signal.default_int_handler)
+signal.setitimer(signal.ITIMER_REAL, {delay})
+main({args!r})
+"""
+
+
+@pytest.mark.parametrize("delay", [0.001, 0.01, 0.03, 0.08])
+def test_ctrl_c_while_importing_exits_130_without_traceback(delay):
+    """SIGINT lands while Click or the command's module (numpy, scipy...) is still importing."""
+    code = _INTERRUPT_DURING_IMPORT.format(delay=delay, args=["compare", "--help"])
+    proc = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60)
+    if proc.returncode == 0:
+        pytest.skip(f"start-up finished before the SIGINT at {delay} s")
+    assert proc.returncode == 130, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "benchlab: interrupted"
+
+
+def test_ctrl_c_to_the_console_script_never_shows_a_traceback():
+    """The real entry point signalled from outside at a few moments of its start-up."""
+    seen = []
+    for delay in (0.02, 0.05, 0.1, 0.2):
+        proc = subprocess.Popen([BENCHLAB, "compare", "--help"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        # -SIGINT: the signal arrived before Python installed its handler (default action).
+        assert proc.returncode in (0, 130, -signal.SIGINT), (delay, proc.returncode, err)
+        assert "Traceback" not in err, err
+        seen.append(proc.returncode)
+    assert 130 in seen or -signal.SIGINT in seen, f"no start-up was interrupted: {seen}"
+
+
+def _median_wall(argv: list[str], repeats: int = 7) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(argv, capture_output=True, timeout=60,
+                       env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+@pytest.mark.serial
+def test_version_and_help_cost_little_more_than_the_interpreter():
+    """Ratios to a bare ``python -c pass`` / ``import click`` (absolute targets: bench/startup.py)."""
+    bare = _median_wall([PY, "-c", "pass"])
+    version = _median_wall([BENCHLAB, "--version"])
+    with_click = _median_wall([PY, "-c", "import click"])
+    help_ = _median_wall([BENCHLAB, "--help"])
+    assert version < 3 * bare + 0.02, (version, bare)
+    assert help_ < 2 * with_click + 0.03, (help_, with_click)
