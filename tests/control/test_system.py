@@ -167,6 +167,7 @@ def test_tune_and_restore_aslr_for_real(tmp_path, original_aslr):
     assert saved["settings"] == [{"name": "aslr", "path": str(ASLR), "previous": "2",
                                   "applied": "0"}]
     assert saved["tuned_at"].endswith("Z")
+    assert (state.stat().st_mode & 0o777) == 0o600 and state.stat().st_uid == 0
 
     with pytest.raises(UserError, match="already exists"):
         tune(state_path=state, only=["aslr"])
@@ -210,20 +211,99 @@ def test_unknown_setting_name_is_a_user_error():
         plan_tune(["aslr", "hyperdrive"])
 
 
+def _state_file(path: Path, settings: list, mode: int = 0o600, **extra) -> Path:
+    """A state file as tune writes it (root, mode 600), with the given settings."""
+    document = {"format": 1, "tuned_at": "2026-01-01T00:00:00Z", "boot_id": "x",
+                "settings": settings, **extra}
+    path.write_text(json.dumps(document))
+    path.chmod(mode)
+    return path
+
+
+GOVERNOR0 = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+
+
 @needs_root
+@pytest.mark.skipif(GOVERNOR0.exists(), reason="needs a machine without cpufreq (a known path "
+                                                "that cannot be written)")
 def test_restore_keeps_state_for_what_it_could_not_write(tmp_path):
-    unwritable = tmp_path / "no-such-dir" / "setting"
-    state = tmp_path / "tune-state.json"
-    state.write_text(json.dumps({"format": 1, "tuned_at": "2026-01-01T00:00:00Z", "settings": [
-        {"name": "fake", "path": str(unwritable), "previous": "1", "applied": "0"}]}))
+    state = _state_file(tmp_path / "tune-state.json", [
+        {"name": "governor:cpu0", "path": str(GOVERNOR0), "previous": "schedutil",
+         "applied": "performance"}])
     with pytest.raises(UserError, match="could not restore"):
         restore(state_path=state)
-    assert json.loads(state.read_text())["settings"][0]["path"] == str(unwritable)
+    kept = json.loads(state.read_text())
+    assert kept["settings"][0]["path"] == str(GOVERNOR0)
+    assert (state.stat().st_mode & 0o777) == 0o600  # rewritten owner-only as well
 
-    state.write_text("{not json")
-    with pytest.raises(UserError, match="unreadable"):
+
+ASLR_SETTING = {"name": "aslr", "path": str(ASLR), "previous": "2", "applied": "0"}
+
+
+def _hostile_states(tmp_path: Path, victim: Path) -> dict[str, tuple[list, dict, str]]:
+    """(settings, extra top-level keys, expected message) per way a state file can lie."""
+    return {
+        "arbitrary path": ([{**ASLR_SETTING, "path": str(victim)}], {}, "tune writes aslr only at"),
+        "unknown name": ([{"name": "fake", "path": str(victim), "previous": "1", "applied": "0"}],
+                         {}, "tune never changes"),
+        "path traversal in name": ([{"name": "governor:cpu0/../../../../tmp", "path": str(victim),
+                                     "previous": "x", "applied": "y"}], {}, "tune never changes"),
+        "bad value": ([{**ASLR_SETTING, "previous": "2\nkernel.panic=1"}], {}, "not a value"),
+        "out of range": ([{**ASLR_SETTING, "previous": "7"}], {}, "not a value"),
+        "not a string": ([{**ASLR_SETTING, "previous": 2}], {}, "not a value"),
+        "duplicate": ([ASLR_SETTING, ASLR_SETTING], {}, "repeats"),
+        "extra key": ([{**ASLR_SETTING, "mode": "w"}], {}, "does not have exactly"),
+        "extra top-level key": ([ASLR_SETTING], {"run": "rm -rf /"}, "keys are not exactly"),
+        "empty": ([], {}, "non-empty list"),
+    }
+
+
+@needs_root
+@aslr_group
+def test_restore_refuses_any_state_file_tune_would_not_have_written(tmp_path, original_aslr):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    ASLR.write_text("1\n")
+    for case, (settings, extra, message) in _hostile_states(tmp_path, victim).items():
+        state = _state_file(tmp_path / "tune-state.json", settings, **extra)
+        with pytest.raises(UserError, match=message) as refused:
+            restore(state_path=state)
+        assert "\n" not in str(refused.value), case
+        assert str(refused.value).startswith("refusing to restore"), case
+        # Nothing written: not the victim, not the real setting, not the state file.
+        assert victim.read_text() == "precious\n", case
+        assert ASLR.read_text().strip() == "1", case
+        assert state.exists(), case
+
+
+@needs_root
+@aslr_group
+def test_restore_refuses_a_state_file_others_could_have_written(tmp_path, original_aslr):
+    ASLR.write_text("1\n")
+    state = _state_file(tmp_path / "tune-state.json", [ASLR_SETTING], mode=0o644)
+    with pytest.raises(UserError, match="mode is 644, not 600"):
         restore(state_path=state)
-    assert state.exists()
+    state.chmod(0o600)
+    os.chown(state, 65534, 65534)
+    with pytest.raises(UserError, match="owned by uid 65534, not root"):
+        restore(state_path=state)
+    os.chown(state, 0, 0)
+    link = tmp_path / "link.json"
+    link.symlink_to(state)
+    with pytest.raises(UserError, match="cannot be opened as a plain file"):
+        restore(state_path=link)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(UserError, match="not a regular file"):
+        restore(state_path=fifo)
+    state.write_text("{not json")
+    with pytest.raises(UserError, match="not a JSON document"):
+        restore(state_path=state)
+    assert ASLR.read_text().strip() == "1"
+    # The genuine article still works.
+    _state_file(state, [ASLR_SETTING])
+    assert restore(state_path=state)["restored"][0]["value"] == "2"
+    assert ASLR.read_text().strip() == "2" and not state.exists()
 
 
 def test_cli_checks_json_and_table():
