@@ -159,7 +159,7 @@ def test_failure_while_writing_removes_the_new_session_only(store, tmp_path):
 
     store.add_run = failing_add_run
     with pytest.raises(UserError, match="simulated"):
-        import_path(store, f, "csv", name="lost")
+        import_path(store, f, "csv", name="lost", allow_duplicate=True)
     del store.add_run
     assert [s["name"] for s in store.sessions()] == ["kept"]
     assert store.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2

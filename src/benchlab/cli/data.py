@@ -9,16 +9,17 @@ from typing import Any
 
 import click
 
+import benchlab.machines.varsys16  # noqa: F401  (registers --format varsys16 with the store)
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 from benchlab.environment import is_unknown
 from benchlab.store.db import Store
-from benchlab.store.formats import EXPORT_FORMATS, IMPORT_FORMATS, export_sessions, import_path
+from benchlab.store.formats import EXPORT_FORMATS, export_sessions, import_formats, import_path
 
 
 @click.command("import")
 @click.argument("path", metavar="FILE|DIR", type=click.Path(path_type=str))
-@click.option("--format", "fmt", type=click.Choice(["auto", *IMPORT_FORMATS]), default="auto",
+@click.option("--format", "fmt", type=click.Choice(["auto", *import_formats()]), default="auto",
               show_default=True, help="Input format (auto: guessed from the content).")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME[:UNIT]=REGEX",
               help="--format metric: a value to extract from each output file; the regex has "
@@ -27,10 +28,12 @@ from benchlab.store.formats import EXPORT_FORMATS, IMPORT_FORMATS, export_sessio
               help="Session name (default: the file stem or directory name).")
 @click.option("--unit", default=None,
               help="--format csv: unit of the values, e.g. ns (default: from the header).")
+@click.option("--allow-duplicate", is_flag=True,
+              help="Import content that was imported before (refused by default).")
 @click.option("--json", "as_json", is_flag=True, help="Print the new session as JSON.")
 @db_option
 def import_cmd(path: str, fmt: str, metrics: tuple[str, ...], name: str | None,
-               unit: str | None, as_json: bool, db: str | None) -> None:
+               unit: str | None, allow_duplicate: bool, as_json: bool, db: str | None) -> None:
     """Import results of another tool (or raw program outputs) as a new session.
 
     \b
@@ -51,7 +54,7 @@ def import_cmd(path: str, fmt: str, metrics: tuple[str, ...], name: str | None,
     """
     with open_store(db) as store:
         refs = import_path(store, path, fmt, name=name, unit=unit, metrics=list(metrics),
-                           command_line=list(sys.argv))
+                           command_line=list(sys.argv), allow_duplicate=allow_duplicate)
         infos = [_counts(store, ref.id) for ref in refs]
     if as_json:
         click.echo(json.dumps(infos if len(infos) > 1 else infos[0], indent=2))

@@ -17,51 +17,54 @@ from pathlib import Path
 from benchlab.errors import UserError
 from benchlab.machines.profile import CPU_METRIC, METRIC, METRIC_UNIT, MethodResult, Profile, load_profile_file
 from benchlab.store.db import SessionRef, Store
+from benchlab.store.writer import SessionWriter
 
 SESSION_KIND = "profile"
 
 
-def create_profile_session(store: Store, profile: Profile, *, argvs: Mapping[str, list[str]] | None = None,
-                           status: str = "running", source: str | None = None) -> tuple[SessionRef, dict[str, int]]:
-    """Create the session and one benchmark per method; return (session ref, method -> benchmark id)."""
-    env_id = None
-    if profile.environment:
-        from benchlab.environment import environment_digest
-        try:
-            digest = profile.environment.get("digest") or environment_digest(profile.environment)
-        except Exception:  # an imported, partial environment: let the store hash it
-            digest = None
-        env_id = store.put_environment(profile.environment, digest)
-    ref = store.create_session(SESSION_KIND, name=profile.name, environment=profile.environment,
-                               environment_id=env_id, metadata=profile.metadata,
-                               source=source or profile.metadata.get("source"), status=status)
-    store.add_metric(ref.id, METRIC, unit=METRIC_UNIT, origin="stress-ng --yaml bogo-ops-per-second-real-time")
-    store.add_metric(ref.id, CPU_METRIC, unit=METRIC_UNIT, origin="stress-ng --yaml bogo-ops-per-second-usr-sys-time")
+def create_profile_writer(store: Store, profile: Profile, *,
+                          argvs: Mapping[str, list[str]] | None = None,
+                          source: str | None = None) -> tuple[SessionWriter, dict[str, int]]:
+    """Start a profile session through the one session writer, with one benchmark per method;
+    return (writer, method -> benchmark id). The profile's environment is stored as given."""
+    writer = SessionWriter.create(store, SESSION_KIND, name=profile.name,
+                                  environment=profile.environment or None,
+                                  metadata=profile.metadata,
+                                  source=source or profile.metadata.get("source"))
+    writer.add_metric(METRIC, unit=METRIC_UNIT, origin="stress-ng --yaml bogo-ops-per-second-real-time")
+    writer.add_metric(CPU_METRIC, unit=METRIC_UNIT,
+                      origin="stress-ng --yaml bogo-ops-per-second-usr-sys-time")
     bench_ids = {}
     for position, (name, method) in enumerate(profile.methods.items()):
         argv = list(argvs[name]) if argvs and name in argvs else None
-        bench_ids[name] = store.add_benchmark(
-            ref.id, name, position=position, argv=argv,
-            command=" ".join(argv) if argv else None,
+        bench_ids[name] = writer.add_benchmark(
+            name, position=position, argv=argv, command=" ".join(argv) if argv else None,
             parameters={"kind": method.kind, "higher_is_better": method.higher_is_better})
-    return ref, bench_ids
+    return writer, bench_ids
+
+
+def create_profile_session(store: Store, profile: Profile, *, argvs: Mapping[str, list[str]] | None = None,
+                           source: str | None = None) -> tuple[SessionRef, dict[str, int]]:
+    """Like :func:`create_profile_writer`, returning the session's reference."""
+    writer, bench_ids = create_profile_writer(store, profile, argvs=argvs, source=source)
+    return writer.ref, bench_ids
 
 
 def save_profile(store: Store, profile: Profile, *, run_status: str = "imported",
                  source: str | None = None) -> SessionRef:
-    """Write a finished profile (imported or read from JSON) as a complete session."""
-    ref, bench_ids = create_profile_session(store, profile, status="running", source=source)
-    seq = 0
-    for name, method in profile.methods.items():
-        for i, value in enumerate(method.values):
-            samples = {METRIC: [value]}
-            if i < len(method.cpu_values):
-                samples[CPU_METRIC] = [method.cpu_values[i]]
-            store.add_run(ref.id, bench_ids[name], seq=seq, iteration=i,
-                          fields={"status": run_status}, samples=samples)
-            seq += 1
-    store.finish_session(ref.id, "complete")
-    return ref
+    """Write a finished profile (imported or read from JSON) as a complete session, in one
+    transaction (all or nothing)."""
+    with store.transaction():
+        writer, bench_ids = create_profile_writer(store, profile, source=source)
+        for name, method in profile.methods.items():
+            for i, value in enumerate(method.values):
+                samples = {METRIC: [value]}
+                if i < len(method.cpu_values):
+                    samples[CPU_METRIC] = [method.cpu_values[i]]
+                writer.add_run(bench_ids[name], iteration=i, fields={"status": run_status},
+                               samples=samples)
+        writer.finish("done")
+    return writer.ref
 
 
 def load_profile(store: Store, key: str) -> Profile:

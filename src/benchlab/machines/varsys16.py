@@ -43,6 +43,7 @@ from pathlib import Path
 from benchlab.errors import UserError
 from benchlab.machines.profile import MethodResult, Profile
 from benchlab.store.db import SessionRef, Store
+from benchlab.store.formats import register_import_format
 
 BASE_MACHINE = "piha.soe.ucsc.edu"
 #: Paper's Table 1 ids, from the comment in the paper's source (base - piha, t1 - nibbler,
@@ -171,8 +172,21 @@ def import_varsys16(store: Store, path: str | os.PathLike) -> list[SessionRef]:
     from benchlab.machines.store_io import save_profile
 
     profiles = read_profiles(path)
-    return [save_profile(store, p, run_status="imported", source=f"varsys16:{path}")
-            for p in profiles.values()]
+    with store.transaction():  # one import, all or nothing
+        return [save_profile(store, p, run_status="imported", source=f"varsys16:{path}")
+                for p in profiles.values()]
+
+
+def _import_format(store: Store, path: str | os.PathLike, *, name=None, unit=None, metrics=(),
+                   command_line=None) -> list[SessionRef]:
+    """``benchlab import --format varsys16`` (registered with the store's format registry)."""
+    if name is not None or unit is not None or metrics:
+        raise UserError("--format varsys16 names its profiles MACHINE[@quota-N]; drop "
+                        "--name, --unit and --metric")
+    return import_varsys16(store, path)
+
+
+register_import_format("varsys16", _import_format)
 
 
 def read_tuned_quotas(directory: str | os.PathLike) -> dict[str, int]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchlab.errors import UserError
-from benchlab.store.connection import digest_of, utc_now
+from benchlab.store.connection import digest_of
 from benchlab.store.db import SessionRef, Store
 from benchlab.store.owner import current_owner, owner_alive
 
@@ -152,5 +152,4 @@ class SessionWriter:
         with its end time (UTC) and the load averages after it."""
         if status not in FINISH_STATUSES:
             raise ValueError(f"finish status must be one of {sorted(FINISH_STATUSES)}, not {status!r}")
-        self.store.update_session(self.ref.id, status=FINISH_STATUSES[status],
-                                  finished_utc=utc_now(), load_after=load_after)
+        self.store.finish_session(self.ref.id, FINISH_STATUSES[status], load_after=load_after)

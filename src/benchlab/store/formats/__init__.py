@@ -35,14 +35,37 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store
-from benchlab.store.formats._common import ImportedSession, read_text, sniff_json, write_imports
+from benchlab.store.formats._common import (
+    ImportedSession, content_digest, find_duplicate, read_text, sniff_json, write_imports)
 from benchlab.store.formats._gather import resolve_sessions
 
-IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "json", "varsys16")
+#: Formats this package parses itself; other layers add theirs with :func:`register_import_format`.
+BUILTIN_IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "json")
+#: Importers registered by higher layers (``benchlab.machines.varsys16`` registers
+#: ``varsys16``): name -> ``importer(store, path, *, name, unit, metrics, command_line)``.
+_REGISTERED: dict[str, Callable[..., list[SessionRef]]] = {}
+
+
+def register_import_format(name: str, importer: Callable[..., list[SessionRef]]) -> None:
+    """Register an import format implemented above the store (the store never imports it).
+
+    ``importer(store, path, *, name, unit, metrics, command_line)`` writes the sessions (one
+    transaction: wrap the writes in ``store.transaction()``) and returns their references.
+    """
+    _REGISTERED[name] = importer
+
+
+def import_formats() -> tuple[str, ...]:
+    """Every import format known now: the built-in ones, then registered ones."""
+    return BUILTIN_IMPORT_FORMATS + tuple(sorted(_REGISTERED))
+
+
+#: The built-in formats (kept for callers that list them; see :func:`import_formats`).
+IMPORT_FORMATS = BUILTIN_IMPORT_FORMATS
 EXPORT_FORMATS = ("csv", "json", "hyperfine", "markdown", "hyperfine-csv", "asciidoc", "orgmode")
 
 
@@ -58,9 +81,9 @@ def detect_format(path: str | os.PathLike) -> str:
             guess = sniff_json(json.loads(text))
         except json.JSONDecodeError:
             guess = None
-        if guess is None or guess not in IMPORT_FORMATS:
+        if guess is None or guess not in BUILTIN_IMPORT_FORMATS:
             raise UserError(f"cannot tell which tool wrote {p}; give --format "
-                            f"{'|'.join(IMPORT_FORMATS)}")
+                            f"{'|'.join(import_formats())}")
         return guess
     return "csv"
 
@@ -71,9 +94,9 @@ def parse_path(path: str | os.PathLike, fmt: str, *, name: str | None = None,
     """Parse ``path`` in format ``fmt`` into sessions without writing anything."""
     if fmt == "auto":
         fmt = detect_format(path)
-    if fmt not in IMPORT_FORMATS:
+    if fmt not in BUILTIN_IMPORT_FORMATS:
         raise UserError(f"unknown import format {fmt!r}; choose one of "
-                        f"{', '.join(IMPORT_FORMATS)}")
+                        f"{', '.join(import_formats())}")
     if metrics and fmt != "metric":
         raise UserError(f"--metric applies to --format metric only (not {fmt}); "
                         f"drop --metric or use --format metric")
@@ -105,8 +128,11 @@ def parse_path(path: str | os.PathLike, fmt: str, *, name: str | None = None,
 def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
                 name: str | None = None, unit: str | None = None,
                 metrics: Sequence[Any] = (),
-                command_line: list[str] | None = None) -> list[SessionRef]:
-    """Import ``path`` (a file, or for ``metric`` a directory) as a new session.
+                command_line: list[str] | None = None,
+                allow_duplicate: bool = False) -> list[SessionRef]:
+    """Import ``path`` (a file, or for ``metric`` a directory) as a new session, in one
+    transaction. Content imported before (same bytes, format and options: SHA-256) is refused
+    with a UserError unless ``allow_duplicate``.
 
     Parameters
     ----------
@@ -125,6 +151,8 @@ def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
         ``metric`` only: ``NAME[:UNIT]=REGEX`` specs (values stored in UNIT as captured).
     command_line : list of str, optional
         The benchlab command line to record in the session.
+    allow_duplicate : bool
+        Import content that was imported before (default: refuse).
 
     Returns
     -------
@@ -132,17 +160,24 @@ def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
         The sessions created: one, except for benchlab's own exports (``json``, long-format
         ``csv``), which create one per exported session. All or nothing.
     """
-    if fmt == "varsys16":
-        # seed 004's published results: one machine profile per machine and limits
-        from benchlab.machines.varsys16 import import_varsys16
-
-        if name is not None or unit is not None or metrics:
-            raise UserError("--format varsys16 names its profiles MACHINE[@quota-N]; drop "
-                            "--name, --unit and --metric")
-        return import_varsys16(store, path)
+    if fmt in _REGISTERED:
+        return _REGISTERED[fmt](store, path, name=name, unit=unit, metrics=metrics,
+                                command_line=command_line)
+    if fmt == "auto":
+        fmt = detect_format(path)
+    options = {"format": fmt, "unit": unit, "metrics": [str(getattr(m, "spec", m)) for m in metrics]}
+    input_digest = content_digest(path, options)
+    if not allow_duplicate:
+        dup = find_duplicate(store, input_digest)
+        if dup is not None:  # before parsing: a re-import of a big file fails fast
+            raise UserError(
+                f"{path} was already imported as session {dup['uid']} "
+                f"({dup['name'] or 'unnamed'}); nothing imported; pass --allow-duplicate "
+                f"to import it again")
     imported = parse_path(path, fmt, name=name, unit=unit, metrics=metrics,
                           command_line=command_line)
-    return write_imports(store, imported)
+    return write_imports(store, imported, input_digest=input_digest,
+                         allow_duplicate=allow_duplicate)
 
 
 def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | dict],
@@ -178,5 +213,5 @@ def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | di
     return export_markdown(data, TIME_UNITS[time_unit][0] if time_unit else None)
 
 
-__all__ = ["IMPORT_FORMATS", "EXPORT_FORMATS", "import_path", "export_sessions", "parse_path",
-           "detect_format"]
+__all__ = ["IMPORT_FORMATS", "BUILTIN_IMPORT_FORMATS", "register_import_format", "import_formats",
+           "EXPORT_FORMATS", "import_path", "export_sessions", "parse_path", "detect_format"]

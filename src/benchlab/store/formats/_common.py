@@ -1,27 +1,26 @@
 """What every import format shares: the parsed form of a file, and writing it atomically.
 
 Importers parse and validate the WHOLE input into an :class:`ImportedSession` first, so bad input
-is rejected before anything touches the database. :func:`write_import` then writes it through
-the :class:`~benchlab.store.db.Store` API; if writing fails part-way (locked database, full disk,
-Ctrl-C) the new session is deleted again, so an import is all or nothing and never touches
-another session.
+is rejected before anything touches the database. :func:`write_imports` then writes it through
+the one session writer in ONE transaction: if writing fails part-way (locked database, full
+disk, Ctrl-C, kill -9) nothing of the import is committed, and no other session is touched.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
-import sqlite3
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.store.db import SessionRef, Store
+from benchlab.store.db import SessionRef, Store, canonical_json
+from benchlab.store.writer import SessionWriter
 
 #: Factors from a time unit to nanoseconds (values are stored in ns).
 TIME_UNIT_TO_NS: dict[str, float] = {
@@ -84,91 +83,99 @@ class ImportedSession:
     load_after: Any = None
 
 
-def write_import(store: Store, imp: ImportedSession) -> SessionRef:
-    """Write a parsed import as one new session (kind 'import', status 'complete').
+def find_duplicate(store: Store, input_digest: str | None) -> dict | None:
+    """The newest session imported from content with this digest, or None."""
+    if not input_digest:
+        return None
+    row = store.conn.execute("SELECT uid, name, source FROM sessions WHERE input_digest = ?"
+                             " ORDER BY id DESC LIMIT 1", (input_digest,)).fetchone()
+    return None if row is None else dict(row)
 
-    All or nothing: on any failure the new session (and, by cascade, its benchmarks, runs and
-    samples) is deleted before the error propagates.
+
+def write_import(store: Store, imp: ImportedSession, *, input_digest: str | None = None) -> SessionRef:
+    """Write a parsed import as one new session (kind 'import', status 'complete') through the
+    session writer, in one transaction: a failure or a kill -9 part-way leaves nothing.
+
+    ``input_digest`` (SHA-256 of the content read and the parse options) is recorded so that a
+    re-import of the same content can be recognised.
     """
-    environment_id = None
-    if isinstance(imp.environment, dict):
-        from benchlab.environment import environment_digest
-        environment_id = store.put_environment(imp.environment, environment_digest(imp.environment))
-    ref = store.create_session("import", name=imp.name, command_line=imp.command_line,
-                               protocol=imp.protocol, environment=imp.environment,
-                               environment_id=environment_id, system_checks=imp.system_checks,
-                               load_before=imp.load_before, metadata=imp.metadata,
-                               source=imp.source)
-    try:
+    with store.transaction():
+        writer = SessionWriter.create(store, "import", name=imp.name, command_line=imp.command_line,
+                                      protocol=imp.protocol, environment=imp.environment,
+                                      checks=imp.system_checks, load_before=imp.load_before,
+                                      metadata=imp.metadata, source=imp.source,
+                                      input_digest=input_digest)
         for metric in imp.metrics:
-            store.add_metric(ref.id, metric.name, unit=metric.unit, origin=metric.origin,
-                             pattern=metric.pattern)
+            writer.add_metric(metric.name, unit=metric.unit, origin=metric.origin,
+                              pattern=metric.pattern)
         next_seq = 0
         for position, bench in enumerate(imp.benchmarks):
-            bench_id = store.add_benchmark(ref.id, bench.name, position=position,
-                                           command=bench.command, argv=bench.argv,
-                                           parameters=bench.parameters,
-                                           setup_id=_setup_id(store, bench.setup))
+            bench_id = writer.add_benchmark(bench.name, position=position, command=bench.command,
+                                            argv=bench.argv, parameters=bench.parameters,
+                                            setup_id=_setup_id(store, bench.setup))
             for run in bench.runs:
                 seq = next_seq if run.seq is None else run.seq
                 next_seq = max(next_seq, seq + 1)
                 big = sum(len(v) for v in run.samples.values()) > _BULK_SAMPLES
-                run_id = store.add_run(ref.id, bench_id, seq=seq, iteration=run.iteration,
-                                       warmup=run.warmup, worker=run.worker,
-                                       setup_id=_setup_id(store, run.setup), fields=run.fields,
-                                       samples=None if big else run.samples,
-                                       measurements=run.measurements)
+                run_id = writer.add_run(bench_id, seq=seq, iteration=run.iteration,
+                                        warmup=run.warmup, worker=run.worker,
+                                        setup_id=_setup_id(store, run.setup), fields=run.fields,
+                                        samples=None if big else run.samples,
+                                        measurements=run.measurements)
                 if big:
-                    add_samples_bulk(store, run_id, run.samples)
-        store.finish_session(ref.id, "complete", load_after=imp.load_after)
-    except BaseException:
-        discard_session(store, ref.id)
-        raise
-    return ref
+                    store.add_samples_bulk(run_id, run.samples)
+        writer.finish("done", load_after=imp.load_after)
+    return writer.ref
 
 
-def write_imports(store: Store, imports: Sequence[ImportedSession]) -> list[SessionRef]:
-    """Write several parsed sessions, all or nothing: a failure discards those already written."""
-    refs: list[SessionRef] = []
-    try:
-        for imp in imports:
-            refs.append(write_import(store, imp))
-    except BaseException:
-        for ref in refs:
-            discard_session(store, ref.id)
-        raise
-    return refs
+def write_imports(store: Store, imports: Sequence[ImportedSession], *,
+                  input_digest: str | None = None,
+                  allow_duplicate: bool = False) -> list[SessionRef]:
+    """Write several parsed sessions in one transaction (all or nothing).
+
+    Raises UserError when content with the same ``input_digest`` was imported before, unless
+    ``allow_duplicate``.
+    """
+    with store.transaction():
+        if not allow_duplicate:
+            dup = find_duplicate(store, input_digest)
+            if dup is not None:
+                raise UserError(
+                    f"this content was already imported as session {dup['uid']} "
+                    f"({dup['name'] or 'unnamed'}, from {dup['source']}); nothing imported; "
+                    f"pass --allow-duplicate to import it again")
+        return [write_import(store, imp, input_digest=input_digest) for imp in imports]
 
 
 def _setup_id(store: Store, setup: Any) -> int | None:
     return None if setup is None else store.put_setup(setup)
 
 
-#: Above this many samples per run, samples go in through :func:`add_samples_bulk`.
+#: Above this many samples per run, samples go in through ``Store.add_samples_bulk``.
 _BULK_SAMPLES = 1000
 
 
-def add_samples_bulk(store: Store, run_id: int, samples: dict[str, Sequence[float] | np.ndarray]) -> None:
-    """Insert many samples of one existing run in one transaction.
-
-    Same rows as ``Store.add_run(samples=...)`` writes, but about 3x faster for 100,000 values:
-    the values are converted to Python floats in one go (``tolist``) instead of one by one.
-    """
-    with store.transaction() as conn:
-        for metric, values in samples.items():
-            floats = np.asarray(values, dtype=float).tolist()
-            conn.executemany("INSERT INTO samples (run_id, metric, seq, value) VALUES (?,?,?,?)",
-                             zip(repeat(run_id), repeat(metric), range(len(floats)), floats))
-
-
-def discard_session(store: Store, session_id: int) -> None:
-    """Delete one session and everything in it (best effort: a failure here is not raised,
-    since it would hide the error that made us discard the session)."""
+def content_digest(path: str | os.PathLike, options: Any = None) -> str:
+    """SHA-256 (hex) of what an import reads: the file's bytes (a directory: every file's
+    relative path and bytes, in sorted order) and the parse ``options``. Streams the bytes
+    (1 MiB at a time), so it costs no memory for big files."""
+    h = hashlib.sha256(canonical_json(options).encode())
+    p = Path(path)
     try:
-        with store.transaction() as conn:
-            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-    except (sqlite3.Error, UserError):
-        pass
+        files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+        for f in files:
+            h.update(b"\0" + str(f.relative_to(p) if p.is_dir() else "").encode() + b"\0")
+            with open(f, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    h.update(chunk)
+    except FileNotFoundError:
+        raise UserError(f"cannot import {path}: no such file; check the path") from None
+    except PermissionError as exc:
+        raise UserError(f"cannot import {path}: permission denied ({exc.filename}); make it "
+                        f"readable (chmod u+r)") from None
+    except OSError as exc:
+        raise UserError(f"cannot import {path}: {exc.strerror or exc}; check the file") from None
+    return h.hexdigest()
 
 
 def source_of(path: str | os.PathLike) -> str:

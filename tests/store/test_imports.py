@@ -1,0 +1,119 @@
+"""Imports are atomic (one transaction, even under kill -9) and idempotent (same content is
+refused unless asked), on real files, a real SQLite store and real processes."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchlab.errors import UserError
+from benchlab.store import Store
+from benchlab.store.formats import import_formats, import_path, register_import_format
+from tests.conftest import assert_one_line_error, run_cli
+
+
+def _big_csv(path: Path, rows: int) -> Path:
+    rng = random.Random(1)
+    with open(path, "w") as fh:
+        fh.write("# generated for the kill test\n")
+        for i in range(rows):
+            fh.write(f"bench{i % 4},{1000 + rng.random() * 100:.3f}\n")
+    return path
+
+
+def test_reimport_of_same_content_is_refused_unless_allowed(db_path, tmp_path):
+    f = tmp_path / "r.csv"
+    f.write_text("a,1\na,2\nb,3\n")
+    copy = tmp_path / "copy.csv"
+    copy.write_text(f.read_text())
+    with Store.open(db_path) as store:
+        [first] = import_path(store, f, "csv")
+        with pytest.raises(UserError, match=f"already imported as session {first.uid}"):
+            import_path(store, copy, "csv", name="other name")  # same bytes, other path and name
+        assert len(store.sessions()) == 1
+        # other parse options make other data: not a duplicate
+        import_path(store, f, "csv", unit="ns")
+        import_path(store, f, "csv", allow_duplicate=True)
+        assert len(store.sessions()) == 3
+    proc = run_cli("import", str(f), "--format", "csv", db=db_path)
+    assert_one_line_error(proc, "already imported", "--allow-duplicate")
+    proc = run_cli("import", str(f), "--format", "csv", "--allow-duplicate", db=db_path)
+    assert proc.returncode == 0, proc.stderr
+    with Store.open(db_path, readonly=True) as store:
+        assert len(store.sessions()) == 4
+
+
+def test_directory_digest_covers_every_file(db_path, tmp_path):
+    d = tmp_path / "outs"
+    d.mkdir()
+    (d / "1.txt").write_text("took 5\n")
+    (d / "2.txt").write_text("took 6\n")
+    spec = [r"t:ns=took (\d+)"]
+    with Store.open(db_path) as store:
+        import_path(store, d, "metric", metrics=spec)
+        with pytest.raises(UserError, match="already imported"):
+            import_path(store, d, "metric", metrics=spec)
+        (d / "2.txt").write_text("took 7\n")
+        import_path(store, d, "metric", metrics=spec)
+        assert len(store.sessions()) == 2
+
+
+def test_formats_register_from_above_and_the_store_never_imports_them():
+    fresh = subprocess.run(
+        [sys.executable, "-c", "import sys, benchlab.store.formats as f; "
+         "print(sorted(m for m in sys.modules if m.startswith('benchlab.machines')), "
+         "'varsys16' in f.import_formats())"], capture_output=True, text=True, check=True)
+    assert fresh.stdout.strip() == "[] False"
+    import benchlab.machines.varsys16  # noqa: F401
+
+    assert "varsys16" in import_formats()
+    calls = []
+    register_import_format("unit-test-fmt", lambda store, path, **kw: calls.append(path) or [])
+    try:
+        assert import_path(None, "x", "unit-test-fmt") == [] and calls == ["x"]
+    finally:
+        from benchlab.store import formats
+
+        formats._REGISTERED.pop("unit-test-fmt")
+
+
+@pytest.mark.slow
+def test_kill_9_mid_import_leaves_nothing(db_path, tmp_path):
+    """A real import process, killed with SIGKILL while its transaction is being written."""
+    big = _big_csv(tmp_path / "big.csv", 600_000)
+    with Store.open(db_path) as store:
+        import_path(store, _big_csv(tmp_path / "small.csv", 10), "csv", name="before")
+    wal = Path(f"{db_path}-wal")
+    code = ("import sys\nfrom benchlab.store import Store\n"
+            "from benchlab.store.formats import import_path\n"
+            "with Store.open(sys.argv[1]) as s:\n    import_path(s, sys.argv[2], 'csv')\n"
+            "print('finished', flush=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(db_path), str(big)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start_size = wal.stat().st_size if wal.exists() else 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        # pages of the uncommitted import spill into the WAL once the page cache is full
+        if wal.exists() and wal.stat().st_size > start_size + 4 * 1024 * 1024:
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, f"import ended before it could be killed: {proc.communicate()}"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    with Store.open(db_path) as store:
+        assert [s["name"] for s in store.sessions()] == ["before"]
+        assert store.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 10
+        assert store.integrity_ok()
+        # and the file imports fine afterwards (the killed import recorded nothing)
+        [ref] = import_path(store, big, "csv")
+        n = store.conn.execute("SELECT COUNT(*) FROM samples s JOIN runs r ON r.id = s.run_id"
+                               " WHERE r.session_id = ?", (ref.id,)).fetchone()[0]
+        assert n == 600_000
