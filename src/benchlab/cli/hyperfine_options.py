@@ -1,0 +1,345 @@
+"""hyperfine's command line for ``benchlab run``: the options, their values, and what they mean
+for the run plan.
+
+hyperfine 1.18's options that benchlab's own did not already cover are declared here
+(:func:`hyperfine_options`), parsed into one :class:`HyperfineOptions`, and translated into the
+core's run-plan fields by :meth:`HyperfineOptions.apply`, so ``cli/run.py`` stays a thin caller.
+Meanings follow hyperfine:
+
+* commands run through a shell by default (``sh``; ``-S/--shell SHELL`` picks another, a full
+  command line such as ``"bash --norc"`` allowed), whose start-up cost is measured and
+  subtracted; ``-N`` or ``--shell none`` runs without one, and then a command containing shell
+  syntax is refused (:mod:`benchlab.measure.shell_syntax`) instead of silently measuring
+  something else;
+* ``--input null|FILE`` feeds stdin; ``--output null|pipe|inherit|FILE`` takes stdout (stderr is
+  kept by benchlab for failed runs' messages except with ``inherit``); ``--show-output`` is
+  ``--output inherit``;
+* ``-C/--conclude CMD`` runs after every timing run (once for all commands, or once per
+  command), like ``-p/--prepare`` before it;
+* ``--reference CMD`` is benchmarked first and is the baseline of the verdict and of the tables'
+  Relative column; ``--sort``, ``-u/--time-unit`` and ``--style`` shape the output;
+* ``--export-json/-csv/-markdown/-asciidoc/-orgmode FILE`` are written when the run ends, in
+  hyperfine's formats (:mod:`benchlab.store.formats`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import click
+
+from benchlab.errors import UserError
+
+#: hyperfine export option -> benchlab export format
+EXPORTS = {"json": "hyperfine", "csv": "hyperfine-csv", "markdown": "markdown",
+           "asciidoc": "asciidoc", "orgmode": "orgmode"}
+STYLES = ("auto", "basic", "full", "nocolor", "color", "none")
+SORTS = ("auto", "command", "mean-time")
+TIME_UNITS = ("microsecond", "millisecond", "second")
+COUNTS = ("instructions",)
+DEFAULT_SHELL = "sh"
+
+
+def hyperfine_options(f: Callable) -> Callable:
+    """Add hyperfine's options (those ``run`` lacks) to a Click command; the command receives
+    them as keyword arguments and builds :class:`HyperfineOptions` with :meth:`~HyperfineOptions.from_kwargs`."""
+    options = [
+        click.option("-n", "--name", "--command-name", "names", multiple=True,
+                     help="Name of a command (once per command; hyperfine's --command-name)."),
+        click.option("-S", "--shell", "shell", default=None, metavar="SHELL",
+                     help="Shell that runs the commands (default sh; 'bash --norc' allowed; "
+                          "'none': no shell). Its start-up cost is measured and subtracted."),
+        click.option("-N", "no_shell", is_flag=True,
+                     help="No shell (--shell none): a command with shell syntax is an error."),
+        click.option("--shell-path", "shell_path", default=None, hidden=True,
+                     help="Older spelling of -S/--shell SHELL."),
+        click.option("-C", "--conclude", "conclude", multiple=True, metavar="CMD",
+                     help="Shell command after every timing run (one for all, or one per command)."),
+        click.option("--reference", default=None, metavar="CMD",
+                     help="Benchmark CMD first and compare the others against it."),
+        click.option("--input", "input_", default="null", metavar="null|FILE",
+                     help="What the commands read on stdin."),
+        click.option("--output", default="null", metavar="null|pipe|inherit|FILE",
+                     help="Where the commands' stdout goes (FILE: rewritten by every run)."),
+        click.option("--show-output", is_flag=True, help="Same as --output inherit."),
+        click.option("--sort", type=click.Choice(SORTS), default="auto",
+                     help="auto: verdict by speed, tables by command; command; mean-time."),
+        click.option("-u", "--time-unit", type=click.Choice(TIME_UNITS), default=None,
+                     help="Time unit of the exported tables (default: from the first mean)."),
+        click.option("--style", type=click.Choice(STYLES), default="auto",
+                     help="basic: no colour, no progress bar; nocolor; color; full; none: silent."),
+        *[click.option(f"--export-{kind}", f"export_{kind}", default=None, metavar="FILE",
+                       help=f"Write hyperfine's {kind} export to FILE when the run ends.")
+          for kind in EXPORTS],
+        click.option("--count", "count", type=click.Choice(COUNTS), default=None,
+                     help="Also count each command's instructions under valgrind cachegrind, in "
+                          "runs separate from the timed ones (metric 'instructions')."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@dataclass
+class HyperfineOptions:
+    """The values of hyperfine's options, checked, in the form the run needs.
+
+    ``shell`` is the shell's argv prefix (``["sh"]``, ``["bash", "--norc"]``) or None for no
+    shell; ``input_path`` is an absolute path or None (/dev/null); ``output`` is ``null``,
+    ``pipe``, ``inherit`` or an absolute file path; ``exports`` maps benchlab export formats to
+    absolute paths.
+    """
+
+    names: list[str] = field(default_factory=list)
+    shell: list[str] | None = field(default_factory=lambda: [DEFAULT_SHELL])
+    conclude: list[str] = field(default_factory=list)
+    reference: str | None = None
+    input_path: str | None = None
+    output: str = "null"
+    sort: str = "auto"
+    time_unit: str | None = None
+    style: str = "auto"
+    exports: dict[str, str] = field(default_factory=dict)
+    count: str | None = None
+
+    _KEYS = ("names", "shell", "no_shell", "shell_path", "conclude", "reference", "input_",
+             "output", "show_output", "sort", "time_unit", "style", "count",
+             *[f"export_{k}" for k in EXPORTS])
+
+    @classmethod
+    def from_kwargs(cls, kwargs: dict[str, Any]) -> "HyperfineOptions":
+        """Pop this module's options out of a Click command's ``kwargs`` and check them."""
+        v = {k: kwargs.pop(k) for k in cls._KEYS}
+        return cls(
+            names=list(v["names"]), shell=resolve_shell(v["shell"], v["no_shell"], v["shell_path"]),
+            conclude=list(v["conclude"]), reference=v["reference"],
+            input_path=_input_path(v["input_"]),
+            output=_output(v["output"], v["show_output"]), sort=v["sort"],
+            time_unit=v["time_unit"], style=v["style"], count=v["count"],
+            exports={EXPORTS[k]: _export_path(k, v[f"export_{k}"]) for k in EXPORTS
+                     if v[f"export_{k}"] is not None})
+
+    # -- output style ---------------------------------------------------------------------
+    @property
+    def quiet(self) -> bool:
+        """``--style none``: hyperfine prints nothing at all."""
+        return self.style == "none"
+
+    def progress(self, is_tty: bool) -> bool:
+        """Whether to draw the progress bar (hyperfine's interactive elements)."""
+        return {"auto": is_tty, "full": True, "nocolor": True}.get(self.style, False)
+
+    @property
+    def color(self) -> bool | None:
+        """False: no colour; True: force colour; None: decide from the terminal."""
+        return {"basic": False, "nocolor": False, "full": True, "color": True}.get(self.style)
+
+    # -- the run plan ---------------------------------------------------------------------
+    def commands_with_reference(self, commands: list[str]) -> tuple[list[str], list[str]]:
+        """Commands and names with ``--reference`` placed first (as hyperfine benchmarks it).
+
+        A reference equal to one of the commands is not timed twice. Names: one per command,
+        or one more for the reference (then the first names the reference).
+        """
+        names = list(self.names)
+        if self.reference is None or self.reference in commands:
+            return list(commands), names
+        if names and len(names) == len(commands):
+            names = [self.reference, *names]
+        return [self.reference, *commands], names
+
+    def reference_index(self, commands: list[str]) -> int | None:
+        """Index of the reference among the commands as planned (None: hyperfine's default)."""
+        if self.reference is None:
+            return None
+        all_commands, _ = self.commands_with_reference(commands)
+        return all_commands.index(self.reference)
+
+    def check_commands(self, commands: list[str]) -> None:
+        """Refuse shell syntax in commands (after ``{PARAM}`` substitution) run without a shell."""
+        if self.shell is None:
+            from benchlab.measure.shell_syntax import require_no_shell_syntax
+
+            for command in commands:
+                require_no_shell_syntax(command)
+
+    def per_command(self, hooks: list[str], n_commands: int, option: str) -> list[str | None]:
+        """One hook per command from hyperfine's 'once for all, or once per command' rule."""
+        if not hooks:
+            return [None] * n_commands
+        if len(hooks) == 1:
+            return [hooks[0]] * n_commands
+        if len(hooks) != n_commands:
+            raise UserError(f"{len(hooks)} {option} commands for {n_commands} commands; give one "
+                            f"for all or one per command")
+        return list(hooks)
+
+    # -- exports --------------------------------------------------------------------------
+    def write_exports(self, store: Any, session_uid: str, reference_name: str | None) -> list[str]:
+        """Write every ``--export-*`` file for the finished session; returns the paths (each
+        written whole to a temporary file, then renamed, so no half file is left behind)."""
+        from benchlab.store.formats import export_sessions
+
+        written = []
+        for fmt, path in self.exports.items():
+            text = export_sessions(store, [session_uid], fmt, time_unit=self.time_unit,
+                                   sort=self.sort, reference=reference_name)
+            tmp = f"{path}.benchlab-tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+            written.append(path)
+        return written
+
+
+def speed_verdict(series: list[tuple[str, Any]], *, sort: str = "auto",
+                  reference_index: int | None = None, confidence_level: float = 0.95) -> list[str]:
+    """hyperfine's "X ran N times faster than Y" made honest: lines of text (no markup).
+
+    Parameters
+    ----------
+    series : list of (name, array of wall times in ns)
+        Every benchmark's measured wall times, in command order.
+    sort : {'auto', 'command', 'mean-time'}
+        hyperfine's ``--sort``: the baseline is the fastest median unless ``command`` (the first
+        command); lines follow the candidates' medians unless ``command``.
+    reference_index : int, optional
+        ``--reference``: the baseline, whatever the sort.
+    confidence_level : float
+        Level of the intervals; the tests run at alpha = 1 - level.
+
+    Each candidate is compared with the baseline by :func:`benchlab.stats.verdict.compare_many`
+    (Mann-Whitney, Holm-adjusted over the candidates; bootstrap interval of the ratio of
+    medians): decided -> "A ran 1.18× faster than B, 95% CI [1.15, 1.21]"; undecided -> how
+    many more runs each would likely decide the observed difference.
+    """
+    import numpy as np
+
+    from benchlab.report.verdict_text import verdict_text
+    from benchlab.stats.verdict import CompareOptions, compare_many
+
+    usable = [(name, np.asarray(v, dtype=float)) for name, v in series]
+    short = [name for name, v in usable if len(v) < 3]
+    if len(usable) < 2:
+        return []
+    if short:
+        return [f"no verdict: {', '.join(short)} has fewer than 3 measured runs; "
+                f"run more (-r 3 or more) to compare"]
+    if reference_index is not None:
+        base = reference_index
+    elif sort == "command":
+        base = 0
+    else:
+        base = min(range(len(usable)), key=lambda i: float(np.median(usable[i][1])))
+    base_name, base_values = usable[base]
+    candidates = {name: v for i, (name, v) in enumerate(usable) if i != base}
+    multi = compare_many(base_values, candidates, baseline_name=base_name,
+                         options=CompareOptions(confidence_level=confidence_level))
+    comparisons = list(multi.comparisons)
+    if sort != "command":
+        comparisons.sort(key=lambda c: c.summary_a.median)
+    level = f"{100 * confidence_level:g}%"
+    holm = f", Holm-adjusted over {len(comparisons)} candidates" if len(comparisons) > 1 else ""
+    lines = [f"verdict (baseline: {base_name}; Mann-Whitney test{holm}, {level} bootstrap "
+             f"interval of the ratio of medians):"]
+    for c in comparisons:
+        r = c.median_ratio
+        has_ratio = r is not None and r.estimate > 0 and r.low > 0
+        if c.outcome in ("faster", "slower") and has_ratio:
+            p = f"p = {c.p_decision:.2g}"
+            if r.estimate >= 1:  # the candidate is slower: the baseline ran faster
+                lines.append(f"  {base_name} ran {r.estimate:.2f}× faster than {c.name_a}, "
+                             f"{level} CI [{r.low:.2f}, {r.high:.2f}] ({p})")
+            else:
+                lines.append(f"  {c.name_a} ran {1 / r.estimate:.2f}× faster than {base_name}, "
+                             f"{level} CI [{1 / r.high:.2f}, {1 / r.low:.2f}] ({p})")
+        elif c.outcome == "undecided" and c.additional_runs is not None and has_ratio:
+            lines.append(f"  cannot tell {c.name_a} and {base_name} apart yet: about "
+                         f"{c.additional_runs} more runs each would decide a difference of "
+                         f"{100 * abs(r.estimate - 1):.2g}%")
+        else:
+            lines.append(f"  {c.name_a} vs {base_name}: {verdict_text(c)}")
+    return lines
+
+
+def resolve_shell(shell: str | None, no_shell: bool, shell_path: str | None) -> list[str] | None:
+    """The shell's argv prefix for ``-S/--shell``, ``-N`` and the older ``--shell-path``.
+
+    Checks that the shell exists and behaves like a shell (``SHELL -c 'exit 3'`` exits 3), so a
+    command given where the shell belongs (``--shell true``, the old flag's spelling) is an error
+    rather than a benchmark of ``true -c COMMAND``.
+    """
+    if no_shell:
+        if shell not in (None, "none"):
+            raise UserError(f"-N runs without a shell but --shell {shell} asks for one; "
+                            f"drop one of them")
+        return None
+    given = shell if shell is not None else shell_path
+    if given == "none":
+        return None
+    if given in (None, "default"):
+        given = DEFAULT_SHELL
+    try:
+        argv = shlex.split(given)
+    except ValueError as exc:
+        raise UserError(f"cannot parse --shell {given!r} ({exc}); fix the quoting") from None
+    if not argv or shutil.which(argv[0]) is None:
+        raise UserError(f"shell {given!r} not found; give an installed shell to -S/--shell "
+                        f"(e.g. sh, bash), or -N for none")
+    try:
+        probe = subprocess.run([*argv, "-c", "exit 3"], stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=10)
+        behaves = probe.returncode == 3
+    except (OSError, subprocess.TimeoutExpired):
+        behaves = False
+    if not behaves:
+        raise UserError(f"{given!r} does not behave like a shell ('{given} -c \"exit 3\"' did not "
+                        f"exit 3); -S/--shell takes the shell (as in hyperfine), commands run "
+                        f"through sh by default")
+    return argv
+
+
+def _input_path(where: str) -> str | None:
+    if where == "null":
+        return None
+    path = os.path.abspath(where)
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        raise UserError(f"--input {where}: no readable file there; give null or an existing file")
+    return path
+
+
+def _output(where: str, show_output: bool) -> str:
+    if show_output:
+        if where not in ("null", "inherit"):
+            raise UserError(f"--show-output is --output inherit, but --output {where} was given; "
+                            f"drop one of them")
+        return "inherit"
+    if where in ("null", "pipe", "inherit"):
+        return where
+    path = os.path.abspath(where)
+    _check_writable(path, "--output")
+    return path
+
+
+def _export_path(kind: str, path: str) -> str:
+    full = os.path.abspath(path)
+    _check_writable(full, f"--export-{kind}")
+    return full
+
+
+def _check_writable(path: str, option: str) -> None:
+    parent = os.path.dirname(path)
+    if os.path.isdir(path):
+        raise UserError(f"{option} {path}: is a directory; give a file path")
+    if not os.path.isdir(parent):
+        raise UserError(f"{option} {path}: directory {parent} does not exist; create it first")
+    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UserError(f"{option} {path}: not writable; choose another path")
+
+
+__all__ = ["hyperfine_options", "HyperfineOptions", "resolve_shell", "speed_verdict", "EXPORTS"]
