@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from benchlab.errors import UserError
-from benchlab.measure.metrics import extract, parse_metric_spec
+from benchlab.store.formats.metric_spec import extract, parse_metric_spec
 from benchlab.store import Store
 from benchlab.store.formats import export_sessions, import_path
 

@@ -42,6 +42,7 @@ from benchlab.store.db import SessionRef, Store
 from benchlab.store.formats._common import (
     ImportedSession, content_digest, find_duplicate, read_text, sniff_json, write_imports)
 from benchlab.store.formats._gather import resolve_sessions
+from benchlab.store.formats.metric_spec import MetricSpec, parse_metric_spec
 
 #: Formats this package parses itself; other layers add theirs with :func:`register_import_format`.
 BUILTIN_IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "json")
@@ -213,5 +214,6 @@ def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | di
     return export_markdown(data, TIME_UNITS[time_unit][0] if time_unit else None)
 
 
-__all__ = ["IMPORT_FORMATS", "BUILTIN_IMPORT_FORMATS", "register_import_format", "import_formats",
+__all__ = ["MetricSpec", "parse_metric_spec", "IMPORT_FORMATS", "BUILTIN_IMPORT_FORMATS",
+           "register_import_format", "import_formats",
            "EXPORT_FORMATS", "import_path", "export_sessions", "parse_path", "detect_format"]

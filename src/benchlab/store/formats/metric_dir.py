@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.measure.metrics import MetricSpec, extract, parse_metric_spec
+from benchlab.store.formats.metric_spec import MetricSpec, extract, parse_metric_spec
 from benchlab.store.formats._common import (
     ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession, default_session_name,
     source_of,
