@@ -21,7 +21,7 @@ def test_one_class_everywhere_and_serialisable():
     assert MetricSpec(**json.loads(json.dumps(data))) == spec
     assert MetricSpec("lat", r"took (\d+) ns", "ns") == spec
     assert MetricSpec.parse(spec.spec) == spec
-    assert spec.extract("took 3 ns\ntook 4.5 ns\n") == [3.0, 4.5]
+    assert spec.extract("took 3 ns\ntook 45 ns\n") == [3.0, 45.0]
     assert MetricSpec("x", r"(\d+)", None).unit == ""
 
 
