@@ -27,6 +27,8 @@
  * running target's whole process group is SIGKILLed first.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -298,6 +300,113 @@ static int child_main(void *unused)
 }
 
 /* Stack for the CLONE_VM child; only the pages it touches become resident. */
+/* ---- no process outlives its run ----
+ * The helper is the child subreaper (PR_SET_CHILD_SUBREAPER) of everything it starts, so a
+ * target's descendant that is orphaned (its parent exited) -- including one that called
+ * setsid() or ignores SIGTERM, which the process-group kill cannot reach -- becomes the
+ * helper's child.  After each run, every such child is SIGKILLed and reaped, round after round
+ * (killing one orphans its own children to us), until the helper has no children left. */
+
+/* The helper's current children; from /proc/self/task/<pid>/children when the kernel has it,
+ * else by scanning /proc/<pid>/stat for our pid as parent.  Returns how many were stored. */
+static int list_children(pid_t *out, int max, int scan)
+{
+    char path[64];
+    int n = 0;
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    int fd = scan ? -1 : open_cloexec(path, O_RDONLY);
+    if (fd >= 0) {
+        char buf[16384];
+        size_t used = 0;
+        ssize_t got;
+        while (used < sizeof buf - 1 &&
+               ((got = read(fd, buf + used, sizeof buf - 1 - used)) > 0 ||
+                (got < 0 && errno == EINTR)))
+            if (got > 0)
+                used += (size_t)got;
+        close(fd);
+        buf[used] = '\0';
+        for (char *p = buf; *p && n < max;) {
+            while (*p == ' ' || *p == '\n')
+                p++;
+            if (!isdigit((unsigned char)*p))
+                break;
+            out[n++] = (pid_t)strtol(p, &p, 10);
+        }
+        return n;
+    }
+    DIR *proc = opendir("/proc");
+    if (proc == NULL)
+        return 0;
+    struct dirent *entry;
+    pid_t self = getpid();
+    while ((entry = readdir(proc)) != NULL && n < max) {
+        if (!isdigit((unsigned char)entry->d_name[0]))
+            continue;
+        char stat_path[300], text[512];
+        snprintf(stat_path, sizeof stat_path, "/proc/%s/stat", entry->d_name);
+        int sfd = open_cloexec(stat_path, O_RDONLY);
+        if (sfd < 0)
+            continue;
+        ssize_t len = read(sfd, text, sizeof text - 1);
+        close(sfd);
+        if (len <= 0)
+            continue;
+        text[len] = '\0';
+        /* "pid (comm) S ppid ...": comm may contain spaces and ')', so parse after the last ')'. */
+        char *close_paren = strrchr(text, ')');
+        char state;
+        int ppid;
+        if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == self)
+            out[n++] = (pid_t)atoi(entry->d_name);
+    }
+    closedir(proc);
+    return n;
+}
+
+/* SIGKILL and reap every remaining child (= orphaned descendant of a finished run); returns how
+ * many were alive and died of that SIGKILL (an orphan that had already exited is reaped, not
+ * counted). */
+static int kill_descendants(void)
+{
+    int killed = 0, scan = 0;
+    for (int round = 0; round < 100000; round++) {
+        pid_t kids[512];
+        int n = list_children(kids, (int)(sizeof kids / sizeof kids[0]), scan);
+        if (n == 0) {
+            /* The list can miss a child that was reparented a moment ago: waitpid cannot. */
+            int status;
+            pid_t late;
+            do {
+                late = waitpid(-1, &status, WNOHANG);
+            } while (late < 0 && errno == EINTR);
+            if (late < 0)
+                return killed; /* ECHILD: no children at all */
+            if (late == 0) {
+                /* A live child the fast list did not show: look through /proc next round. */
+                scan = 1;
+                continue;
+            }
+            if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+                killed++;
+            continue;
+        }
+        scan = 0;
+        for (int i = 0; i < n; i++)
+            kill(kids[i], SIGKILL);
+        for (int i = 0; i < n; i++) {
+            int status;
+            pid_t got;
+            do {
+                got = waitpid(kids[i], &status, 0);
+            } while (got < 0 && errno == EINTR);
+            if (got == kids[i] && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+                killed++;
+        }
+    }
+    return killed;
+}
+
 static char child_stack[256 * 1024] __attribute__((aligned(64)));
 
 static cpu_set_t original_affinity;
@@ -488,6 +597,9 @@ static int run_one(char **tokens, char **envp)
     if (helper_joined)
         go_home();
     target_pid = 0;
+    /* Before the result line: if the harness died (SIGTERM from PR_SET_PDEATHSIG), writing to
+     * its pipe ends this helper, and the orphans must be gone by then. */
+    int descendants_killed = kill_descendants();
     if (timeout_ns > 0)
         setitimer(ITIMER_REAL, &off, NULL);
     if (got < 0) {
@@ -540,13 +652,13 @@ static int run_one(char **tokens, char **envp)
         "status=%s exit=%d signal=%d wall_ns=%lld user_ns=%lld sys_ns=%lld "
         "maxrss_kib=%ld minflt=%ld majflt=%ld nvcsw=%ld nivcsw=%ld "
         "start_mono_ns=%lld end_mono_ns=%lld start_unix_ns=%lld "
-        "stage=%s index=%d errno=%d cpus=%s\n",
+        "stage=%s index=%d errno=%d descendants=%d cpus=%s\n",
         status_name, exit_code, term_signal, end_mono_ns - start_mono_ns,
         (long long)ru.ru_utime.tv_sec * 1000000000LL + (long long)ru.ru_utime.tv_usec * 1000LL,
         (long long)ru.ru_stime.tv_sec * 1000000000LL + (long long)ru.ru_stime.tv_usec * 1000LL,
         ru.ru_maxrss, ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw, start_mono_ns,
         end_mono_ns, start_unix_ns, stage_names[failure.stage], failure.index, failure.err,
-        cpu_list);
+        descendants_killed, cpu_list);
     if (n < 0 || (size_t)n >= sizeof line)
         rc = report_error(STAGE_USAGE, 0, EOVERFLOW);
     else
@@ -569,6 +681,9 @@ int main(int argc, char **argv)
 
     /* If the harness thread dies, stop (and take a running target down). */
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+        return 2;
+    /* Orphaned descendants of a run come to us, not to init: see kill_descendants(). */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         return 2;
 
     /* Nothing but 0, 1, 2 may leak into targets. */

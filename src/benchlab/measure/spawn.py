@@ -125,6 +125,12 @@ class RunMeasurement:
         "exec-helper" or "python".
     cpus : tuple of int or None
         The CPU affinity actually applied, when one was requested.
+    descendants_killed : int or None
+        Processes the target left behind (orphaned descendants still running when it ended: a
+        daemon, a ``setsid`` grandchild, one ignoring SIGTERM) that were SIGKILLed after the
+        run so that no process outlives it.  The exec helper is their subreaper and finds
+        them all; the Python fallback searches only the target's process group (a ``setsid``
+        descendant escapes it).
     """
 
     status: str
@@ -144,6 +150,7 @@ class RunMeasurement:
     error: str | None
     method: str
     cpus: tuple[int, ...] | None
+    descendants_killed: int | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -563,6 +570,7 @@ def _measurement_from_fields(request: SpawnRequest, f: dict[str, str]) -> RunMea
         error=error,
         method="exec-helper",
         cpus=cpus,
+        descendants_killed=num("descendants"),
     )
 
 
@@ -673,6 +681,7 @@ def _spawn_python(request: SpawnRequest) -> RunMeasurement:
             proc.returncode = -signal.SIGKILL
             raise
         proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen never waits again
+        descendants_killed = _kill_process_group_members(proc.pid)
         cpus = None
         if request.cpus is not None:
             note = os.read(report_r, 65536).decode(errors="replace")
@@ -711,7 +720,34 @@ def _spawn_python(request: SpawnRequest) -> RunMeasurement:
         error=None,
         method="python",
         cpus=cpus,
+        descendants_killed=descendants_killed,
     )
+
+
+def _kill_process_group_members(pgid: int) -> int:
+    """SIGKILL what is left of the finished target's process group; how many were alive.
+
+    The fallback has no subreaper: descendants that stayed in the target's group are found in
+    /proc by process group id (a ``setsid`` one is not: only the exec helper catches those).
+    """
+    killed = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        # "pid (comm) S ppid pgrp ...": comm may hold spaces and ')', so split after the last ')'.
+        fields = text[text.rfind(b")") + 2:].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+    return killed
 
 
 def _wait_python(pid: int, timeout_s: float | None, start_ns: int):

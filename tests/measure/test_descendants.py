@@ -1,0 +1,141 @@
+"""No process outlives its run: real grandchildren that setsid() and ignore SIGTERM.
+
+Each test starts a target that launches a grandchild in a new session (``setsid``) with SIGTERM
+ignored, i.e. out of reach of the target's process-group kill, and waits until the grandchild
+wrote its pid. Afterwards that pid must not exist, and the count must be recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from benchlab.measure.spawn import SpawnRequest, spawn_measured
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.02)
+    return not _alive(pid)
+
+
+def _escaping_target(pidfile: Path, then: str) -> list[str]:
+    """sh that starts a setsid grandchild ignoring SIGTERM, waits for its pid file, then ``then``."""
+    grandchild = f"trap '' TERM; echo $$ > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; exec sleep 300"
+    script = (f"setsid sh -c \"{grandchild}\" & "
+              f"while [ ! -s {pidfile} ]; do sleep 0.01; done; {then}")
+    return ["sh", "-c", script]
+
+
+@pytest.fixture
+def reaper():
+    """Kill any grandchild a failing test left behind, so a failure does not leak processes."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_a_setsid_grandchild_ignoring_sigterm_is_killed_when_the_run_ends(tmp_path, reaper):
+    pidfile = tmp_path / "grandchild.pid"
+    result = spawn_measured(SpawnRequest(argv=_escaping_target(pidfile, "exit 0")), method="helper")
+    grandchild = int(pidfile.read_text())
+    reaper.append(grandchild)
+    assert result.status == "ok", result
+    assert not _alive(grandchild)
+    assert result.descendants_killed == 1
+
+
+def test_a_run_that_leaves_nothing_behind_records_zero(tmp_path):
+    result = spawn_measured(SpawnRequest(argv=["sh", "-c", "sleep 0.01 & wait"]), method="helper")
+    assert result.status == "ok" and result.descendants_killed == 0
+
+
+def test_with_timeout_the_escaped_grandchild_dies_too(tmp_path, reaper):
+    pidfile = tmp_path / "grandchild.pid"
+    result = spawn_measured(SpawnRequest(argv=_escaping_target(pidfile, "exec sleep 300"),
+                                         timeout_s=1.0), method="helper")
+    grandchild = int(pidfile.read_text())
+    reaper.append(grandchild)
+    assert result.status == "timeout", result
+    assert not _alive(grandchild)
+    assert result.descendants_killed == 1
+
+
+def test_a_deep_chain_of_orphans_is_killed_to_the_last(tmp_path, reaper):
+    """A grandchild's own children are orphaned to the helper when it dies: killed in turn."""
+    pidfile = tmp_path / "leaf.pid"
+    chain = (f"setsid sh -c \"trap '' TERM; sh -c 'trap \\\"\\\" TERM; echo \\$\\$ > {pidfile}; "
+             f"exec sleep 300' & exec sleep 300\" & "
+             f"while [ ! -s {pidfile} ]; do sleep 0.01; done; exit 0")
+    result = spawn_measured(SpawnRequest(argv=["sh", "-c", chain]), method="helper")
+    leaf = int(pidfile.read_text())
+    reaper.append(leaf)
+    assert result.status == "ok", result
+    assert not _alive(leaf)
+    assert result.descendants_killed == 2
+
+
+def test_python_fallback_kills_what_stayed_in_the_process_group(tmp_path, reaper):
+    """The fallback has no subreaper: it finds descendants by process group (not setsid ones)."""
+    pidfile = tmp_path / "child.pid"
+    script = (f"sh -c \"trap '' TERM; echo \\$\\$ > {pidfile}; exec sleep 300\" & "
+              f"while [ ! -s {pidfile} ]; do sleep 0.01; done; exit 0")
+    result = spawn_measured(SpawnRequest(argv=["sh", "-c", script]), method="python")
+    child = int(pidfile.read_text())
+    reaper.append(child)
+    assert result.status == "ok"
+    assert _gone_within(child, 5)
+    assert result.descendants_killed == 1
+
+
+_HARNESS = textwrap.dedent("""
+    import sys
+    from benchlab.measure.spawn import SpawnRequest, spawn_measured
+    spawn_measured(SpawnRequest(argv=sys.argv[1:]), method="helper")
+""")
+
+
+def test_after_kill_9_of_the_harness_no_descendant_survives(tmp_path, reaper):
+    """kill -9 of the process running benchlab: the exec helper (PR_SET_PDEATHSIG) kills the
+    target's group and, as subreaper, the setsid grandchild."""
+    pidfile = tmp_path / "grandchild.pid"
+    harness = subprocess.Popen([sys.executable, "-c", _HARNESS,
+                                *_escaping_target(pidfile, "exec sleep 300")])
+    deadline = time.monotonic() + 30
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        assert time.monotonic() < deadline, "the grandchild never started"
+        assert harness.poll() is None, "the harness ended early"
+        time.sleep(0.02)
+    grandchild = int(pidfile.read_text())
+    reaper.append(grandchild)
+    helper_and_target = [int(p) for p in
+                         Path(f"/proc/{harness.pid}/task/{harness.pid}/children").read_text().split()]
+    assert helper_and_target, "the harness has no exec helper child"
+    os.kill(harness.pid, signal.SIGKILL)
+    harness.wait()
+    assert _gone_within(grandchild, 10), "the setsid grandchild survived kill -9 of the harness"
+    for pid in helper_and_target:
+        assert _gone_within(pid, 10), f"process {pid} survived kill -9 of the harness"
