@@ -234,3 +234,54 @@ def parse_size_bytes(text: str | int, *, what: str | None = None, allow_zero: bo
     if value == 0 and not allow_zero:
         raise UserError(f"{_named(what, text)} is zero; write a size > 0, e.g. 512M")
     return value
+
+
+# --- effects for comparisons (issue 9, item 3): `--min-effect 1ms`, `500us`, `2%` -------------
+
+_NS_PER = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "min": 60e9,
+           "h": 3600e9}
+
+
+def parse_duration_ns(text: str | float, *, what: str | None = None) -> float:
+    """A positive duration in ns from ``"1ms"``, ``"500us"``, ``"250ns"``, ``"2s"``.
+
+    A bare number is refused: whether ``1000`` means ns or s is exactly the confusion a unit
+    prevents. The value must be finite and > 0.
+
+    Raises:
+        UserError: for malformed text, a missing unit, NaN, inf, zero or negative values.
+    """
+    stripped = str(text).strip()
+    match = _DURATION.match(stripped)
+    if not match or match.group(2) is None:
+        raise UserError(f"{_named(what, text)} is not a duration with a unit; write e.g. 1ms, "
+                        "500us or 250ns")
+    value = float(match.group(1)) * _NS_PER[match.group(2)]
+    if not math.isfinite(value) or value <= 0:
+        raise UserError(f"{_named(what, text)} is out of range: a duration must be finite "
+                        "and > 0")
+    return value
+
+
+def parse_effect(text: str | float, *, what: str | None = None) -> tuple[str, float]:
+    """An effect size: ``("relative", fraction)`` from ``"2%"``, ``("absolute", ns)`` from a
+    duration with a unit (``"1ms"``, ``"500us"``).
+
+    Raises:
+        UserError: for anything else, naming the value and both accepted forms.
+    """
+    stripped = str(text).strip()
+    if stripped.endswith("%"):
+        try:
+            percent = float(stripped[:-1])
+        except ValueError:
+            percent = math.nan
+        if not (math.isfinite(percent) and 0 < percent < 1000):
+            raise UserError(f"{_named(what, text)} is not a percentage between 0 and 1000; "
+                            "write e.g. 2%")
+        return "relative", percent / 100.0
+    try:
+        return "absolute", parse_duration_ns(stripped, what=what)
+    except UserError:
+        raise UserError(f"{_named(what, text)} is not an effect; write a duration with a unit "
+                        "(1ms, 500us) or a percentage of the baseline (2%)") from None

@@ -1,4 +1,7 @@
-"""``benchlab compare A B``: seed 001's flow as PASSED/WARNING/FAILED lines and a verdict."""
+"""``benchlab compare A B``: seed 001's flow as PASSED/WARNING/FAILED lines and a verdict.
+
+The decision is :mod:`benchlab.stats.verdict`'s; its words are
+:mod:`benchlab.report.verdict_text`'s."""
 
 from __future__ import annotations
 
@@ -10,7 +13,9 @@ from rich.console import Console
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 from benchlab.environment import diff_environments
+from benchlab.report.verdict_text import check_lines, notes_text, verdict_text
 from benchlab.stats.verdict import CompareOptions, compare, compare_many
+from benchlab.units import parse_effect
 
 _STYLE = {"PASSED": "green", "WARNING": "yellow", "FAILED": "red", "INFO": "dim"}
 
@@ -27,14 +32,14 @@ def _environment(store, series) -> dict | None:
                    "the last SERIES is the baseline.")
 @click.option("--metric", default=None, help="Metric of every series (default: the program's "
               "only metric, else wall).")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.01, show_default=True)
+@click.option("--conf-level", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=None, help="Level of the intervals; the test uses alpha = 1 - level "
+              "[default: 0.95; --jaybeams-compatible: 0.95 with alpha 0.01, as seed 001].")
 @click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.95, show_default=True)
-@click.option("--min-effect", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Smallest interesting difference, in the series' unit (ns for times).")
-@click.option("--min-effect-percent", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Smallest interesting difference as a %% of the baseline median (default 1).")
+              default=0.95, show_default=True, help="Power of the sample-size plan.")
+@click.option("--min-effect", default=None, metavar="EFFECT",
+              help="Smallest interesting difference: a duration (1ms, 500us) or a percentage "
+                   "of the baseline median (2%) [default: 1%].")
 @click.option("--iterations", type=click.IntRange(min=1), default=None,
               help="Work per measurement: with --clock-ghz, min effect = one cycle per iteration.")
 @click.option("--clock-ghz", type=click.FloatRange(min=0, min_open=True), default=None)
@@ -46,8 +51,8 @@ def _environment(store, series) -> dict | None:
 @click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @db_option
-def compare_cmd(series, baseline, metric, alpha, power, min_effect, min_effect_percent,
-                iterations, clock_ghz, jaybeams_compatible, resamples, seed, as_json, db):
+def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterations,
+                clock_ghz, jaybeams_compatible, resamples, seed, as_json, db):
     """Compare A against baseline B: is A faster, slower, equivalent, or undecided?
 
     Each SERIES is [SESSION:]BENCHMARK[/METRIC]. Several candidates against one baseline
@@ -58,6 +63,8 @@ def compare_cmd(series, baseline, metric, alpha, power, min_effect, min_effect_p
                         "GHz ns); give both or neither")
     if min_effect is not None and iterations is not None:
         raise UserError("give --min-effect or --iterations/--clock-ghz, not both")
+    effect_kind, effect = (parse_effect(min_effect, what="--min-effect")
+                           if min_effect is not None else ("relative", 0.01))
     names = list(series)
     if baseline is None:
         if len(names) < 2:
@@ -71,9 +78,13 @@ def compare_cmd(series, baseline, metric, alpha, power, min_effect, min_effect_p
         if c.unit != base.unit:
             raise UserError(f"{c.label} is in {c.unit or 'no unit'} but {base.label} in "
                             f"{base.unit or 'no unit'}; compare series of one unit (--metric)")
-    options = CompareOptions(alpha=alpha, power=power, min_effect=min_effect,
+    if effect_kind == "absolute" and base.unit != "ns":
+        raise UserError(f"--min-effect {min_effect} is a duration but {base.label} is in "
+                        f"{base.unit or 'no unit'}; give a percentage, e.g. --min-effect 2%")
+    options = CompareOptions(confidence_level=conf_level, power=power,
+                             min_effect=effect if effect_kind == "absolute" else None,
                              iterations=iterations, clock_ghz=clock_ghz,
-                             min_effect_relative=(min_effect_percent or 1.0) / 100,
+                             min_effect_relative=effect if effect_kind == "relative" else 0.01,
                              jaybeams_compatible=jaybeams_compatible,
                              bootstrap_resamples=resamples, seed=seed)
     labels = _labels([*cands, base])
@@ -99,7 +110,8 @@ def compare_cmd(series, baseline, metric, alpha, power, min_effect, min_effect_p
             "candidates": [{"label": l, "session": c.session_uid, "metric": c.metric}
                            for l, c in zip(labels, cands)],
             "adjustment": "holm" if len(cands) > 1 else None,
-            "comparisons": [r.to_dict() for r in results],
+            "comparisons": [dict(r.to_dict(), verdict=verdict_text(r), notes_text=notes_text(r))
+                            for r in results],
             "environment_differences": {k: [list(map(_plain, d)) for d in v]
                                         for k, v in diffs.items()}}, indent=2, default=str))
         return
@@ -107,10 +119,12 @@ def compare_cmd(series, baseline, metric, alpha, power, min_effect, min_effect_p
     for r in results:
         console.print(f"[bold]{r.name_a}[/bold] vs baseline [bold]{r.name_b}[/bold] "
                       f"({base.metric}, n = {r.n_a} and {r.n_b})")
-        for check in r.checks:
-            style = _STYLE.get(check.status, "")
-            console.print(f"  [{style}]{check.status}[/{style}]: {check.text}")
-        console.print(f"  [bold]verdict:[/bold] {r.verdict}")
+        for status, text in check_lines(r):
+            style = _STYLE.get(status, "")
+            console.print(f"  [{style}]{status}[/{style}]: {text}", highlight=False)
+        console.print(f"  [bold]verdict:[/bold] {verdict_text(r)}", highlight=False)
+        for note in notes_text(r):
+            console.print(f"  note: {note}", highlight=False)
         console.print()
     for label, d in diffs.items():
         if not d:

@@ -674,6 +674,33 @@ def interval_from_distribution(
     )
 
 
+def interval_with_fallback(
+    dist: BootstrapDistribution,
+    kind: str = "bca",
+    confidence: float = 0.95,
+    *,
+    quantile_rule: str = "r",
+) -> BootstrapCI:
+    """``interval_from_distribution``, or the percentile interval where BCa is undefined.
+
+    Timings on a clock grid (every value a multiple of 1 µs, say) make the median's
+    jackknife values all equal or put most replicates exactly on the estimate; BCa's bias
+    correction or acceleration is then undefined. The percentile interval needs neither,
+    and it is what BCa reduces to when z0 = a = 0. When this happens the result has
+    ``kind="percentile"`` and ``extra["fallback"] = {"from": "bca", "reason": ...}`` so
+    callers can say so.
+    """
+    try:
+        return interval_from_distribution(dist, kind, confidence, quantile_rule=quantile_rule)
+    except InvalidSampleError as exc:
+        if _check_kind(kind) != "bca":
+            raise
+        ci = interval_from_distribution(dist, "percentile", confidence,
+                                        quantile_rule=quantile_rule)
+        ci.extra["fallback"] = {"from": "bca", "reason": str(exc).split(";")[0]}
+        return ci
+
+
 # ----------------------------------------------------------------------------- public API
 
 
@@ -851,9 +878,16 @@ def ci_sd(x: ArrayLike, **options: Any) -> BootstrapCI:
     return bootstrap_ci(x, "sd", **options)
 
 
-def ci_median_ratio(x: ArrayLike, y: ArrayLike, **options: Any) -> BootstrapCI:
-    """Bootstrap CI of median(y) / median(x) (dimensionless; x = baseline)."""
-    return bootstrap_ci_2samp(x, y, "median_ratio", **options)
+def ci_median_ratio(
+    a: ArrayLike, b: ArrayLike, *, confidence_level: float = 0.95, **options: Any
+) -> BootstrapCI:
+    """Bootstrap CI of median(a) / median(b) (dimensionless; b = baseline).
+
+    Same direction and argument names as :func:`benchlab.stats.ratio.median_ratio`
+    (first over second; 0.9 = A's median 10 % below B's); other options as
+    ``bootstrap_ci_2samp``, whose own argument order is (baseline, candidate).
+    """
+    return bootstrap_ci_2samp(b, a, "median_ratio", confidence=confidence_level, **options)
 
 
 def ci_mean_diff(x: ArrayLike, y: ArrayLike, **options: Any) -> BootstrapCI:

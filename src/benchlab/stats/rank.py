@@ -44,8 +44,8 @@ from scipy import special
 from scipy.stats import norm, rankdata
 
 from benchlab.errors import UserError
-from benchlab.stats.bootstrap import BootstrapCI, bootstrap_ci_2samp
 from benchlab.stats.descriptive import InvalidSampleError, as_sample
+from benchlab.stats.ratio import median_ratio  # noqa: F401  (re-exported: its old home)
 
 Alternative = Literal["two-sided", "less", "greater"]
 
@@ -654,48 +654,4 @@ def hodges_lehmann(
         method=method,
         rank_low=int(k_lo),
         rank_high=int(k_hi),
-    )
-
-
-# --------------------------------------------------------------------------- ratio of medians
-
-
-def median_ratio(
-    a: Any,
-    b: Any,
-    *,
-    conf_level: float = 0.95,
-    kind: str = "bca",
-    n_resamples: int = 10_000,
-    seed: int | np.random.Generator | None = 0,
-) -> BootstrapCI:
-    """Ratio median(a) / median(b) with a bootstrap confidence interval (dimensionless).
-
-    ``b`` is the baseline: 0.9 means A's median is 10 % lower (faster, for timings). Each
-    sample is resampled independently (:func:`benchlab.stats.bootstrap.bootstrap_ci_2samp`, with
-    its exact order-statistic sampler for medians, so this is fast at any n).
-
-    Parameters
-    ----------
-    a, b : array_like
-        Candidate and baseline samples (same unit, e.g. ns).
-    conf_level : float
-        Two-sided coverage.
-    kind : {"bca", "percentile", "basic", "normal"}
-        Bootstrap interval type (BCa by default: the ratio's distribution is skewed).
-    n_resamples : int
-        Bootstrap replicates.
-    seed : int, Generator or None
-        Random source; the default fixed seed makes reports reproducible.
-
-    Returns
-    -------
-    benchlab.stats.bootstrap.BootstrapCI
-        ``estimate``, ``low``, ``high`` of median(a) / median(b).
-    """
-    a = as_sample(a, name="first sample")
-    b = as_sample(b, name="second sample (baseline)")
-    return bootstrap_ci_2samp(
-        b, a, "median_ratio", kind=kind, confidence=conf_level, n_resamples=n_resamples,
-        seed=seed,
     )

@@ -1,0 +1,222 @@
+"""The words of a comparison: check lines and the verdict of :mod:`benchlab.stats.verdict`.
+
+``check_lines(c)`` gives (status, sentence) pairs in the order of seed 001's report;
+``verdict_text(c)`` the one-line verdict, which always says what to do next when undecided.
+"""
+
+from __future__ import annotations
+
+import math
+
+from benchlab.stats.comparison import Check, Comparison
+from benchlab.units import format_duration
+
+#: Significant digits of the Hodges-Lehmann shift and interval: enough for seed 001's
+#: printed values (-771.55 µs, [-773.77, -769.32]).
+HL_DIGITS = 5
+
+
+def format_interval(low: float, high: float, digits: int = 4) -> str:
+    """An interval of durations in ns with one unit for both ends: '[769.3, 773.8] µs'."""
+    mag = max(abs(low), abs(high))
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")):
+        if mag >= scale or unit == "ns":
+            return f"[{low / scale:.{digits}g}, {high / scale:.{digits}g}] {unit}"
+    raise AssertionError("unreachable")
+
+
+def _p(p: float, alpha: float) -> str:
+    return f"p < {alpha:g}" if p < alpha else f"p = {p:.3g}"
+
+
+def _source(c: Comparison) -> str:
+    kind, _, rest = c.min_effect_source.partition(":")
+    if kind == "cycle":
+        iterations, ghz = rest.split(":")
+        return f"1 cycle x {iterations} iterations at {ghz} GHz"
+    if kind == "relative":
+        return f"{100 * float(rest):g}% of the baseline median"
+    return "given"
+
+
+def _summary(name: str, c: Comparison, group: str) -> str:
+    s = c.summary_a if group == "a" else c.summary_b
+    return (f"{name}: n={s.n}, min {format_duration(s.min)}, median {format_duration(s.median)}, "
+            f"mean {format_duration(s.mean)}, max {format_duration(s.max)}, "
+            f"sd {format_duration(s.sd)}")
+
+
+def _plan(c: Comparison, check: Check, factor: int) -> str:
+    plan = c.plan_10x if factor == 10 else c.plan_1x
+    what = "10x the minimum effect" if factor == 10 else "the minimum interesting effect"
+    if plan is None:
+        return (f"no power analysis: the baseline's median is 0, so a relative minimum effect "
+                f"is 0; give the minimum effect in units (--min-effect 1us)")
+    spread = ("sd " if c.sd_estimate is not None else f"robust spread ({c.spread_method}) ")
+    ctx = (f"(alpha={plan.alpha:g}, power={plan.power:g}, {spread}"
+           f"{format_duration(plan.spread)})")
+    delta = format_duration(plan.delta)
+    if plan.n_required is None:
+        return (f"power analysis for {what} ({delta}) unavailable: {plan.reason} {ctx}; the "
+                "verdict does not depend on it")
+    if check.status == "PASSED":
+        return (f"{plan.n_required} samples detect {what} ({delta}) {ctx}; have "
+                f"{check.data['have']}")
+    verb = "need >=" if factor == 10 else "should be >="
+    return (f"not enough samples to detect {what} ({delta}): {verb} {plan.n_required}, have "
+            f"{c.name_a}={c.n_a} {c.name_b}={c.n_b} {ctx}")
+
+
+def _spread_line(c: Comparison) -> str:
+    sd = c.sd_estimate
+    if sd is None:
+        return (f"spread for the power analysis: {format_duration(c.spread)} (robust: "
+                f"{c.spread_method}, the larger of the two samples)")
+    return (f"standard deviation for the power analysis: {format_duration(sd.value)} (ceiling "
+            f"(µs) of max(percentile low, basic low, normal high) over both samples, as seed "
+            f"001; the bound {format_duration(sd.bound, 6)} ({sd.bound_source}) has a "
+            f"Monte-Carlo error of ±{format_duration(sd.monte_carlo_error, 2)} at "
+            f"{sd.n_resamples} resamples, seed {sd.seed}: the rounded value can change with "
+            "the seed)")
+
+
+def _ratio_line(c: Comparison, level: str) -> str:
+    r = c.median_ratio
+    if r is None:
+        return f"median ratio {c.name_a}/{c.name_b} unavailable: {c.ratio_problem}"
+    how = f"{r.kind} bootstrap" if r.kind != "constant" else "both samples constant"
+    if "fallback" in r.extra:
+        how += (" (BCa is undefined on these tied values: "
+                f"{r.extra['fallback']['reason']}; the percentile interval is used instead)")
+    return (f"median ratio {c.name_a}/{c.name_b}: {r.estimate:.4g}, {level} CI "
+            f"[{r.low:.4g}, {r.high:.4g}] ({how})")
+
+
+def check_line(c: Comparison, check: Check) -> str:
+    """The sentence of one check of ``c``."""
+    o, hl = c.options, c.hodges_lehmann
+    level = f"{100 * o.confidence_level:g}%"
+    name = check.name
+    if name == "summary":
+        group = check.data["group"]
+        return _summary(c.name_a if group == "a" else c.name_b, c, group)
+    if name == "independence":
+        if check.data.get("constant"):
+            return "a constant sample has no autocorrelation to check"
+        acf_a, acf_b = c.independence_a.max_abs_acf, c.independence_b.max_abs_acf
+        values = f"{c.name_a}={acf_a:.4f}, {c.name_b}={acf_b:.4f}"
+        if check.status == "PASSED":
+            return (f"the samples do not exhibit high auto-correlation (max |ACF| {values} < "
+                    f"{o.max_autocorrelation:g})")
+        return (f"some evidence of auto-correlation in the samples: max |ACF| {values} "
+                f"(threshold {o.max_autocorrelation:g}); p-values and intervals assume "
+                "independent measurements")
+    if name in ("sd_estimate", "spread"):
+        return _spread_line(c)
+    if name in ("power_10x", "power_1x"):
+        return _plan(c, check, 10 if name == "power_10x" else 1)
+    if name == "mann_whitney":
+        if c.mann_whitney is None:
+            return "Mann-Whitney U: not needed, both samples are the same constant"
+        adj = " (Holm-adjusted)" if check.data["adjusted"] else ""
+        sig = c.significant
+        return (f"Mann-Whitney U: W={c.mann_whitney.statistic:.6g}, p-value{adj} "
+                f"{check.data['p']:.4g} {'<' if sig else '>='} alpha={o.alpha:g} "
+                f"({c.mann_whitney.method}): " + ("reject" if sig else "cannot reject")
+                + " the hypothesis of equal performance")
+    if name == "hodges_lehmann":
+        return (f"Hodges-Lehmann shift {c.name_a} - {c.name_b}: "
+                f"{format_duration(hl.estimate, HL_DIGITS)}, {level} CI "
+                f"{format_interval(hl.ci_low, hl.ci_high, HL_DIGITS)}")
+    if name == "median_ratio":
+        return _ratio_line(c, level)
+    if name == "effect_size":
+        big = check.data["large_enough"]
+        return (f"the estimated effect ({format_duration(hl.estimate)}) is "
+                + ("large enough: |effect| >= " if big else "too small: |effect| < ")
+                + f"the minimum effect ({format_duration(c.min_effect)}, {_source(c)})")
+    raise ValueError(f"no sentence for check {name!r}")
+
+
+def check_lines(c: Comparison) -> list[tuple[str, str]]:
+    """(status, sentence) for every check of ``c``, in order."""
+    return [(check.status, check_line(c, check)) for check in c.checks]
+
+
+def _decided(c: Comparison) -> str:
+    hl, o = c.hodges_lehmann, c.options
+    level = f"{100 * o.confidence_level:g}%"
+    ci = (format_interval(-hl.ci_high, -hl.ci_low) if hl.estimate < 0
+          else format_interval(hl.ci_low, hl.ci_high))
+    adj = " (Holm-adjusted)" if c.p_adjusted is not None else ""
+    text = (f"{c.name_a} is {c.outcome} than {c.name_b} by "
+            f"{format_duration(abs(hl.estimate))}, {level} CI {ci}, "
+            f"{_p(c.p_decision, o.alpha)}{adj}")
+    r = c.median_ratio
+    if r is not None and r.estimate > 0 and r.low > 0:
+        text += f"; median ratio {r.estimate:.3g} ({level} CI [{r.low:.3g}, {r.high:.3g}])"
+    if c.min_effect is not None and abs(hl.estimate) < c.min_effect:
+        text += f" (below the minimum interesting effect of {format_duration(c.min_effect)})"
+    return text
+
+
+def _more_runs(c: Comparison) -> str:
+    if c.samples_needed is None:
+        if c.min_effect is None:
+            return ("give a minimum effect in units (--min-effect 1us) to decide equivalence; "
+                    "more runs may show a difference")
+        return "no number of runs in reach would decide it at this spread"
+    how = ("the interval's half-width shrinks as 1/sqrt(n), the estimate held where it is: "
+           + ("until it excludes 0" if c.samples_needed_method == "exclude_zero"
+              else "until it fits inside the margin"))
+    return (f"about {c.additional_runs} more runs each ({c.samples_needed} per command) would "
+            f"likely decide it ({how})")
+
+
+def verdict_text(c: Comparison) -> str:
+    """The verdict of ``c`` in one line, with what to do next when undecided."""
+    o, hl = c.options, c.hodges_lehmann
+    p_text = _p(c.p_decision, o.alpha)
+    if o.jaybeams_compatible:
+        if c.reason == "power_10x":
+            if c.samples_needed is None:
+                return ("cannot tell them apart with this data: the power analysis failed "
+                        "(seed 001 aborts)")
+            return (f"cannot tell them apart with this data: need about {c.samples_needed} "
+                    "samples per group (seed 001 aborts)")
+        if c.reason == "effect_too_small":
+            return ("the estimated effect is too small to draw any conclusions "
+                    f"({format_duration(hl.estimate)} < {format_duration(c.min_effect)})")
+        if c.reason == "not_significant":
+            return (f"cannot tell them apart with this data ({p_text}): need about "
+                    f"{c.samples_needed} samples per group")
+        return _decided(c)
+    if c.reason == "identical":
+        return f"equivalent: {c.name_a} and {c.name_b} are the same constant ({hl.estimate:g})"
+    if c.outcome == "equivalent":
+        rel = 100 * c.min_effect / abs(c.summary_b.median)
+        return (f"equivalent within ±{rel:.3g}% (±{format_duration(c.min_effect)}): the "
+                f"{100 * o.confidence_level:g}% CI of the shift, "
+                f"{format_interval(hl.ci_low, hl.ci_high)}, lies inside"
+                + (f" although the difference is statistically significant ({p_text})"
+                   if c.significant else ""))
+    if c.outcome in ("faster", "slower"):
+        return _decided(c)
+    return f"not yet: cannot tell them apart with this data ({p_text}); {_more_runs(c)}"
+
+
+def notes_text(c: Comparison) -> list[str]:
+    """Sentences for the degraded steps of ``c`` (after the verdict)."""
+    out = []
+    if "no_min_effect" in c.notes:
+        out.append("the baseline's median is 0, so a minimum effect relative to it is 0: give "
+                   "the minimum effect in units (--min-effect 1us) for equivalence and power")
+    if "plan_unavailable" in c.notes and c.plan_1x is not None:
+        out.append(f"power analysis unavailable ({c.plan_1x.reason}); the verdict above does "
+                   "not depend on it")
+    if "ratio_fallback" in c.notes:
+        out.append("the median ratio's BCa interval is undefined on these tied values (a clock "
+                   "grid); its percentile interval is shown instead")
+    return out
+
+
