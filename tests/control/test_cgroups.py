@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -260,9 +261,14 @@ def test_v2_fake_sweep_removes_dead_owner_only(fake_v2):
     parent.mkdir()
     for name in (f"x-{dead.pid}-0", f"x-{os.getpid()}-0", f"y-{dead.pid}-1", "not-a-benchlab-name"):
         (parent / name).mkdir()
-    (parent / f"y-{dead.pid}-1" / "cgroup.procs").write_text("12345\n")  # still holds a task
-    removed = sweep_stale(CgroupLayout.v2_at(fake_v2))
+    # A fake cgroup.procs does not empty when its task dies: the leaf must then stay.
+    survivor = subprocess.Popen(["sleep", "60"])
+    (parent / f"y-{dead.pid}-1" / "cgroup.procs").write_text(f"{survivor.pid}\n")
+    messages: list[str] = []
+    removed = sweep_stale(CgroupLayout.v2_at(fake_v2), observer=messages.append, kill_timeout_s=0.2)
+    assert survivor.wait(timeout=5) == -signal.SIGKILL  # the task in the stale leaf was killed
     assert removed == [str(parent / f"x-{dead.pid}-0")]
+    assert any("still holds processes" in m for m in messages)
     assert sorted(p.name for p in parent.iterdir()) == sorted(
         [f"x-{os.getpid()}-0", f"y-{dead.pid}-1", "not-a-benchlab-name"]
     )
@@ -467,6 +473,74 @@ def test_kill_9_then_sweep_stale_in_new_process(v1_layout):
         assert set(paths) <= set(sweep.stdout.split())
         assert not any(Path(p).exists() for p in paths)
     finally:
+        for p in paths:
+            if Path(p).exists():
+                os.rmdir(p)
+
+
+_ESCAPER = textwrap.dedent("""
+    import os, signal, subprocess, sys, time
+    from pathlib import Path
+    sys.path.insert(0, {src!r})
+    from benchlab.control.cgroups import RunCgroup
+    group = RunCgroup(session={session!r}, parent_name={parent!r}).create()
+    procs = group.procs_paths
+    def join():
+        for path in procs:
+            Path(path).write_text(str(os.getpid()))
+        os.setsid()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    child = subprocess.Popen(["sleep", "300"], preexec_fn=join)
+    print("\\n".join(group.paths), flush=True)
+    print(child.pid, flush=True)
+    print("READY", flush=True)
+    time.sleep(300)
+""")
+
+
+def test_after_kill_9_the_next_sweep_kills_survivors_and_removes_their_cgroups(v1_layout):
+    """A benchlab killed with SIGKILL leaves a run cgroup holding a setsid, SIGTERM-ignoring
+    descendant: the next start's sweep kills it (by pid) and removes the cgroup, and prints
+    nothing itself (its messages go to the observer, so -q can silence them)."""
+    holder = subprocess.Popen([sys.executable, "-c", _ESCAPER.format(src=SRC, session=SESSION,
+                                                                     parent=PARENT)],
+                              stdout=subprocess.PIPE, text=True)
+    lines = []
+    for line in holder.stdout:
+        if line.strip() == "READY":
+            break
+        lines.append(line.strip())
+    survivor, paths = int(lines[-1]), lines[:-1]
+    try:
+        holder.kill()
+        holder.wait(timeout=10)
+        assert Path(f"/proc/{survivor}").exists()  # outlived its benchlab
+        assert all(Path(p).is_dir() for p in paths)  # and pins its cgroups
+        sweep = subprocess.run(
+            [sys.executable, "-c",
+             f"import sys; sys.path.insert(0, {SRC!r}); from benchlab.control.cgroups import sweep_stale; "
+             f"removed = sweep_stale(parent_name={PARENT!r}, observer=lambda m: print('OBS', m)); "
+             "print('\\n'.join(removed))"],
+            capture_output=True, text=True, check=True, timeout=60,
+        )
+        assert sweep.stderr == ""
+        assert f"killed 1 process(es)" in sweep.stdout and str(survivor) in sweep.stdout
+        assert set(paths) <= set(sweep.stdout.split())
+        assert not any(Path(p).exists() for p in paths)
+        deadline = time.monotonic() + 5
+        while Path(f"/proc/{survivor}").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)  # killed; gone once init has reaped it
+        assert not Path(f"/proc/{survivor}").exists()
+        quiet = subprocess.run(
+            [sys.executable, "-c",
+             f"import sys; sys.path.insert(0, {SRC!r}); from benchlab.control.cgroups import sweep_stale; "
+             f"sweep_stale(parent_name={PARENT!r})"], capture_output=True, text=True, check=True)
+        assert quiet.stdout == quiet.stderr == ""
+    finally:
+        try:
+            os.kill(survivor, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         for p in paths:
             if Path(p).exists():
                 os.rmdir(p)
