@@ -1,0 +1,70 @@
+"""``benchlab report`` (self-contained HTML or Markdown, figures as PNG/SVG) and
+``benchlab history NAME`` (a benchmark across sessions, as text)."""
+
+from __future__ import annotations
+
+import click
+
+from benchlab.cli.common import db_option, open_store
+
+
+@click.command("report")
+@click.argument("selectors", nargs=-1)
+@click.option("-o", "--output", default=None, metavar="FILE",
+              help="Report file (HTML by default; one self-contained file that works offline).")
+@click.option("--format", "fmt", type=click.Choice(["html", "markdown"]), default="html",
+              show_default=True, help="markdown: the same numbers with figures linked as PNG "
+              "(written to --plots DIR, else FILE's stem + _figures/).")
+@click.option("--plots", default=None, metavar="DIR", help="Also write every figure as PNG "
+              "and SVG into DIR.")
+@click.option("--metric", default=None, help="Metric of every series (default: the program's "
+              "only metric, else wall).")
+@click.option("--reference", default=None, metavar="SERIES", help="Compare every series "
+              "against this one (default: the last selected, as in `benchlab compare`).")
+@click.option("--history", "history", multiple=True, metavar="NAME",
+              help="Add the history of benchmark NAME across sessions (repeatable).")
+@click.option("--study", default=None, metavar="SESSION",
+              help="Add seed 000's study figures of this study session.")
+@db_option
+def report_cmd(selectors, output, fmt, plots, metric, reference, history, study, db):
+    """Write a report of SELECTORS: sessions, or series as [SESSION:]NAME[/METRIC].
+
+    Without selectors: the newest session (or only the --history / --study sections).
+    """
+    from benchlab.report.output import check_output, write_report
+
+    check_output(output, fmt, plots)
+    store = open_store(db, readonly=True)
+    extra = []
+    if study is not None:
+        from benchlab.report.study_html import study_section
+
+        extra.append(study_section(store, study))
+    written = write_report(store, list(selectors), output, fmt=fmt, plots=plots, metric=metric,
+                           reference=reference, history=history, extra=extra)
+    if written.path is not None:
+        click.echo(f"wrote {written.path} ({written.size / 1e6:.2f} MB)")
+    if written.plots:
+        click.echo(f"wrote {len(written.plots)} figure files to {written.plots[0].parent}")
+
+
+@click.command("history")
+@click.argument("name")
+@click.option("--metric", default=None, help="Metric (default: the program's only metric, "
+              "else wall).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.05, show_default=True, help="Family-wise level of the step tests.")
+@click.option("--min-effect-percent", type=click.FloatRange(min=0), default=1.0,
+              show_default=True, help="Smallest step worth flagging, % of the previous median.")
+@db_option
+def history_cmd(name, metric, alpha, min_effect_percent, db):
+    """Every session of benchmark NAME in time order: median, interval, steps, environment."""
+    from benchlab.report.history import build_history, render_history_text
+
+    store = open_store(db, readonly=True)
+    h = build_history(store, name, metric=metric, alpha=alpha,
+                      min_effect_relative=min_effect_percent / 100)
+    render_history_text(h, click.echo)
+
+
+commands = [report_cmd, history_cmd]

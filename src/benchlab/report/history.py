@@ -1,0 +1,231 @@
+"""A benchmark's history: every session that measured it, in time order, labelled by git commit.
+
+Per session: the median with a 95 % bootstrap interval (percentile, 1,000 resamples, fixed
+seed). Between consecutive sessions: the Mann-Whitney test and the Hodges-Lehmann shift with its
+95 % interval; the p-values of all consecutive pairs are Holm-adjusted together (a history of
+200 sessions makes 199 tests: unadjusted, ten "steps" would appear by chance at 5 %). A step
+is flagged when the adjusted p < alpha AND the shift is at least ``min_effect_relative`` of the
+previous median: a regression when the later session is slower (higher value; timings and
+other lower-is-better metrics), an improvement when faster.
+
+Environment markers: where the kernel release, CPU model, frequency governor or benchlab
+version differs from the previous session's, so a reader sees "slower since commit abc — and
+the kernel changed there too". Commits come from each session's environment (``git.commit``);
+sessions are ordered by creation time, which is commit order only when commits were measured
+in the order they were made (benchlab does not read the git graph).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from benchlab.errors import UserError
+from benchlab.report import figures as F
+from benchlab.report.model import Section, Table
+from benchlab.stats.bootstrap import bootstrap_ci
+from benchlab.stats.multiple import holm
+from benchlab.stats.rank import hodges_lehmann, mann_whitney_u
+from benchlab.store.db import Store
+from benchlab.units import format_value
+
+#: Environment fields whose change is marked on the history (dotted path, label).
+MARKED_FIELDS = (("os.kernel.release", "kernel"), ("cpu.model", "CPU model"),
+                 ("cpu.frequency.governor", "governor"), ("benchlab.version", "benchlab"))
+
+
+@dataclass
+class HistoryPoint:
+    """One session of the benchmark: its median and interval (unit of the metric)."""
+
+    session_uid: str
+    session_name: str | None
+    created_utc: str
+    commit: str | None
+    n: int
+    median: float
+    low: float
+    high: float
+    env_changes: list[str] = field(default_factory=list)
+    step: str | None = None  # "regression" / "improvement" relative to the previous point
+    shift: float | None = None
+    shift_low: float | None = None
+    shift_high: float | None = None
+    p_adjusted: float | None = None
+
+
+@dataclass
+class History:
+    """The history of ``benchmark`` / ``metric`` (values in ``unit``)."""
+
+    benchmark: str
+    metric: str
+    unit: str
+    points: list[HistoryPoint]
+    alpha: float
+    min_effect_relative: float
+
+
+def _env_value(env: Any, path: str) -> Any:
+    cur = env
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    if isinstance(cur, dict) and "unknown" in cur:
+        return None
+    return cur
+
+
+def build_history(store: Store, benchmark: str, *, metric: str | None = None,
+                  alpha: float = 0.05, min_effect_relative: float = 0.01,
+                  seed: int = 1) -> History:
+    """Every session with a benchmark called ``benchmark``, oldest first, with steps flagged."""
+    sessions = sorted(store.sessions(), key=lambda s: (s["created_utc"], s["id"]))
+    found = []
+    for sess in sessions:
+        if any(b["name"] == benchmark for b in store.benchmarks(sess["id"])):
+            series = store.resolve_series(f"{sess['uid']}:{benchmark}", metric)
+            values = series.values[np.isfinite(series.values)]
+            if values.size:
+                found.append((sess, series, values))
+    if not found:
+        raise UserError(f"no session in {store.path} has successful runs of a benchmark named "
+                        f"{benchmark!r}; see `benchlab list` and `benchlab show SESSION`")
+    units = {s.unit for _, s, _ in found}
+    if len(units) > 1:
+        raise UserError(f"{benchmark!r} has metric {found[0][1].metric!r} in different units "
+                        f"({', '.join(sorted(units))}); choose one with --metric")
+    points = []
+    previous_env = None
+    for sess, series, values in found:
+        if values.size >= 2 and np.ptp(values) > 0:
+            ci = bootstrap_ci(values, "median", kind="percentile", n_resamples=1000, seed=seed)
+            low, high = ci.low, ci.high
+        else:
+            low = high = float(np.median(values))
+        env = sess.get("environment") if isinstance(sess.get("environment"), dict) else None
+        changes = []
+        if previous_env is not None and env is not None:
+            for path, label in MARKED_FIELDS:
+                before, after = _env_value(previous_env, path), _env_value(env, path)
+                if before != after:
+                    changes.append(f"{label}: {before} → {after}")
+        previous_env = env if env is not None else previous_env
+        commit = _env_value(env, "git.commit")
+        points.append(HistoryPoint(sess["uid"], sess.get("name"), sess["created_utc"],
+                                   str(commit) if commit else None, int(values.size),
+                                   float(np.median(values)), float(low), float(high), changes))
+    _flag_steps(points, [v for _, _, v in found], alpha, min_effect_relative)
+    return History(benchmark, found[0][1].metric, found[0][1].unit, points, alpha,
+                   min_effect_relative)
+
+
+def _flag_steps(points: list[HistoryPoint], samples: list[np.ndarray], alpha: float,
+                min_effect_relative: float) -> None:
+    pairs, p_values = [], []
+    for i in range(1, len(points)):
+        before, after = samples[i - 1], samples[i]
+        if before.size < 2 or after.size < 2 or (np.ptp(np.concatenate([before, after])) == 0):
+            continue
+        mw = mann_whitney_u(after, before)
+        hl = hodges_lehmann(after, before)
+        pairs.append((i, hl))
+        p_values.append(mw.p_value)
+    if not pairs:
+        return
+    for (i, hl), p_adj in zip(pairs, holm(p_values)):
+        pt = points[i]
+        pt.shift, pt.shift_low, pt.shift_high = hl.estimate, hl.ci_low, hl.ci_high
+        pt.p_adjusted = float(p_adj)
+        big = abs(hl.estimate) >= min_effect_relative * abs(points[i - 1].median)
+        if p_adj < alpha and big:
+            pt.step = "regression" if hl.estimate > 0 else "improvement"
+
+
+def _label(p: HistoryPoint) -> str:
+    return (p.commit[:8] if p.commit else p.session_uid) + " " + p.created_utc[:10]
+
+
+def history_figure(h: History) -> F.Figure:
+    """Medians with intervals in session order (x labels: commit and date), steps and
+    environment changes marked."""
+    name_u, div = F.display_unit(np.array([p.median for p in h.points]), h.unit)
+    n = len(h.points)
+    every = max(1, n // 12)
+    fig = F.Figure(f"history-{F.slug(h.benchmark)}", f"History of {h.benchmark} ({h.metric})",
+                   "session (time order; label: git commit and date)",
+                   f"median {h.metric} ({name_u})".strip(), width=1140, height=360,
+                   x_ticks={float(i): _label(p) for i, p in enumerate(h.points) if i % every == 0})
+    x = np.arange(n, dtype=float)
+    med = np.array([p.median for p in h.points]) / div
+    fig.layers.append(F.Layer("segment", {"x0": x, "x1": x,
+                                          "y0": [p.low / div for p in h.points],
+                                          "y1": [p.high / div for p in h.points]},
+                              F.PALETTE[0], size=2, alpha=0.6, label="95 % interval of the median"))
+    fig.layers.append(F.Layer("line", {"x": x, "y": med}, F.PALETTE[0], alpha=0.4))
+    fig.layers.append(F.Layer("scatter", {"x": x, "y": med}, F.PALETTE[0], size=6,
+                              label="median per session", hover=True,
+                              text=[f"{_label(p)} (session {p.session_uid})" for p in h.points]))
+    for kind, colour in (("regression", F.MARK), ("improvement", F.GOOD)):
+        idx = [i for i, p in enumerate(h.points) if p.step == kind]
+        if idx:
+            fig.layers.append(F.Layer("scatter", {"x": idx, "y": med[idx]}, colour, size=13,
+                                      alpha=0.8, label=f"{kind} (Holm-adjusted step)",
+                                      hover=True, text=[_label(h.points[i]) for i in idx]))
+    changed = [i - 0.5 for i, p in enumerate(h.points) if p.env_changes]
+    if changed:
+        fig.layers.append(F.Layer("vline", {"x": changed}, F.NEUTRAL, dash="dashed",
+                                  label="environment changed (kernel, CPU, governor, benchlab)"))
+    fig.caption = (f"{n} sessions. Steps: Mann-Whitney between consecutive sessions, "
+                   f"Holm-adjusted over {max(0, n - 1)} pairs, p < {h.alpha:g} and a "
+                   f"Hodges-Lehmann shift of at least {100 * h.min_effect_relative:g} %.")
+    return fig
+
+
+def history_rows(h: History) -> tuple[list[str], list[list[str]], list[bool]]:
+    """The history as a table: header, formatted rows, and which rows are steps."""
+    f = (lambda v: format_value(v, h.unit, 5))
+    header = ["created (UTC)", "session", "git commit", "n", "median", "95 % interval",
+              "step", "shift vs previous (HL, 95 %)", "p (Holm)", "environment changes"]
+    rows = []
+    for p in h.points:
+        shift = (f"{f(p.shift)} [{f(p.shift_low)} .. {f(p.shift_high)}]"
+                 if p.shift is not None else "")
+        rows.append([p.created_utc[:19].replace("T", " "), p.session_uid
+                     + (f" ({p.session_name})" if p.session_name else ""),
+                     (p.commit or "-")[:12], str(p.n), f(p.median),
+                     f"{f(p.low)} .. {f(p.high)}", p.step or "", shift,
+                     f"{p.p_adjusted:.3g}" if p.p_adjusted is not None else "",
+                     "; ".join(p.env_changes)])
+    return header, rows, [p.step is not None for p in h.points]
+
+
+def history_section(h: History) -> Section:
+    """The history as a report section (table, figure, a sentence per step)."""
+    header, rows, marked = history_rows(h)
+    steps = [p for p in h.points if p.step]
+    text = [f"{len(h.points)} sessions measured {h.benchmark}; {len(steps)} step(s) found."]
+    for i, p in enumerate(h.points):
+        if p.step:
+            before = h.points[i - 1]
+            msg = (f"{p.step.capitalize()} at {_label(p)} (session {p.session_uid}): median "
+                   f"{format_value(before.median, h.unit, 5)} → {format_value(p.median, h.unit, 5)}")
+            if p.env_changes:
+                msg += " — and the environment changed there too: " + "; ".join(p.env_changes)
+            text.append(msg + ".")
+    return Section(f"history-{F.slug(h.benchmark)}", f"History: {h.benchmark}", text,
+                   [Table("", header, rows, marked)], [history_figure(h)])
+
+
+def render_history_text(h: History, echo) -> None:
+    """Print the history as plain text lines through ``echo`` (e.g. ``click.echo``)."""
+    header, rows, _ = history_rows(h)
+    for line in history_section(h).paragraphs:
+        echo(line)
+    widths = [max(len(header[c]), *(len(r[c]) for r in rows)) for c in range(len(header))]
+    echo("  ".join(hd.ljust(w) for hd, w in zip(header, widths)).rstrip())
+    for r in rows:
+        echo("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())

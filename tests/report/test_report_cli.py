@@ -1,0 +1,151 @@
+"""``benchlab report`` and ``benchlab history`` end to end on real SQLite stores (files on disk,
+the real console script), and the report's statistics against independent implementations."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from benchlab.store.db import Store
+from tests.conftest import assert_one_line_error, run_cli
+from tests.report.storebuild import add_session, environment, two_command_store
+
+
+@pytest.fixture
+def pair_db(tmp_path: Path) -> tuple[Path, str, str]:
+    db = tmp_path / "pair.db"
+    uid, other = two_command_store(db)
+    return db, uid, other
+
+
+def test_html_report_is_self_contained_and_says_the_verdict(pair_db, tmp_path):
+    db, uid, _ = pair_db
+    out = tmp_path / "r.html"
+    proc = run_cli("report", "pair", "-o", str(out), db=db, check=True)
+    assert "wrote" in proc.stdout and out.is_file()
+    html = out.read_text()
+    # offline: bokeh's JS is inside the file, nothing is fetched from a CDN or the network
+    assert "Bokeh" in html and "cdn.bokeh.org" not in html
+    # no external resource is loaded by the page (the browser test also blocks the network)
+    import re
+    assert re.findall(r"<script[^>]*\bsrc=", html) == [] and "<link" not in html
+    # 'fast' is 5 % faster than the reference 'slow' (the last selected series)
+    assert 'data-outcome="faster"' in html
+    assert "Comparison against slow" in html
+    with Store.open(db, readonly=True) as store:
+        fast = store.resolve_series(f"{uid}:fast").values
+        slow = store.resolve_series(f"{uid}:slow").values
+    hl = np.median(np.subtract.outer(fast, slow))  # independent Hodges-Lehmann estimate
+    from benchlab.units import format_value
+    assert format_value(hl, "ns", 5) in html
+    assert format_value(float(np.median(fast)), "ns", 5) in html
+    # the failed run's stderr tail and the command lines are shown
+    assert "cannot open input.dat" in html and "./slow --size 1000" in html
+    assert out.stat().st_size < 5e6
+
+
+def test_plots_and_markdown_carry_the_same_numbers(pair_db, tmp_path):
+    db, _, _ = pair_db
+    plots = tmp_path / "plots"
+    run_cli("report", "pair", "-o", str(tmp_path / "r.html"), "--plots", str(plots), db=db,
+            check=True)
+    pngs = sorted(plots.glob("*.png"))
+    svgs = sorted(plots.glob("*.svg"))
+    assert len(pngs) == len(svgs) >= 9
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    assert all(b"<svg" in p.read_bytes()[:2000] for p in svgs)
+    md = tmp_path / "r.md"
+    run_cli("report", "pair", "--format", "markdown", "-o", str(md), db=db, check=True)
+    text = md.read_text()
+    html = (tmp_path / "r.html").read_text()
+    shift = text.split("| fast | 400 | ")[1].split(" | ")[1]  # HL shift cell of 'fast'
+    assert shift in html
+    for link in [l for l in text.splitlines() if l.startswith("![")]:
+        target = link.split("](")[1].rstrip(")")
+        assert (md.parent / target).is_file(), link
+
+
+def test_bad_selector_is_one_line_and_leaves_nothing(pair_db, tmp_path):
+    db, _, _ = pair_db
+    out = tmp_path / "x.html"
+    before = db.read_bytes()
+    proc = run_cli("report", "nosuch", "-o", str(out), "--plots", str(tmp_path / "p"), db=db)
+    assert_one_line_error(proc, "nosuch")
+    assert not out.exists() and not (tmp_path / "p").exists()
+    assert db.read_bytes() == before
+    proc = run_cli("report", "pair", "-o", str(tmp_path / "no" / "dir" / "r.html"), db=db)
+    assert_one_line_error(proc, "does not exist")
+    proc = run_cli("report", "pair", db=db)
+    assert_one_line_error(proc, "-o FILE")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".benchlab")] == []
+
+
+def _history_store(path: Path, n_sessions: int = 12, step_at: int = 7) -> list[str]:
+    rng = np.random.default_rng(3)
+    uids = []
+    with Store.open(path) as store:
+        for i in range(n_sessions):
+            level = 10e6 * (1.05 if i >= step_at else 1.0)
+            env = environment(**{"git.commit": f"{i:02x}" * 20, "os.kernel.release":
+                                 "6.5.0" if i >= step_at else "6.1.0"})
+            uids.append(add_session(store, {"parse": level * rng.lognormal(0, 0.01, 30)},
+                                    name=f"nightly-{i}", env=env))
+    return uids
+
+
+def test_history_flags_the_step_and_the_kernel_change(tmp_path):
+    db = tmp_path / "h.db"
+    uids = _history_store(db)
+    proc = run_cli("history", "parse", db=db, check=True)
+    lines = proc.stdout.splitlines()
+    assert "12 sessions measured parse; 1 step(s) found." in lines[0]
+    assert lines[1].startswith(f"Regression at {'07' * 4}") and "kernel: 6.1.0 → 6.5.0" in lines[1]
+    rows = [l for l in lines if l[:4] == "2026" or l[:2] == "20"]
+    assert len(rows) == 12
+    flagged = [r for r in rows if "regression" in r or "improvement" in r]
+    assert len(flagged) == 1 and uids[7] in flagged[0]
+
+
+def test_history_statistics_match_scipy(tmp_path):
+    from benchlab.report.history import build_history
+
+    db = tmp_path / "h.db"
+    _history_store(db, n_sessions=5, step_at=3)
+    with Store.open(db, readonly=True) as store:
+        h = build_history(store, "parse")
+        samples = [store.resolve_series(f"{p.session_uid}:parse").values for p in h.points]
+    raw = [sps.mannwhitneyu(samples[i], samples[i - 1], alternative="two-sided",
+                            method="exact").pvalue for i in range(1, 5)]
+    order = np.argsort(raw)  # Holm by hand
+    adj = np.empty(4)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (4 - rank) * raw[i]))
+        adj[i] = running
+    got = [p.p_adjusted for p in h.points[1:]]
+    np.testing.assert_allclose(got, adj, rtol=1e-6)
+    for i, p in enumerate(h.points[1:], start=1):
+        assert p.shift == pytest.approx(np.median(np.subtract.outer(samples[i], samples[i - 1])))
+        assert p.median == pytest.approx(np.median(samples[i]))
+        assert p.low <= p.median <= p.high
+    assert [p.step for p in h.points] == [None, None, None, "regression", None]
+
+
+def test_history_unknown_name_is_one_line(tmp_path):
+    db = tmp_path / "h.db"
+    _history_store(db, n_sessions=2)
+    assert_one_line_error(run_cli("history", "nosuch", db=db), "nosuch")
+
+
+def test_heavy_libraries_stay_unimported_until_rendering():
+    code = ("import sys, benchlab.cli.report, benchlab.report.model, benchlab.report.history, "
+            "benchlab.report.output;"
+            "print(sorted(m for m in ('bokeh', 'matplotlib', 'jinja2') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
