@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                    "file or a profile in the store)."),
     "calibrate": ("calibrate", "Search the cgroup CPU quota so the chosen microbenchmarks run as "
                                "fast as on BASE."),
+    "report": ("report", "Write a report of SELECTORS: sessions, or series as "
+                         "[SESSION:]NAME[/METRIC]."),
+    "history": ("report", "Every session of benchmark NAME in time order: median, interval, "
+                          "steps, environment."),
     "predict": ("predict", "Bounds of an application's result on TARGET from its result on BASE; "
                            "flags results outside."),
 }
