@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from typing import Any
 
@@ -88,6 +89,8 @@ def _counts(store: Store, session_id: int) -> dict[str, Any]:
 def export_cmd(sessions: tuple[str, ...], fmt: str, output: str | None, db: str | None) -> None:
     """Export sessions (uid, id or name; default: the newest session)."""
     with open_store(db, readonly=True) as store:
+        if output not in (None, "-"):
+            store.refuse_output_path(output, "-o")
         text = export_sessions(store, list(sessions), fmt)
     if output is None or output == "-":
         click.echo(text, nl=False)
@@ -106,38 +109,79 @@ def export_cmd(sessions: tuple[str, ...], fmt: str, output: str | None, db: str 
                         f"choose a writable path with -o FILE") from None
 
 
+def resume_command(session: dict, db: str | None) -> str | None:
+    """The command that resumes ``session`` (None for kinds that cannot be resumed)."""
+    db_part = f" --db {shlex.quote(db)}" if db else ""
+    if session.get("kind") == "run":
+        return f"benchlab run --resume {session['uid']}{db_part}"
+    if session.get("kind") == "study":
+        return f"benchlab study run --resume {session['uid']}{db_part}"
+    return None
+
+
+def _commands_of(store: Store, session_ids: list[int]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    if not session_ids:
+        return out
+    marks = ",".join("?" * len(session_ids))
+    for sid, name, command in store.conn.execute(
+            f"SELECT session_id, name, command FROM benchmarks WHERE session_id IN ({marks})"
+            f" ORDER BY session_id, position", session_ids):
+        out.setdefault(sid, []).append(command or name)
+    return out
+
+
 @click.command("list")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Show the newest N only.")
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
 @db_option
 def list_cmd(limit: int | None, as_json: bool, db: str | None) -> None:
-    """List the sessions in the database, newest first."""
+    """List the sessions in the database, newest first, with their commands.
+
+    A session whose process died while running is shown as ``crashed``, with the command that
+    resumes it.
+    """
     with open_store(db, readonly=True) as store:
         rows = store.sessions(limit=limit)
+        commands = _commands_of(store, [r["id"] for r in rows])
+        path = store.path
+    for r in rows:
+        r["commands"] = commands.get(r["id"], [])
+        r["resume"] = resume_command(r, db) if r["status"] in ("crashed", "interrupted") else None
     keys = ("uid", "name", "kind", "status", "created_utc", "finished_utc", "source",
-            "n_benchmarks", "n_runs")
+            "n_benchmarks", "n_runs", "commands", "resume")
     if as_json:
         click.echo(json.dumps([{k: r.get(k) for k in keys} for r in rows], indent=2))
         return
     if not rows:
-        click.echo(f"no sessions in {store.path}; run or import something first")
+        click.echo(f"no sessions in {path}; run or import something first")
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=f"sessions in {store.path}")
+    table = Table(title=f"sessions in {escape(path)}")
     for col, justify in (("uid", "left"), ("name", "left"), ("kind", "left"),
-                         ("status", "left"), ("created (UTC)", "left"),
-                         ("benchmarks", "right"), ("runs", "right")):
+                         ("status", "left"), ("created (UTC)", "left"), ("commands", "left"),
+                         ("runs", "right")):
         table.add_column(col, justify=justify, overflow="fold")
     for r in rows:
         created = (r["created_utc"] or "").replace("T", " ")[:19]
         status_style = {"complete": "green", "running": "yellow", "interrupted": "yellow",
-                        "failed": "red"}.get(r["status"], "")
-        table.add_row(r["uid"], r["name"] or "", r["kind"],
+                        "failed": "red", "crashed": "red"}.get(r["status"], "")
+        cmds = r["commands"]
+        shown = "; ".join(c if len(c) <= 40 else c[:39] + "…" for c in cmds[:3])
+        if len(cmds) > 3:
+            shown += f" (+{len(cmds) - 3})"
+        table.add_row(r["uid"], escape(r["name"] or ""), r["kind"],
                       f"[{status_style}]{r['status']}[/]" if status_style else r["status"],
-                      created, str(r["n_benchmarks"]), str(r["n_runs"]))
-    Console().print(table)
+                      created, escape(shown), str(r["n_runs"]))
+    console = Console()
+    console.print(table)
+    for r in rows:
+        if r["status"] == "crashed" and r["resume"]:
+            console.print(f"session {r['uid']} crashed (its process died while running); "
+                          f"resume it with: {escape(r['resume'])}", highlight=False)
 
 
 def _leaf(value: Any) -> str | None:
@@ -206,6 +250,7 @@ def session_overview(store: Store, key: str) -> dict[str, Any]:
               "command_line", "protocol", "metadata", "environment", "system_checks",
               "load_before", "load_after")
     return {
+        "id": sid,
         **{k: sess.get(k) for k in fields},
         "environment_summary": environment_summary(sess.get("environment")),
         "metrics": metrics,
@@ -232,19 +277,82 @@ def _metadata_lines(meta: Any) -> list[tuple[str, str]]:
     return out
 
 
+#: Failed runs whose stderr tail ``show`` prints (the newest ones), and lines of each tail.
+SHOWN_FAILURES = 5
+TAIL_LINES = 6
+
+
+def failed_runs(store: Store, session_id: int, limit: int = SHOWN_FAILURES) -> list[dict[str, Any]]:
+    """The newest ``limit`` runs of a session that did not end ok, with their stderr tail."""
+    out = []
+    for row in store.conn.execute(
+            "SELECT r.seq, r.status, r.exit_code, r.signal, r.error, r.extra, b.name"
+            " FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.session_id = ?"
+            " AND r.status IN ('failed', 'signaled', 'timeout', 'error')"
+            " ORDER BY r.seq DESC LIMIT ?", (session_id, limit)):
+        extra = row["extra"]
+        try:
+            extra = json.loads(extra) if isinstance(extra, str) else extra
+        except json.JSONDecodeError:
+            extra = None
+        tail = extra.get("stderr_tail") if isinstance(extra, dict) else None
+        out.append({"benchmark": row["name"], "seq": row["seq"], "status": row["status"],
+                    "exit_code": row["exit_code"], "signal": row["signal"],
+                    "error": row["error"], "stderr_tail": tail})
+    return out[::-1]
+
+
+def verdict_lines(store: Store, session_id: int) -> list[str]:
+    """hyperfine-style verdict over a session's benchmarks (wall time), or [] with fewer than
+    two benchmarks that have measured runs."""
+    series = []
+    for bench in store.benchmarks(session_id):
+        values, _ = store.harness_values(bench["id"], "wall")
+        if values.size:
+            series.append((bench["name"], values))
+    if len(series) < 2:
+        return []
+    from benchlab.cli.hyperfine_options import speed_verdict
+
+    return speed_verdict(series)
+
+
 @click.command("show")
-@click.argument("session", metavar="NAME|ID")
+@click.argument("session", metavar="[NAME|ID]", required=False)
 @click.option("--json", "as_json", is_flag=True,
               help="Print everything as JSON (full environment and metadata included).")
 @db_option
-def show_cmd(session: str, as_json: bool, db: str | None) -> None:
-    """Show one session: environment, protocol, benchmarks with run counts, metrics."""
+def show_cmd(session: str | None, as_json: bool, db: str | None) -> None:
+    """Show a session (default: the newest): timings of each benchmark, the verdict between
+    them, failed runs with their stderr, environment, protocol and metrics."""
+    from benchlab.report.run_summary import session_summaries
+
     with open_store(db, readonly=True) as store:
+        if session is None:
+            newest = store.sessions(limit=1)
+            if not newest:
+                raise UserError(f"no sessions in {store.path}; run or import something first, "
+                                f"or pass --db PATH")
+            session = newest[0]["uid"]
         info = session_overview(store, session)
+        summaries = session_summaries(store, info["id"])
+        verdict = verdict_lines(store, info["id"])
+        failures = failed_runs(store, info["id"])
+        info["resume"] = (resume_command(info, db)
+                          if info["status"] in ("crashed", "interrupted") else None)
     if as_json:
+        from dataclasses import asdict
+
+        info.update(summaries=[asdict(x) for x in summaries], verdict=verdict,
+                    failed_runs=failures)
         click.echo(json.dumps(info, indent=2, default=str))
         return
+    _print_session(info, summaries, verdict, failures)
+
+
+def _print_session(info: dict, summaries: list, verdict: list[str], failures: list[dict]) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
@@ -253,11 +361,32 @@ def show_cmd(session: str, as_json: bool, db: str | None) -> None:
     head.add_column(overflow="fold")
     for key in ("uid", "name", "kind", "status", "created_utc", "finished_utc", "source"):
         if info.get(key) is not None:
-            head.add_row(key, str(info[key]))
+            head.add_row(key, escape(str(info[key])))
     if info.get("command_line"):
         cl = info["command_line"]
-        head.add_row("command line", " ".join(cl) if isinstance(cl, list) else str(cl))
+        head.add_row("command line", escape(shlex.join(map(str, cl)) if isinstance(cl, list)
+                                            else str(cl)))
     console.print(head)
+    if info.get("resume"):
+        console.print(f"[yellow]{info['status']}[/yellow]: resume with "
+                      f"{escape(info['resume'])}", highlight=False)
+    if any(x.wall.n or x.program for x in summaries):
+        from benchlab.report.run_summary import render_summary_table
+
+        console.print()
+        render_summary_table(summaries, console)
+    for line in verdict:
+        console.print(escape(line), highlight=False)
+    if failures:
+        console.print(f"\n[bold]failed runs[/bold] (the last {len(failures)})")
+        for f in failures:
+            why = f["error"] or (f"exit code {f['exit_code']}" if f["exit_code"] is not None
+                                 else f"signal {f['signal']}")
+            console.print(f"  {escape(f['benchmark'])} run {f['seq']}: {f['status']}, "
+                          f"{escape(str(why))}", highlight=False)
+            tail = (f["stderr_tail"] or "").splitlines()[-TAIL_LINES:]
+            for line in tail:
+                console.print(f"    [dim]{escape(line)}[/dim]", highlight=False)
 
     env = info["environment_summary"]
     console.print("\n[bold]environment[/bold]")
@@ -266,7 +395,7 @@ def show_cmd(session: str, as_json: bool, db: str | None) -> None:
         grid.add_column(style="dim")
         grid.add_column(overflow="fold")
         for k, v in env.items():
-            grid.add_row(k, v)
+            grid.add_row(k, escape(v))
         console.print(grid)
     else:
         console.print("  [dim]not recorded (imported results carry their own metadata)[/dim]")
@@ -279,7 +408,7 @@ def show_cmd(session: str, as_json: bool, db: str | None) -> None:
             grid.add_column(style="dim")
             grid.add_column(overflow="fold")
             for k, v in lines:
-                grid.add_row(str(k), v)
+                grid.add_row(escape(str(k)), escape(v))
             console.print(grid)
 
     table = Table(title="benchmarks")
@@ -290,8 +419,8 @@ def show_cmd(session: str, as_json: bool, db: str | None) -> None:
     table.add_column("sample metrics", overflow="fold")
     for i, b in enumerate(info["benchmarks"]):
         runs = ", ".join(f"{status} {n}" for status, n in sorted(b["runs"].items())) or "none"
-        table.add_row(str(i), b["name"], runs, str(b["warmup_runs"]),
-                      ", ".join(b["sample_metrics"]) or "-")
+        table.add_row(str(i), escape(b["name"]), runs, str(b["warmup_runs"]),
+                      escape(", ".join(b["sample_metrics"])) or "-")
     console.print()
     console.print(table)
     if info["metrics"]:
@@ -299,7 +428,7 @@ def show_cmd(session: str, as_json: bool, db: str | None) -> None:
         for col in ("name", "unit", "origin", "pattern"):
             mt.add_column(col, overflow="fold")
         for m in info["metrics"]:
-            mt.add_row(m["name"], m["unit"] or "", m["origin"], m["pattern"] or "")
+            mt.add_row(*(escape(m[k] or "") for k in ("name", "unit", "origin", "pattern")))
         console.print(mt)
 
 

@@ -94,6 +94,17 @@ def translate_error(exc: sqlite3.Error, path: str) -> UserError:
 
 def _check_path(path: str, readonly: bool) -> tuple[Path, bool]:
     """Validate ``path`` before SQLite sees it; return (path, exists)."""
+    try:
+        return _check_path_unguarded(path, readonly)
+    except PermissionError:
+        raise UserError(f"cannot access database {path}: permission denied on it or a directory "
+                        f"above it; fix the permissions or use --db PATH") from None
+    except OSError as exc:
+        raise UserError(f"cannot access database {path}: {exc.strerror or exc}; "
+                        f"use --db PATH") from None
+
+
+def _check_path_unguarded(path: str, readonly: bool) -> tuple[Path, bool]:
     if not path.strip():
         raise UserError("--db is empty; give a database file, e.g. --db results.db, "
                         "or leave --db out to use the default store")
@@ -117,6 +128,14 @@ def _check_path(path: str, readonly: bool) -> tuple[Path, bool]:
     elif readonly:
         raise UserError(f"no database at {path}; run `benchlab run ...` first or pass --db PATH")
     return p, exists
+
+
+def _read_only_fs(directory: Path) -> bool:
+    """True when ``directory`` is on a file system mounted read-only (root included)."""
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 class StoreConnection:
@@ -160,6 +179,10 @@ class StoreConnection:
                 else:
                     raise UserError(f"directory {parent} does not exist; create it "
                                     f"(mkdir -p {parent}) or use --db PATH")
+            if _read_only_fs(parent):
+                raise UserError(
+                    f"directory {parent} is not writable (a read-only file system); "
+                    f"{'reading commands work, but writing needs the -wal file beside the store: copy it to a writable place and pass --db COPY' if exists else 'use --db PATH in a writable directory'}")
             if exists and not os.access(p, os.W_OK):
                 raise UserError(
                     f"database {path} is read-only; make it writable (chmod u+w) or use --db PATH")
