@@ -88,6 +88,14 @@ def test_builtin_study_runs_every_cell_and_reports_seed_000_tables(db_path, tmp_
     assert (out / "cpu_by_cell.png").stat().st_size > 1000
 
 
+def _scratch_of(pid: int) -> list[str]:
+    """Scratch directories (/tmp/benchlab-*-p<pid>-*) of one benchlab process."""
+    import glob
+    import tempfile
+
+    return glob.glob(f"{tempfile.gettempdir()}/benchlab-*-p{pid}-*")
+
+
 def test_study_resumes_after_kill_9(db_path, tmp_path):
     suite = _suite(tmp_path, SUITE.replace("runs = 4", "runs = 6"))
     proc = subprocess.Popen([BENCHLAB, "study", str(suite), "--db", str(db_path)],
@@ -109,8 +117,10 @@ def test_study_resumes_after_kill_9(db_path, tmp_path):
     with Store.open(db_path) as store:
         study = next(s for s in store.sessions() if s["kind"] == "study")
         before = sum(s["n_runs"] for s in store.sessions())
-    assert study["status"] == "running" and before >= 20
+    # its process is gone: the study (and the cell it was running) reads as crashed
+    assert study["status"] == "crashed" and before >= 20
     run_cli("study", "run", "--resume", study["uid"], db=db_path, check=True, timeout=300)
+    assert not _scratch_of(proc.pid), "the resume left the killed study's scratch directory"
     with Store.open(db_path) as store:
         study = store.get_session(study["uid"])
         assert study["status"] == "complete"

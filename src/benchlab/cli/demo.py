@@ -16,23 +16,24 @@ from rich.console import Console
 
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.run import ProgressObserver
-from benchlab.measure.protocol import BenchmarkSpec, MetricSpec, Protocol
-from benchlab.measure.session import run_protocol, start_session
+from benchlab.core.executor import SessionInterrupted
+from benchlab.core.plan import BenchmarkSpec, MetricSpec, RunPlan
+from benchlab.core.session import run_plan
 from benchlab.report.run_summary import render_summary_table, session_summaries
 from benchlab.workloads import workload_command
 
 ALGORITHMS = ("quicksort", "mergesort", "qsort")
 
 
-def demo_protocol(n: int, runs: int, warmup: int, seed: int) -> Protocol:
-    """The demo's protocol: three sorts of the same ``n`` integers, interleaved."""
+def demo_protocol(n: int, runs: int, warmup: int, seed: int) -> RunPlan:
+    """The demo's plan: three sorts of the same ``n`` integers, interleaved."""
     import shlex
 
     benches = []
     for algo in ALGORITHMS:
         argv = workload_command("sort_algos", algo, n)
         benches.append(BenchmarkSpec(name=algo, command=shlex.join(argv)))
-    return Protocol(
+    return RunPlan(
         benchmarks=benches, runs=runs, warmup=warmup, min_runs=1, seed=seed,
         metrics=[MetricSpec("self_wall", r"BENCHLAB_SELF wall_ns=(\d+)", "ns"),
                  MetricSpec("self_cpu", r"BENCHLAB_SELF .*cpu_ns=(\d+)", "ns")])
@@ -52,9 +53,16 @@ def demo_cmd(runs, warmup, n, seed, db):
                   f"integers; {runs} interleaved runs each after {warmup} warmups")
     protocol = demo_protocol(n, runs, warmup, seed)
     store = open_store(db)
-    session = start_session(store, protocol, argv=["benchlab", *sys.argv[1:]], name="demo")
-    with ProgressObserver(Console(stderr=True), sys.stderr.isatty()) as observer:
-        run_protocol(store, session, protocol, observer=observer)
+    try:
+        with ProgressObserver(Console(stderr=True), sys.stderr.isatty()) as observer:
+            session = run_plan(store, protocol, argv=["benchlab", *sys.argv[1:]], name="demo",
+                               observer=observer).session
+    except SessionInterrupted as exc:
+        db_arg = f" --db {db}" if db else ""
+        click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "
+                   f"{exc.session.uid}. Resume with: benchlab run --resume {exc.session.uid}"
+                   f"{db_arg}", err=True)
+        sys.exit(128 + exc.signum)
     summaries = session_summaries(store, session.id)
     render_summary_table(summaries, console)
     _print_verdicts(store, session.uid, console)
@@ -70,6 +78,7 @@ def demo_cmd(runs, warmup, n, seed, db):
 
 def _print_verdicts(store, uid: str, console: Console) -> None:
     """One-line verdicts of each sort against libc qsort (the baseline)."""
+    from benchlab.report.verdict_text import verdict_text
     from benchlab.stats.verdict import compare_many
 
     base = store.resolve_series(f"{uid}:qsort", "wall")
@@ -79,7 +88,7 @@ def _print_verdicts(store, uid: str, console: Console) -> None:
     console.print("[bold]verdicts[/bold] (wall time; Mann-Whitney U, Hodges-Lehmann interval, "
                   "Holm-corrected over the two comparisons):")
     for result in results.comparisons:
-        console.print(f"  {result.verdict}")
+        console.print(f"  {verdict_text(result)}")
     console.print()
 
 

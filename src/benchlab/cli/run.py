@@ -13,12 +13,12 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from benchlab.cli.common import db_option, open_store
-from benchlab.control.execution import ControlOptions, parse_memory
+from benchlab.core.executor import SessionInterrupted
+from benchlab.core.plan import (MetricSpec, Placement, RunPlan, expand_benchmarks, parse_memory,
+                                scan_values)
+from benchlab.core.session import resume_session, run_plan
 from benchlab.errors import UserError
 from benchlab.measure.metrics import parse_metric_spec
-from benchlab.measure.protocol import MetricSpec, Protocol, expand_benchmarks, scan_values
-from benchlab.measure.session import (SessionInterrupted, resume_session, run_protocol,
-                                      start_session)
 from benchlab.report.run_summary import render_summary_table, session_summaries
 
 
@@ -62,7 +62,7 @@ class ProgressObserver:
 
 def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, min_time, max_time,
                            prepare, setup, cleanup, order, seed, timeout, ignore_failure, shell,
-                           shell_path, scans, step, lists, metrics, samples_csv) -> Protocol:
+                           shell_path, scans, step, lists, metrics, samples_csv) -> RunPlan:
     parameters: list[tuple[str, list[str]]] = []
     for name, low, high in scans:
         parameters.append((name, scan_values(name, low, high, step)))
@@ -84,20 +84,23 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
         if len(hooks) > 1 and len(hooks) != len(commands):
             raise UserError(f"{len(hooks)} --{opt} commands for {len(commands)} commands; give one "
                             f"for all or one per command")
-    per_bench = lambda hooks: (list(hooks) if len(hooks) <= 1 else  # noqa: E731
-                               [hooks[i // (n // len(commands))] for i in range(n)])
-    protocol = Protocol(
+    per_command = n // len(commands)  # parameter combinations per command, in command order
+    for i, spec in enumerate(specs):
+        for opt, hooks in (("prepare", prepare), ("setup", setup), ("cleanup", cleanup)):
+            if hooks:
+                setattr(spec, opt, hooks[0] if len(hooks) == 1 else hooks[i // per_command])
+    if shell_path is not None and not shell:
+        raise UserError("--shell-path needs --shell; add --shell or drop --shell-path")
+    plan = RunPlan(
         benchmarks=specs, runs=runs, warmup=warmup, min_runs=min_runs if runs is None else 1,
         max_runs=max_runs, min_time_s=min_time, max_time_s=max_time, order=order, seed=seed,
         timeout_s=timeout, ignore_failure=ignore_failure,
         shell=(shell_path or "/bin/sh") if shell else None,
-        prepare=per_bench(prepare), setup=per_bench(setup), cleanup=per_bench(cleanup),
         metrics=metric_specs, samples_csv=os.path.abspath(samples_csv) if samples_csv else None,
         cwd=os.getcwd())
     if runs is not None and (max_runs is not None or min_time != 3.0):
         raise UserError("--runs fixes the count; drop --max-runs/--min-time or drop --runs")
-    protocol.validate()
-    return protocol
+    return plan
 
 
 @click.command("run", context_settings={"show_default": True})
@@ -207,28 +210,29 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
                                     "[COMMAND ...] (see benchlab run --help)")
                 if seed is None:
                     seed = int.from_bytes(os.urandom(4), "little")
-                protocol = _protocol_from_options(
+                plan = _protocol_from_options(
                     commands, names, runs, warmup, min_runs, max_runs, min_time, max_time,
                     prepare, setup, cleanup, order, seed, timeout, ignore_failure, shell,
                     shell_path, scans, step, lists, metrics, samples_csv)
                 if until_decided:
-                    _until_decided(protocol, runs, max_runs, alpha, equivalence_margin,
+                    _until_decided(plan, runs, max_runs, alpha, equivalence_margin,
                                    look_every, metrics)
-                protocol.control = _control_options(
+                plan.placement = _placement(
                     affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
-                    cpuset, memory_limit, allow_unconstrained, load, perf_events,
-                    calibration).to_dict()
-                session = start_session(store, protocol, argv=["benchlab", *sys.argv[1:]],
-                                        name=session_name)
-                if show_progress and not as_json:
-                    console.print(f"[dim]session {session.uid} -> {store.path}[/dim]")
-                result = run_protocol(store, session, protocol, observer=observer)
+                    cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration)
+
+                def announce(session):
+                    if show_progress and not as_json:
+                        console.print(f"[dim]session {session.uid} -> {store.path}[/dim]")
+
+                result = run_plan(store, plan, argv=["benchlab", *sys.argv[1:]],
+                                  name=session_name, observer=observer, on_start=announce)
     except SessionInterrupted as exc:
         db_hint = f" --db {shlex.quote(store.path)}" if db else ""
         click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "
                    f"{exc.session.uid}. Resume with: benchlab run --resume {exc.session.uid}{db_hint}",
                    err=True)
-        sys.exit(130)
+        sys.exit(128 + exc.signum)
     summaries = session_summaries(store, result.session.id)
     if as_json:
         click.echo(json.dumps({"session": result.session.uid, "status": result.status,
@@ -249,8 +253,8 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
     store.close()
 
 
-def _until_decided(protocol: Protocol, runs, max_runs, alpha, margin, look_every, metrics) -> None:
-    """Turn a protocol into a sequential A/B session (see benchlab.measure.until_decided)."""
+def _until_decided(protocol: RunPlan, runs, max_runs, alpha, margin, look_every, metrics) -> None:
+    """Turn a plan into a sequential A/B session (see benchlab.core.until_decided)."""
     if len(protocol.benchmarks) != 2:
         raise UserError(f"--until-decided compares exactly two commands (got "
                         f"{len(protocol.benchmarks)}); give A and B")
@@ -266,9 +270,9 @@ def _until_decided(protocol: Protocol, runs, max_runs, alpha, margin, look_every
         "min_samples": min(20, budget), "looks": []}
 
 
-def _control_options(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
+def _placement(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
                      cpuset, memory_limit, allow_unconstrained, load, perf_events,
-                     calibration) -> ControlOptions:
+                     calibration) -> Placement:
     if cpu_period_us is not None and cpu_quota_us is None:
         raise UserError("--cpu-period needs --cpu-quota; add --cpu-quota US")
     if calibration:
@@ -280,7 +284,7 @@ def _control_options(affinity, smt, workers, isolation, cpu_quota_us, cpu_period
         cpu_quota_us = limits.cpu_quota_us
         cpu_period_us = limits.cpu_period_us
         calibration = os.path.abspath(calibration)
-    return ControlOptions(
+    return Placement(
         affinity=affinity, smt=smt, workers=workers, isolation=isolation,
         cpu_quota_us=cpu_quota_us, cpu_period_us=cpu_period_us, cpu_weight=cpu_weight,
         cpuset=cpuset, memory_limit_bytes=parse_memory(memory_limit),

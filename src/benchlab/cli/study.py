@@ -10,8 +10,8 @@ from rich.console import Console
 
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.run import ProgressObserver
-from benchlab.measure.session import SessionInterrupted
-from benchlab.measure.study import load_suite, run_study
+from benchlab.core.executor import SessionInterrupted
+from benchlab.core.study import load_suite, run_study
 
 
 class _StudyGroup(click.Group):
@@ -49,7 +49,7 @@ def study_run(suite, builtin, resume, db):
         db_hint = f" --db {shlex.quote(store.path)}" if db else ""
         click.echo(f"benchlab: interrupted; completed cells are stored. Resume with: "
                    f"benchlab study run --resume {exc.session.uid}{db_hint}", err=True)
-        sys.exit(130)
+        sys.exit(128 + exc.signum)
     db_hint = f" --db {shlex.quote(store.path)}" if db else ""
     click.echo(f"study {study.uid} complete in {store.path}; report with: "
                f"benchlab study report {study.uid}{db_hint}")

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.measure.study import FACTORS, Suite
+from benchlab.core.study import FACTORS, Suite
 from benchlab.stats.bootstrap import bootstrap_ci
 from benchlab.stats.ci_compare import compare_intervals
 from benchlab.stats.correlation import pearson, spearman

@@ -1,18 +1,19 @@
-"""How runs execute: affinity per worker, cgroup limits, isolation, perf events, load.
+"""The core's placement step: affinity per worker, cgroup limits, isolation, perf events.
 
-:class:`ControlOptions` is the plain-data form stored in a session's protocol (so a resumed
-session runs under the same setup); :func:`prepare_execution` validates it against this machine
-and gives an :class:`Execution` that turns one benchmark run into a spawn request and collects the
-extra measurements (cgroup accounting, perf events, an isolator's meta file) afterwards.
+A plan's :class:`~benchlab.core.plan.Placement` is plain data; :func:`prepare_execution` checks
+it against this machine (CPUs exist, cgroups can be created, perf is installed) and gives an
+:class:`Execution` that turns one benchmark run into a spawn request and collects the extra
+measurements (cgroup accounting, perf events, an isolator's meta file) afterwards.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
+from benchlab.core.plan import Placement
 from benchlab.errors import NotAvailable, UserError
 from benchlab.measure.isolation import Isolation, parse_isolate_meta, parse_isolation
 from benchlab.measure.perf import parse_events, parse_perf_csv, perf_prefix
@@ -20,65 +21,10 @@ from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
 
 
 @dataclass
-class ControlOptions:
-    """Environment-control options of a session (CLI flags of ``benchlab run``).
-
-    Times in microseconds (cgroup quota/period), memory in bytes.
-    """
-
-    affinity: str = "none"
-    smt: str = "apart"
-    workers: int = 1
-    isolation: str = "bare"
-    cpu_quota_us: int | None = None
-    cpu_period_us: int | None = None
-    cpu_weight: int | None = None
-    cpuset: str | None = None
-    memory_limit_bytes: int | None = None
-    allow_unconstrained: bool = False
-    load: str | None = None
-    perf_events: str | None = None
-    calibration: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data form (stored in the protocol)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "ControlOptions":
-        """Rebuild from :meth:`to_dict` (unknown keys ignored)."""
-        data = data or {}
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
-
-    def wants_limits(self) -> bool:
-        """True when any cgroup limit is requested."""
-        return any(v is not None for v in (self.cpu_quota_us, self.cpu_weight, self.cpuset,
-                                           self.memory_limit_bytes))
-
-
-def parse_memory(text: str | None) -> int | None:
-    """``--memory-limit`` value in bytes from e.g. ``512M``, ``2G``, ``1048576``."""
-    if text is None:
-        return None
-    t = text.strip().upper().removesuffix("B").removesuffix("I")
-    factors = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "T": 1024 ** 4}
-    try:
-        if t and t[-1] in factors:
-            value = int(float(t[:-1]) * factors[t[-1]])
-        else:
-            value = int(t)
-    except ValueError:
-        raise UserError(f"--memory-limit {text!r} is not a size; write e.g. 512M or 2G") from None
-    if value < 4096:
-        raise UserError(f"--memory-limit {text!r} is too small; give at least a few MiB")
-    return value
-
-
-@dataclass
 class Execution:
     """A validated setup ready to run: see :func:`prepare_execution`."""
 
-    options: ControlOptions
+    options: Placement
     worker_cpus: list[tuple[int, ...] | None]
     isolation: Isolation
     limits: Any = None
@@ -178,14 +124,14 @@ def _cgroup_measurements(usage) -> list[dict]:
     return rows
 
 
-def prepare_execution(options: ControlOptions, *, session_label: str = "run") -> Execution:
+def prepare_execution(options: Placement, *, session_label: str = "run") -> Execution:
     """Validate control options on this machine and plan CPUs per worker.
 
     Raises :class:`UserError` for bad values, :class:`NotAvailable` for what the machine lacks;
     with ``allow_unconstrained`` a cgroup that cannot be created is recorded, not fatal.
     """
     from benchlab.control.affinity import numa_membind_prefix, parse_affinity, plan_affinity
-    from benchlab.control.topology import read_topology
+    from benchlab.environment.topology import read_topology
 
     if options.workers < 1:
         raise UserError(f"--workers must be at least 1 (got {options.workers})")

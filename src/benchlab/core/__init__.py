@@ -1,0 +1,15 @@
+"""The execution core (rank 5): a serialisable run plan goes in, measured runs come out and are
+written to the store.
+
+- :mod:`.plan`: :class:`RunPlan` (benchmarks, protocol, :class:`Placement`), plain data with
+  ``to_dict``/``from_dict`` and ``validate``.
+- :mod:`.planner`: the order of runs (:class:`RunPlanner`).
+- :mod:`.placement`: the placement step (affinity, cgroups, isolation, perf) on this machine.
+- :mod:`.executor`: one session's execution in named steps; :mod:`.samples`: what runs report.
+- :mod:`.session`: start, resume, interrupt (SIGTERM acts as Ctrl-C).
+- :mod:`.study`: stability studies; :mod:`.until_decided`: sequential stopping.
+- :mod:`.measure_once`: single measured executions for machine profiles and calibration.
+
+Every command that executes runs (run, study, profile, calibrate, demo) goes through here.
+Import the submodules directly: this package imports nothing so ``benchlab run`` stays fast.
+"""

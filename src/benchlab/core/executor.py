@@ -1,0 +1,421 @@
+"""Execute a run plan's session to completion, storing every run the moment it ends.
+
+The steps, each a named function or method below: prepare the placement (affinity, cgroups,
+isolation, perf) on this machine; run each benchmark's ``setup``; measure the shell's own cost
+when commands run through a shell; start the background load; then the worker loop — ask the
+planner for the next run, run its ``prepare``, execute it, extract its samples, store it, feed
+the sequential stopper — and finally ``cleanup``, the load after, and the session's status.
+
+An interruption (Ctrl-C, or SIGTERM turned into one by :mod:`benchlab.core.session`) kills the
+running program, keeps everything stored, marks the session ``interrupted`` and raises
+:class:`SessionInterrupted`. A failing command (without ``ignore_failure``), a failing hook or a
+metric that captured no number keeps what was stored, marks the session ``failed`` and raises a
+one-line :class:`~benchlab.errors.UserError`. The session never stays ``running``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol as TypingProtocol
+
+import numpy as np
+
+from benchlab.core.placement import Execution, prepare_execution
+from benchlab.core.plan import RunPlan
+from benchlab.core.planner import PlannedRun, RunPlanner
+from benchlab.store.writer import SessionWriter
+from benchlab.core.samples import extract_metrics, read_samples_csv, tail
+from benchlab.core.scratch import make_scratch, remove_scratch, terminate_children
+from benchlab.errors import UserError
+from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
+from benchlab.store.db import SessionRef
+
+SHELL_CALIBRATION_RUNS = 50
+
+
+def merge_metadata(writer: SessionWriter, extra: dict[str, Any]) -> None:
+    """Add keys to a session's metadata, keeping what is there."""
+    meta = writer.store.get_session(writer.ref.uid).get("metadata") or {}
+    writer.update(metadata={**meta, **extra})
+
+
+class SessionInterrupted(Exception):
+    """Raised after Ctrl-C or SIGTERM once the session is safely marked interrupted."""
+
+    def __init__(self, session: SessionRef, runs_stored: int, signum: int = 2):
+        super().__init__(f"interrupted: {runs_stored} runs stored in session {session.uid}")
+        self.session = session
+        self.runs_stored = runs_stored
+        self.signum = signum
+
+
+class Observer(TypingProtocol):
+    """Receives progress events (the CLI draws a progress bar from them)."""
+
+    def started(self, session: SessionRef, plan: RunPlan, total: int | None) -> None: ...
+    def run_finished(self, name: str, run: PlannedRun, m: RunMeasurement,
+                     total: int | None, done: int) -> None: ...
+    def message(self, text: str) -> None: ...
+
+
+class Silent:
+    """An observer that shows nothing."""
+
+    def started(self, session, plan, total):
+        pass
+
+    def run_finished(self, name, run, m, total, done):
+        pass
+
+    def message(self, text):
+        pass
+
+
+@dataclass
+class SessionResult:
+    """Outcome of a session: its reference, final status and run counts by benchmark and status."""
+
+    session: SessionRef
+    status: str
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    shell_overhead_ns: int | None = None
+    decision: dict | None = None
+
+
+@dataclass
+class MeasuredRun:
+    """One executed run: the harness measurement plus what the run reported."""
+
+    planned: PlannedRun
+    worker: int
+    measurement: RunMeasurement
+    measurements: list[dict]
+    extra: dict[str, Any]
+    samples: dict[str, list[float]]
+    failure: str | None = None
+
+
+def run_hook(command: str | None, what: str, cwd: str | None) -> None:
+    """Run a ``prepare``/``setup``/``cleanup`` shell command; UserError with its stderr tail."""
+    if not command:
+        return
+    proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        lines = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        raise UserError(f"the {what} command {command!r} failed with exit code "
+                        f"{proc.returncode} ({lines[0][:200]}); fix it or remove --{what}")
+
+
+def measure_shell_cost(shell: str, runs: int = SHELL_CALIBRATION_RUNS) -> dict[str, int]:
+    """Median cost (ns) of starting ``shell -c ''``: what ``--shell`` adds to every run."""
+    walls, users, syss = [], [], []
+    for _ in range(runs):
+        m = spawn_measured(SpawnRequest(argv=[shell, "-c", ""]))
+        if m.status != "ok":
+            raise UserError(f"the shell {shell!r} does not run ({m.error or m.status}); "
+                            f"pass an existing shell to --shell")
+        walls.append(m.wall_ns)
+        users.append(m.user_ns)
+        syss.append(m.sys_ns)
+    return {"wall_ns": int(np.median(walls)), "user_ns": int(np.median(users)),
+            "sys_ns": int(np.median(syss)), "runs": runs}
+
+
+def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun, worker: int,
+                        scratch: str) -> MeasuredRun:
+    """Run ``planned`` once (its ``prepare`` first) and read what it reported."""
+    i = planned.benchmark
+    run_hook(plan.benchmarks[i].prepare, "prepare", plan.cwd)
+    samples_csv = plan.samples_csv.replace("{worker}", str(worker)) if plan.samples_csv else None
+    if samples_csv:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(samples_csv)
+    out_path = os.path.join(scratch, f"stdout-{worker}") \
+        if plan.metrics or plan.capture_stdout else None
+    err_path = os.path.join(scratch, f"stderr-{worker}")
+    env = dict(os.environ, BENCHLAB_WORKER=str(worker)) if plan.placement.workers > 1 else None
+    m, measurements, extra = execution.run(
+        plan.argv_for(i), worker=worker, cwd=plan.cwd, timeout_s=plan.timeout_s,
+        stdout_path=out_path, stderr_path=err_path, scratch=scratch, env=env)
+    run = MeasuredRun(planned, worker, m, measurements, extra, {})
+    if m.status == "ok":
+        extract_samples(plan, run, out_path, err_path, samples_csv)
+    else:
+        stderr_tail = tail(err_path)
+        if stderr_tail:
+            extra["stderr_tail"] = stderr_tail
+    return run
+
+
+def extract_samples(plan: RunPlan, run: MeasuredRun, out_path: str | None,
+                    err_path: str | None, samples_csv: str | None) -> None:
+    """Fill ``run.samples`` from ``--metric`` matches and the samples file.
+
+    A value the program reported that is not a number becomes the run's ``failure`` (the run is
+    kept, the session then fails) rather than an exception that would lose the run.
+    """
+    try:
+        run.samples = extract_metrics(plan.metrics, out_path, err_path)
+        empty = [k for k, v in run.samples.items() if not v]
+        if empty:
+            run.extra["warning"] = f"metric(s) {', '.join(empty)} matched nothing in the output"
+        if samples_csv:
+            if os.path.exists(samples_csv):
+                values, meta = read_samples_csv(samples_csv)
+                for label, vals in values.items():
+                    run.samples.setdefault(label, []).extend(vals)
+                if meta:
+                    run.extra["samples_csv_metadata"] = meta
+            else:
+                run.extra["warning"] = f"no samples file {samples_csv} after the run"
+    except UserError as exc:
+        run.samples = {}
+        run.extra["error"] = str(exc)
+        run.failure = str(exc)
+
+
+def run_fields(m: RunMeasurement, extra: dict[str, Any], shell_overhead_ns: int | None
+               ) -> dict[str, Any]:
+    """The stored columns of one run (times in ns, memory in KiB)."""
+    return {
+        "status": m.status, "exit_code": m.exit_code, "signal": m.signal, "error": m.error,
+        "start_unix_ns": m.start_unix_ns, "start_mono_ns": m.start_mono_ns,
+        "end_mono_ns": m.end_mono_ns, "wall_ns": m.wall_ns, "user_ns": m.user_ns,
+        "sys_ns": m.sys_ns, "max_rss_kib": m.max_rss_kib, "minflt": m.minflt,
+        "majflt": m.majflt, "nvcsw": m.nvcsw, "nivcsw": m.nivcsw,
+        "shell_overhead_ns": shell_overhead_ns,
+        "cpus": ",".join(map(str, m.cpus)) if m.cpus else None,
+        "spawn_method": m.method, "extra": extra or None,
+    }
+
+
+def _failure_text(plan: RunPlan, run: MeasuredRun, uid: str) -> str | None:
+    m = run.measurement
+    if run.failure:
+        return f"{run.failure}; the run is stored in session {uid}"
+    if m.status == "ok" or plan.ignore_failure:
+        return None
+    what = {"failed": f"exited with code {m.exit_code}",
+            "signaled": f"was killed by signal {m.signal}",
+            "timeout": f"timed out after {plan.timeout_s} s",
+            "error": f"could not start ({m.error})"}[m.status]
+    command = plan.benchmarks[run.planned.benchmark].command
+    return (f"command {command!r} {what}; the run is stored in session {uid}; use "
+            f"--ignore-failure (-i) to keep measuring failing commands")
+
+
+class SessionRun:
+    """The execution of one session: planners per worker, the next sequence number, counts.
+
+    Shared between worker threads; every method that changes it holds ``lock``.
+    """
+
+    def __init__(self, writer: SessionWriter, plan: RunPlan, execution: Execution,
+                 observer: Observer, scratch: str):
+        self.writer = writer
+        self.plan = plan
+        self.execution = execution
+        self.observer = observer
+        self.scratch = scratch
+        self.workers = plan.placement.workers
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.failure: str | None = None
+        self.shell_overhead_ns: int | None = None
+        self.result = SessionResult(session=writer.ref, status="running")
+        benches = writer.store.benchmarks(writer.ref.id)
+        self.bench_ids = [b["id"] for b in benches]
+        self.setup_ids = [b["setup_id"] for b in benches]
+        self.planners = self._restore_planners()
+        self.seq = writer.store.next_seq(writer.ref.id)
+        self.done = 0
+        self.stopper = self._stopper()
+
+    def _restore_planners(self) -> list[RunPlanner]:
+        """Planners that continue from the runs already stored (a resumed session)."""
+        n, workers = len(self.bench_ids), self.workers
+        done_w = [[0] * n for _ in range(workers)]
+        done_r = [[0] * n for _ in range(workers)]
+        elapsed = [0.0] * workers
+        first_wall: list[float | None] = [None] * n
+        for run in self.writer.store.runs(session_id=self.writer.ref.id):
+            i = self.bench_ids.index(run["benchmark_id"])
+            w = min(run["worker"], workers - 1)
+            if run["warmup"]:
+                done_w[w][i] += 1
+            else:
+                done_r[w][i] += 1
+                if first_wall[i] is None and run["status"] == "ok" and run["wall_ns"]:
+                    first_wall[i] = run["wall_ns"] / 1e9
+            elapsed[w] += (run["wall_ns"] or 0) / 1e9
+        planners = []
+        for w in range(workers):
+            planner = RunPlanner(self.plan, done_w[w], done_r[w], elapsed[w], worker=w)
+            planner.first_wall_s = list(first_wall)
+            planners.append(planner)
+        return planners
+
+    def _stopper(self):
+        if self.plan.until_decided is None:
+            return None
+        from benchlab.core.until_decided import SequentialStopper, UntilDecided
+
+        if self.workers != 1:
+            raise UserError("--until-decided runs one worker; drop --workers")
+        return SequentialStopper(self.writer.store, self.writer.ref.id, self.bench_ids,
+                                 self.plan.runs or self.plan.max_runs or 1000,
+                                 UntilDecided(**self.plan.until_decided))
+
+    def total(self) -> int | None:
+        """Measured runs of the whole session, or None while a count is still unknown."""
+        totals = [p.total() for p in self.planners]
+        return None if any(t is None for t in totals) else sum(totals)  # type: ignore[arg-type]
+
+    def next_run(self, worker: int) -> PlannedRun | None:
+        """The next run of ``worker``, or None when it is done or the session stops."""
+        if self.stop.is_set():
+            return None
+        with self.lock:
+            return self.planners[worker].next()
+
+    def store_run(self, run: MeasuredRun) -> None:
+        """Write one run, update the plan's estimates, look at the data, note a failure."""
+        plan, planned, m = self.plan, run.planned, run.measurement
+        i = planned.benchmark
+        with self.lock:
+            self.writer.add_run(self.bench_ids[i], seq=self.seq, iteration=planned.iteration,
+                                warmup=planned.warmup, worker=run.worker,
+                                setup_id=self.setup_ids[i],
+                                fields=run_fields(m, run.extra, self.shell_overhead_ns),
+                                samples=run.samples, measurements=run.measurements)
+            self.seq += 1
+            self.done += 1
+            counts = self.result.counts.setdefault(plan.benchmarks[i].name, {})
+            counts[m.status] = counts.get(m.status, 0) + 1
+            planner = self.planners[run.worker]
+            planner.record(planned, m.wall_ns / 1e9 if m.status == "ok" else None)
+            for other in self.planners:  # the first measured run sets every worker's estimate
+                if other.first_wall_s[i] is None:
+                    other.first_wall_s[i] = planner.first_wall_s[i]
+            if planned.iteration == 0 and not planned.warmup and plan.runs is None:
+                self.writer.update(protocol=plan.to_dict())
+            self.observer.run_finished(plan.benchmarks[i].name, planned, m, self.total(),
+                                       self.done)
+            if self.stopper is not None and not planned.warmup:
+                self._look()
+            failure = _failure_text(plan, run, self.writer.ref.uid)
+            if failure and self.failure is None:
+                self.failure = failure
+                self.stop.set()
+
+    def _look(self) -> None:
+        """Let the sequential design look at the data; store its looks so a resume replays them."""
+        looks_before = len(self.stopper.options.looks)
+        if self.stopper.after_run():
+            self.observer.message(self.stopper.decision.message)
+            self.stop.set()
+        if len(self.stopper.options.looks) != looks_before:
+            self.plan.until_decided = self.stopper.options.to_dict()
+            self.writer.update(protocol=self.plan.to_dict())
+            merge_metadata(self.writer, {"until_decided": self.stopper.summary()})
+
+    def worker_loop(self, worker: int) -> None:
+        """Execute and store runs of one worker until its planner or the session says stop."""
+        while (planned := self.next_run(worker)) is not None:
+            run = execute_planned_run(self.plan, self.execution, planned, worker, self.scratch)
+            self.store_run(run)
+
+    def run_workers(self) -> None:
+        """One worker in this thread, or N concurrent worker threads (seed 000's parallel setup)."""
+        self.observer.started(self.writer.ref, self.plan, self.total())
+        if self.workers == 1:
+            self.worker_loop(0)
+            return
+        errors: list[BaseException] = []
+
+        def guarded(worker: int) -> None:
+            try:
+                self.worker_loop(worker)
+            except BaseException as exc:  # surfaced in the main thread below
+                errors.append(exc)
+                self.stop.set()
+
+        threads = [threading.Thread(target=guarded, args=(w,), daemon=True,
+                                    name=f"benchlab-worker-{w}") for w in range(self.workers)]
+        for t in threads:
+            t.start()
+        try:
+            while any(t.is_alive() for t in threads):
+                for t in threads:
+                    t.join(timeout=0.1)
+        except KeyboardInterrupt:
+            self.stop.set()
+            terminate_children()  # the exec helpers kill their programs on SIGTERM
+            for t in threads:
+                t.join(timeout=10)
+            raise
+        if errors:
+            raise errors[0]
+
+
+def run_session(writer: SessionWriter, plan: RunPlan, *,
+                observer: Observer | None = None) -> SessionResult:
+    """Run (or continue) a session until its plan is complete; see the module docstring.
+
+    Raises :class:`SessionInterrupted` on Ctrl-C and :class:`UserError` when a command or hook
+    fails; in both cases everything measured so far stays stored and the session is finished.
+    """
+    from benchlab.environment import load_average
+
+    observer = observer or Silent()
+    scratch = make_scratch(writer.ref.uid)
+    session: SessionRun | None = None
+    try:
+        execution = prepare_execution(plan.placement, session_label=writer.ref.uid)
+        session = SessionRun(writer, plan, execution, observer, scratch)
+        for bench in plan.benchmarks:
+            run_hook(bench.setup, "setup", plan.cwd)
+        if plan.shell:
+            cost = measure_shell_cost(plan.shell)
+            session.shell_overhead_ns = session.result.shell_overhead_ns = cost["wall_ns"]
+            merge_metadata(writer, {"shell_overhead": cost})
+            observer.message(f"shell spawning time ({plan.shell}): {cost['wall_ns'] / 1e6:.3f} ms "
+                             f"(median of {cost['runs']}), subtracted from wall")
+        with _background_load(plan, writer):
+            session.run_workers()
+        if session.failure:
+            raise UserError(session.failure)
+        for bench in plan.benchmarks:
+            run_hook(bench.cleanup, "cleanup", plan.cwd)
+        writer.finish("done", load_after=list(load_average()))
+        session.result.status = "complete"
+        return session.result
+    except KeyboardInterrupt as exc:
+        writer.finish("interrupted", load_after=list(load_average()))
+        raise SessionInterrupted(writer.ref, writer.store.next_seq(writer.ref.id),
+                                 getattr(exc, "signum", 2)) from None
+    except BaseException:
+        writer.finish("failed", load_after=list(load_average()))
+        raise
+    finally:
+        remove_scratch(scratch)
+        if session is not None and session.stopper is not None:
+            session.result.decision = session.stopper.summary()
+
+
+@contextlib.contextmanager
+def _background_load(plan: RunPlan, writer: SessionWriter):
+    """Run the placement's background load (if any) for the duration of the measured runs."""
+    if not plan.placement.load:
+        yield None
+        return
+    from benchlab.control.load import BackgroundLoad, parse_load
+
+    with BackgroundLoad(parse_load(plan.placement.load)) as load:
+        merge_metadata(writer, {"load": load.to_dict()})
+        yield load

@@ -1,0 +1,361 @@
+"""The run plan: what to run, how often, and where — plain data, checked before anything runs.
+
+A :class:`RunPlan` is the one input of the execution core. It holds only strings, numbers,
+booleans, lists and dicts (never a live object), so it is stored with its session as JSON (an
+interrupted session resumes exactly as planned) and can be shipped to a worker on another
+machine. It has three parts:
+
+- ``benchmarks``: name, command (an argv line, or a shell command with ``shell``), parameter
+  values, and the benchmark's own ``prepare``/``setup``/``cleanup`` hooks;
+- the protocol: run counts (hyperfine's ``runs``/``min_runs``/``max_runs``/``min_time_s``/
+  ``max_time_s``), warmups, order and seed, timeout, failure policy, metrics, samples file;
+- ``placement``: CPU affinity, cgroup limits, isolation, workers, background load, perf events.
+
+:meth:`RunPlan.validate` checks every value (finite, in range, consistent, executables present)
+and raises a one-line :class:`~benchlab.errors.UserError` before any session exists.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+import shlex
+import shutil
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from benchlab.errors import UserError
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+#: Upper bounds that keep a mistyped number from meaning "forever" (a run count of 1e23 would
+#: never end; a timeout beyond a year is a typo). Generous: no real benchmark gets near them.
+MAX_RUNS = 10_000_000
+MAX_SECONDS = 366 * 24 * 3600.0
+MAX_MEMORY_BYTES = 1 << 50  # 1 PiB
+
+
+@dataclass
+class BenchmarkSpec:
+    """One benchmark: display name, command as typed, parameter values, its own hooks.
+
+    ``prepare`` runs before each of its runs, ``setup`` once before its first run, ``cleanup``
+    once after its last; each is a ``/bin/sh`` command or None.
+    """
+
+    name: str
+    command: str
+    parameters: dict[str, str] = field(default_factory=dict)
+    prepare: str | None = None
+    setup: str | None = None
+    cleanup: str | None = None
+
+
+@dataclass
+class MetricSpec:
+    """A program-reported metric read from the program's output: one regex group per sample."""
+
+    name: str
+    regex: str
+    unit: str | None = None
+
+
+@dataclass
+class Placement:
+    """Where and under which limits runs execute (CLI flags of ``benchlab run``).
+
+    CPU quota and period in microseconds, memory limit in bytes, CPU weight 1..10000.
+    ``worker_label``/``host`` name the executing worker when runs are sent elsewhere.
+    """
+
+    affinity: str = "none"
+    smt: str = "apart"
+    workers: int = 1
+    isolation: str = "bare"
+    cpu_quota_us: int | None = None
+    cpu_period_us: int | None = None
+    cpu_weight: int | None = None
+    cpuset: str | None = None
+    memory_limit_bytes: int | None = None
+    allow_unconstrained: bool = False
+    load: str | None = None
+    perf_events: str | None = None
+    calibration: str | None = None
+    worker_label: str | None = None
+    host: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (stored in the plan)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "Placement":
+        """Rebuild from :meth:`to_dict` (unknown keys ignored)."""
+        data = data or {}
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+    def wants_limits(self) -> bool:
+        """True when any cgroup limit is requested."""
+        return any(v is not None for v in (self.cpu_quota_us, self.cpu_weight, self.cpuset,
+                                           self.memory_limit_bytes))
+
+    def validate(self) -> None:
+        """Check numbers and choices (machine-independent); one-line UserError with the fix."""
+        _whole("--workers", self.workers, 1, 4096)
+        if self.smt not in ("apart", "together"):
+            raise UserError(f"--smt must be apart or together (got {self.smt!r})")
+        if self.cpu_quota_us is not None:
+            _whole("--cpu-quota", self.cpu_quota_us, 1000, 10**12)
+        if self.cpu_period_us is not None:
+            _whole("--cpu-period", self.cpu_period_us, 1000, 1_000_000)
+            if self.cpu_quota_us is None:
+                raise UserError("--cpu-period needs --cpu-quota; add --cpu-quota US")
+        if self.cpu_weight is not None:
+            _whole("--cpu-weight", self.cpu_weight, 1, 10000)
+        if self.memory_limit_bytes is not None:
+            _whole("--memory-limit", self.memory_limit_bytes, 4096, MAX_MEMORY_BYTES)
+
+
+@dataclass
+class RunPlan:
+    """Everything that defines a run session; JSON round trip via :meth:`to_dict`/:meth:`from_dict`.
+
+    Times are in seconds. ``shell`` is the shell path when commands run through a shell.
+    ``planned_runs`` (by benchmark name) fixes each count once estimated from the first run.
+    """
+
+    benchmarks: list[BenchmarkSpec]
+    runs: int | None = None
+    warmup: int = 0
+    min_runs: int = 10
+    max_runs: int | None = None
+    min_time_s: float = 3.0
+    max_time_s: float | None = None
+    order: str = "interleaved"
+    seed: int = 0
+    timeout_s: float | None = None
+    ignore_failure: bool = False
+    shell: str | None = None
+    metrics: list[MetricSpec] = field(default_factory=list)
+    samples_csv: str | None = None
+    cwd: str | None = None
+    capture_stdout: bool = False
+    placement: Placement = field(default_factory=Placement)
+    until_decided: dict[str, Any] | None = None
+    planned_runs: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form stored with the session (JSON-serialisable)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunPlan":
+        """Rebuild a plan stored by :meth:`to_dict` (also reads sessions stored before the core,
+        whose hooks were per-plan lists and whose placement was called ``control``)."""
+        data = dict(data)
+        benches = [BenchmarkSpec(**{k: v for k, v in b.items()
+                                    if k in BenchmarkSpec.__dataclass_fields__})
+                   for b in data.get("benchmarks", [])]
+        for hook in ("prepare", "setup", "cleanup"):
+            old = data.pop(hook, None)
+            if old:
+                for i, bench in enumerate(benches):
+                    setattr(bench, hook, old[i] if len(old) > 1 else old[0])
+        data["benchmarks"] = benches
+        data["metrics"] = [MetricSpec(**m) for m in data.get("metrics", [])]
+        data["placement"] = Placement.from_dict(data.get("placement") or data.get("control"))
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def argv_for(self, index: int) -> list[str]:
+        """The argv to execute for benchmark ``index`` (through the shell when ``shell`` is set)."""
+        command = self.benchmarks[index].command
+        if self.shell:
+            return [self.shell, "-c", command]
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise UserError(f"cannot parse command {command!r} ({exc}); fix the quoting") from None
+        if not argv:
+            raise UserError("an empty command was given; pass the command to benchmark")
+        return argv
+
+    def validate(self, store: Any = None) -> None:
+        """Check every value before a session exists; raise a one-line UserError with the fix.
+
+        ``store`` (a :class:`benchlab.store.Store`, optional) is where runs will be written: no
+        output the plan names may be its database or ``-wal``/``-shm`` file, since benchlab
+        deletes a samples file before each run.
+        """
+        if not self.benchmarks:
+            raise UserError("no command to benchmark; usage: benchlab run COMMAND [COMMAND ...]")
+        if self.runs is not None:
+            _whole("--runs", self.runs, 1, MAX_RUNS)
+        _whole("--warmup", self.warmup, 0, MAX_RUNS)
+        _whole("--min-runs", self.min_runs, 1, MAX_RUNS)
+        if self.max_runs is not None:
+            _whole("--max-runs", self.max_runs, 1, MAX_RUNS)
+            if self.max_runs < self.min_runs:
+                raise UserError(f"--max-runs ({self.max_runs}) is below --min-runs "
+                                f"({self.min_runs}); raise --max-runs or lower --min-runs")
+        _seconds("--min-time", self.min_time_s, allow_zero=True)
+        if self.max_time_s is not None:
+            _seconds("--max-time", self.max_time_s, allow_zero=True)
+        if self.timeout_s is not None:
+            _seconds("--timeout", self.timeout_s, allow_zero=False)
+        if self.order not in ("interleaved", "sequential"):
+            raise UserError(f"--order must be interleaved or sequential (got {self.order!r})")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise UserError(f"--seed must be a whole number >= 0 (got {self.seed!r})")
+        names = [b.name for b in self.benchmarks]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise UserError(f"benchmark names repeat ({', '.join(sorted(dup))}); give distinct "
+                            f"names with -n/--name, or use {{PARAM}} in the name")
+        if self.shell is not None:
+            _check_executable(self.shell, "--shell-path", self.cwd, "the shell")
+        for spec in self.metrics:
+            _check_metric(spec)
+        self.placement.validate()
+        if self.samples_csv:
+            if store is not None:
+                for w in range(self.placement.workers):
+                    store.refuse_output_path(self.samples_csv.replace("{worker}", str(w)),
+                                             "--samples-csv")
+            if self.placement.workers > 1 and "{worker}" not in self.samples_csv:
+                raise UserError("--samples-csv with --workers > 1: the workers would overwrite "
+                                "one file; put {worker} in the path and let the program write "
+                                "BENCHLAB_WORKER's file")
+        for i, bench in enumerate(self.benchmarks):
+            _check_executable(self.argv_for(i)[0], f"benchmark {bench.name!r}", self.cwd,
+                              "command")
+
+
+# -- checks ----------------------------------------------------------------------------------
+
+def _whole(option: str, value: Any, low: int, high: int) -> None:
+    """A whole number in [low, high]; floats such as 1e23 or nan are refused by name."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"{option} must be a whole number (got {value!r})")
+    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
+        raise UserError(f"{option} must be a whole number (got {value!r})")
+    if not low <= value <= high:
+        raise UserError(f"{option} must be between {low} and {high} (got {value:g}); "
+                        f"give a value in that range")
+
+
+def _seconds(option: str, value: Any, *, allow_zero: bool) -> None:
+    """A finite number of seconds, positive (or zero when allowed), at most a year."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UserError(f"{option} must be a finite number of seconds (got {value!r}); "
+                        f"give e.g. {option} 10")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise UserError(f"{option} must be {'0 or more' if allow_zero else 'positive'} seconds "
+                        f"(got {value:g})")
+    if value > MAX_SECONDS:
+        raise UserError(f"{option} {value:g} s is more than a year; give a shorter time")
+
+
+def _check_metric(spec: MetricSpec) -> None:
+    if not spec.name or not isinstance(spec.regex, str):
+        raise UserError("a metric needs a name and a regex; write NAME[:UNIT]=REGEX")
+    try:
+        pattern = re.compile(spec.regex, re.MULTILINE)
+    except re.error as exc:
+        raise UserError(f"--metric regex {spec.regex!r} is not a valid regular expression "
+                        f"({exc.msg}); fix it") from None
+    if pattern.groups != 1:
+        raise UserError(f"--metric regex {spec.regex!r} has {pattern.groups} groups; it needs "
+                        f"exactly one (around the number; write others as (?:...))")
+
+
+def _check_executable(exe: str, what: str, cwd: str | None, role: str) -> None:
+    if "/" in exe:
+        path = Path(exe) if os.path.isabs(exe) else Path(cwd or ".") / exe
+        if not path.exists():
+            raise UserError(f"{role} {exe!r} does not exist ({what}); check the path")
+        if path.is_dir() or not os.access(path, os.X_OK):
+            raise UserError(f"{role} {exe!r} is not an executable file ({what}); chmod +x it or "
+                            f"run it through an interpreter")
+    elif shutil.which(exe) is None:
+        raise UserError(f"{role} {exe!r} not found in PATH ({what}); check the spelling, give a "
+                        f"path, or use --shell for shell syntax")
+
+
+def parse_memory(text: str | None) -> int | None:
+    """``--memory-limit`` value in bytes from e.g. ``512M``, ``2G``, ``1048576``."""
+    if text is None:
+        return None
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    factors = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "T": 1024 ** 4}
+    try:
+        number = float(t[:-1]) * factors[t[-1]] if t and t[-1] in factors else float(t)
+    except ValueError:
+        raise UserError(f"--memory-limit {text!r} is not a size; write e.g. 512M or 2G") from None
+    if not math.isfinite(number) or number > MAX_MEMORY_BYTES:
+        raise UserError(f"--memory-limit {text!r} is not a usable size; write e.g. 512M or 2G")
+    if number < 4096:
+        raise UserError(f"--memory-limit {text!r} is too small; give at least a few MiB")
+    return int(number)
+
+
+# -- parameters ------------------------------------------------------------------------------
+
+def scan_values(name: str, low: str, high: str, step: str | None) -> list[str]:
+    """Values of ``--parameter-scan NAME LOW HIGH [--step S]`` as strings, inclusive of HIGH.
+
+    Integers stay integers; decimals keep the step's precision (0.1 steps print as 0.1, 0.2, ...).
+    """
+    try:
+        lo, hi = Decimal(low), Decimal(high)
+        st = Decimal(step) if step is not None else Decimal(1)
+    except InvalidOperation:
+        raise UserError(f"--parameter-scan {name}: LOW, HIGH and --step must be numbers "
+                        f"(got {low!r}, {high!r}, {step!r})") from None
+    if not all(v.is_finite() for v in (lo, hi, st)):
+        raise UserError(f"--parameter-scan {name}: LOW, HIGH and --step must be finite numbers")
+    if st <= 0:
+        raise UserError(f"--parameter-step-size must be positive (got {step})")
+    if hi < lo:
+        raise UserError(f"--parameter-scan {name}: HIGH ({high}) is below LOW ({low}); swap them")
+    count = int((hi - lo) / st) + 1
+    if count > 100_000:
+        raise UserError(f"--parameter-scan {name} makes {count} values; use a larger --step")
+    return [str(lo + i * st) for i in range(count)]
+
+
+def expand_benchmarks(commands: list[str], names: list[str],
+                      parameters: list[tuple[str, list[str]]]) -> list[BenchmarkSpec]:
+    """Cross commands with every combination of parameter values, substituting ``{NAME}``.
+
+    As in hyperfine, names given with ``-n`` pair with commands in order and are substituted too.
+    """
+    if names and len(names) != len(commands):
+        raise UserError(f"{len(names)} names (-n) for {len(commands)} commands; give one name "
+                        f"per command or none")
+    pnames = [p for p, _ in parameters]
+    dup = {p for p in pnames if pnames.count(p) > 1}
+    if dup:
+        raise UserError(f"parameter {sorted(dup)[0]!r} is defined twice; define each once")
+    combos = list(itertools.product(*[vals for _, vals in parameters])) if parameters else [()]
+    specs = []
+    for i, command in enumerate(commands):
+        used = set(_PLACEHOLDER.findall(command))
+        unknown = used - set(pnames)
+        if unknown and parameters:
+            raise UserError(f"command {command!r} uses {{{sorted(unknown)[0]}}} but no such "
+                            f"parameter is defined; add --parameter-list or --parameter-scan")
+        for combo in combos:
+            values = dict(zip(pnames, combo))
+            cmd = _substitute(command, values)
+            name = _substitute(names[i], values) if names else cmd
+            specs.append(BenchmarkSpec(name=name, command=cmd, parameters=values))
+    return specs
+
+
+def _substitute(text: str, values: dict[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)

@@ -1,0 +1,102 @@
+"""What a run reports beyond the harness's clocks: ``--metric`` values and ``--samples-csv`` rows.
+
+Both are read after the run ended, from files the run left in the session's scratch directory
+(stdout/stderr captures) or where the program wrote them (the samples file).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+
+from benchlab.core.plan import MetricSpec
+from benchlab.errors import UserError
+
+#: How much of a failing run's stderr is kept with the run, bytes.
+STDERR_TAIL_BYTES = 2000
+
+
+def read_samples_csv(path: str) -> tuple[dict[str, list[float]], list[str]]:
+    """Read ``label,value`` rows (``#`` lines are metadata) written by the program.
+
+    Returns (values by label, metadata lines). A first row whose value is not a number is a
+    header (``book_type,nanoseconds``); ``nan``/``inf`` values are refused.
+    Raises UserError on a malformed row.
+    """
+    values: dict[str, list[float]] = {}
+    meta: list[str] = []
+    try:
+        with open(path, newline="", encoding="utf-8", errors="strict") as fh:
+            for lineno, line in enumerate(fh, 1):
+                _samples_row(path, lineno, line, values, meta)
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text; the program must write label,value rows "
+                        f"as text") from None
+    return values, meta
+
+
+def _samples_row(path: str, lineno: int, line: str, values: dict[str, list[float]],
+                 meta: list[str]) -> None:
+    s = line.strip()
+    if not s:
+        return
+    if s.startswith("#"):
+        meta.append(s[1:].strip())
+        return
+    try:
+        row = next(csv.reader(io.StringIO(s)))
+    except csv.Error as exc:
+        raise UserError(f"{path}:{lineno}: not a CSV row ({exc}); write label,value") from None
+    if len(row) != 2:
+        raise UserError(f"{path}:{lineno}: expected 'label,value', got {s[:80]!r}; "
+                        f"the program must write one label,value row per sample")
+    try:
+        value = float(row[1])
+    except ValueError:
+        if not values:  # a header line such as book_type,nanoseconds
+            meta.append(s)
+            return
+        raise UserError(f"{path}:{lineno}: value {row[1][:40]!r} is not a number; "
+                        f"write numeric values in the second column") from None
+    if not math.isfinite(value):
+        raise UserError(f"{path}:{lineno}: value {row[1]!r} is not a finite number; "
+                        f"write finite numeric values")
+    values.setdefault(row[0].strip(), []).append(value)
+
+
+def extract_metrics(metrics: list[MetricSpec], out_path: str | None, err_path: str | None
+                    ) -> dict[str, list[float]]:
+    """Samples of each ``--metric`` found in the run's stdout, then stderr (in the metric's unit).
+
+    Raises UserError when a regex captured text that is not a finite number.
+    """
+    if not metrics:
+        return {}
+    from benchlab.measure import metrics as metric_parsing
+
+    text = ""
+    for p in (out_path, err_path):
+        if p and os.path.exists(p):
+            with open(p, "rb") as fh:
+                text += fh.read().decode(errors="replace")
+    out: dict[str, list[float]] = {}
+    for spec in metrics:
+        compiled = metric_parsing.MetricSpec(
+            name=spec.name, unit=spec.unit or "", regex=spec.regex,
+            pattern=metric_parsing.compile_metric_regex(spec.regex))
+        out[spec.name] = metric_parsing.extract(compiled, text)
+    return out
+
+
+def tail(path: str | None, limit: int = STDERR_TAIL_BYTES) -> str | None:
+    """The last ``limit`` bytes of a file as text (None when absent or empty)."""
+    if not path or not os.path.exists(path):
+        return None
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        fh.seek(max(0, size - limit))
+        data = fh.read().decode(errors="replace").strip()
+    return data or None

@@ -1,0 +1,151 @@
+"""Sessions of the execution core: start one from a plan, resume one, end every way cleanly.
+
+:func:`start_session` validates the plan (every value, the executables, the placement on this
+machine) before the session row exists, so bad input creates nothing. :func:`run_plan` starts
+and runs; :func:`resume_session` claims an unfinished session (refused while its writer is
+alive; a crashed one is taken over) and completes it to the exact planned count.
+
+:func:`interruptible` makes SIGTERM (and SIGHUP) behave like Ctrl-C while a session runs: the
+running program is killed, the session is marked ``interrupted``, and the caller learns the
+signal (exit 128 + signal number). The previous handlers are restored on the way out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from typing import Any, Iterator, Sequence
+
+from benchlab.core.executor import Observer, SessionInterrupted, SessionResult, run_session
+from benchlab.core.placement import prepare_execution
+from benchlab.core.plan import RunPlan
+from benchlab.store.writer import SessionWriter
+from benchlab.core.scratch import sweep_dead_scratch
+from benchlab.errors import UserError
+from benchlab.store.db import SessionRef, Store
+
+_TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _Received:
+    """The terminating signal received while :func:`interruptible` was active (None: none)."""
+
+    signum: int | None = None
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Turn SIGTERM/SIGHUP into Ctrl-C for the duration; set the signal on SessionInterrupted.
+
+    The SIGINT handler in force is called, so the spawner's deferral of Ctrl-C while a child is
+    being created (its pid must never be lost) covers SIGTERM as well.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _Received.signum = None
+
+    def on_signal(signum, frame):
+        _Received.signum = signum
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler) and handler is not on_signal:
+            handler(signal.SIGINT, frame)
+        else:  # SIGINT ignored (a background job): still stop
+            raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, on_signal) for s in _TERMINATING}
+    try:
+        yield
+    except SessionInterrupted as exc:
+        if _Received.signum is not None:
+            exc.signum = _Received.signum
+        raise
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _system_checks() -> list[dict] | None:
+    from benchlab.control.system import run_checks
+
+    return [c.to_dict() for c in run_checks(include_contention=False)]
+
+
+def _sweep_leftovers() -> None:
+    """Remove what a killed benchlab left: scratch directories and run cgroups of dead pids."""
+    sweep_dead_scratch()
+    try:
+        from benchlab.control.cgroups import sweep_stale
+
+        sweep_stale()
+    except (OSError, UserError):
+        pass  # no cgroup filesystem or no permission: nothing of ours can be there
+
+
+def start_session(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = None,
+                  name: str | None = None, metadata: dict[str, Any] | None = None,
+                  parent: SessionRef | None = None) -> SessionWriter:
+    """Validate ``plan``, then create its session with environment, checks, benchmarks, metrics.
+
+    Raises UserError (nothing created) for any bad value, a missing executable, or a placement
+    this machine cannot provide.
+    """
+    from benchlab.environment import collect_environment, load_average
+
+    plan.validate(store)
+    _sweep_leftovers()
+    execution = prepare_execution(plan.placement)
+    environment = collect_environment(argv=list(argv) if argv else None, cwd=plan.cwd)
+    writer = SessionWriter.create(
+        store, "run", name=name, command_line=list(argv) if argv else None,
+        protocol=plan.to_dict(), environment=environment, checks=_system_checks(),
+        load_before=list(load_average()), metadata=metadata, parent=parent)
+    try:
+        setup_id = store.put_setup(execution.setup_dict(plan.shell))
+        for pos, bench in enumerate(plan.benchmarks):
+            writer.add_benchmark(bench.name, position=pos, command=bench.command,
+                                 argv=plan.argv_for(pos), parameters=bench.parameters or None,
+                                 setup_id=setup_id)
+        for spec in plan.metrics:
+            writer.add_metric(spec.name, unit=spec.unit, origin="regex", pattern=spec.regex)
+        if plan.samples_csv:
+            writer.update(source=plan.samples_csv)
+    except BaseException as exc:
+        writer.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
+        raise
+    return writer
+
+
+def run_plan(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = None,
+             name: str | None = None, observer: Observer | None = None,
+             on_start=None) -> SessionResult:
+    """Start a session for ``plan`` and run it to the end (SIGTERM acts as Ctrl-C).
+
+    ``on_start(session_ref)`` is called once the session exists (the CLI prints its id).
+    """
+    with interruptible():
+        writer = start_session(store, plan, argv=argv, name=name)
+        if on_start is not None:
+            on_start(writer.ref)
+        return run_session(writer, plan, observer=observer)
+
+
+def resume_session(store: Store, key: str, *, observer: Observer | None = None) -> SessionResult:
+    """Complete an interrupted or crashed run session from its stored plan.
+
+    Raises UserError when the session is not a run, is already complete, or is being run by a
+    live process (a concurrent resume).
+    """
+    sess = store.get_session(key)
+    if sess["kind"] != "run":
+        raise UserError(f"session {sess['uid']} was {sess['kind']}ed, not run; only run sessions "
+                        f"can be resumed")
+    if sess["status"] == "complete":
+        raise UserError(f"session {sess['uid']} is already complete; nothing to resume")
+    plan = RunPlan.from_dict(sess["protocol"])
+    plan.validate(store)
+    with interruptible():
+        writer = SessionWriter.resume(store, sess["uid"])
+        _sweep_leftovers()
+        return run_session(writer, plan, observer=observer)
