@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from benchlab.stats.comparison import Check, Comparison
+from benchlab.stats.relative import CandidateResult
 from benchlab.units import format_duration
 
 #: Significant digits of the Hodges-Lehmann shift and interval: enough for seed 001's
@@ -220,3 +221,30 @@ def notes_text(c: Comparison) -> list[str]:
     return out
 
 
+
+
+def relative_sentence(c: CandidateResult, confidence_level: float) -> str:
+    """hyperfine's summary line, honest: "A ran 1.18× faster than B, 95% CI [1.15, 1.21]"
+    with the test behind it, or "cannot tell them apart yet: about N more runs each would
+    decide a difference of x%"."""
+    level = f"{100 * confidence_level:g}%"
+    adj = ", Holm-adjusted" if c.p_adjusted != c.p_value else ""
+    if c.outcome in ("faster", "slower"):
+        if c.outcome == "faster":
+            factor, low, high = 1 / c.ratio, 1 / c.ratio_high, 1 / c.ratio_low
+        else:
+            factor, low, high = c.ratio, c.ratio_low, c.ratio_high
+        how = "" if c.interval_method == "bca" else f", {c.interval_method} interval"
+        return (f"{c.name} ran {factor:.3g}× {c.outcome} than {c.reference}, {level} CI "
+                f"[{low:.3g}, {high:.3g}] (ratio of medians{how}; Mann-Whitney "
+                f"p = {c.p_adjusted:.2g}{adj})")
+    if c.reason == "identical":
+        return f"{c.name} and {c.reference} took exactly the same time in every run"
+    if c.reason == "zero_median":
+        return (f"{c.name} vs {c.reference}: the reference's median is 0, so no ratio; "
+                "compare them with `benchlab compare`")
+    pair = f"{c.name} vs {c.reference}: cannot tell them apart yet"
+    if c.additional_runs is None:
+        return f"{pair} (p = {c.p_adjusted:.2g}{adj})"
+    return (f"{pair}: about {c.additional_runs} more runs each would decide a difference of "
+            f"{100 * c.detect_relative:.2g}% (estimated from the observed spread)")
