@@ -5,6 +5,16 @@ Seed 000 measured how results degrade when other work shares the machine. ``cpu:
 installed, and fall back to the built-in spinner otherwise (stored as such). ``spin:N`` always
 uses the built-in spinner: N processes running a tight arithmetic loop, which needs nothing
 installed. Load processes get their own process group so they can be stopped as a whole.
+
+Why the load stays in benchlab's session: with ``CONFIG_SCHED_AUTOGROUP`` (on by default in
+Debian's kernel, ``/proc/sys/kernel/sched_autogroup_enabled``), CFS first shares the CPUs
+between *sessions* (autogroups) and only then between the processes of one session. A load
+started in a new session (``setsid``) is therefore one entity however many workers it has, and
+``--load cpu:8`` on 2 CPUs slowed a CPU-bound loop only from 0.44 s to 0.51 s. In benchlab's own
+session each worker competes with the measured program as one process among N+1, as seed 002's
+100 CPU-wasting processes did with its fixed task (17.7 s against 2.2-2.5 s in a cgroup of its
+own). :meth:`BackgroundLoad.to_dict` records where the load ran (session, autogroup, nice,
+scheduling policy, cgroup, method) so a result can be read with it.
 """
 
 from __future__ import annotations
@@ -74,12 +84,15 @@ class BackgroundLoad:
             if self.cpus:
                 argv += ["--taskset", ",".join(map(str, self.cpus))]
             self.argv = [argv]
+            # stress-ng's default --cpu method "all" cycles through every method; it never sleeps
+            # (--cpu-load defaults to 100), so each worker is a plain CPU hog.
         else:
             self.backend = "builtin-spinner"
             self.argv = [[sys.executable, "-c", _SPINNER] for _ in range(self.spec.workers)]
         for argv in self.argv:
+            # process_group=0, not start_new_session: see the module docstring (autogroups).
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, start_new_session=True)
+                                    stderr=subprocess.DEVNULL, process_group=0)
             if self.cpus and self.backend == "builtin-spinner":
                 os.sched_setaffinity(proc.pid, self.cpus)
             self._procs.append(proc)
@@ -89,6 +102,7 @@ class BackgroundLoad:
             self.__exit__(None, None, None)
             raise UserError(f"the background load ({' '.join(self.argv[0][:3])} ...) exited at once "
                             f"with code {dead[0].returncode}; check that it runs on this machine")
+        self._placement = _placement(self.worker_pids())
         return self
 
     def __exit__(self, *exc) -> None:
@@ -105,7 +119,67 @@ class BackgroundLoad:
         """Process ids of the load's top-level processes (empty when stopped)."""
         return [p.pid for p in self._procs]
 
+    def worker_pids(self) -> list[int]:
+        """Every running process of the load (stress-ng's workers too), by process group."""
+        groups = set(self.pids())
+        found = []
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                pgid = _stat_field(int(entry.name), 2)
+                if pgid is not None and pgid in groups:
+                    found.append(int(entry.name))
+        return sorted(found)
+
     def to_dict(self) -> dict:
-        """What ran, for the stored setup."""
+        """What ran and how it competed, for the stored setup.
+
+        Keys: kind, workers, backend, cpus, method (the command), and ``placement``: how many
+        processes, whether they share benchlab's session (so its autogroup), their autogroup,
+        nice values, scheduling policies and cgroups (``/proc/<pid>/cgroup``, one per line).
+        """
         return {**self.spec.to_dict(), "backend": self.backend,
-                "cpus": list(self.cpus) if self.cpus else None}
+                "cpus": list(self.cpus) if self.cpus else None,
+                "method": " ".join(self.argv[0]) if self.argv else None,
+                "placement": getattr(self, "_placement", None)}
+
+
+def _stat_field(pid: int, index: int) -> int | None:
+    """Integer field ``index`` after the command name of /proc/<pid>/stat (0 = state)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(b")") + 2:].split()
+    try:
+        return int(fields[index])
+    except (IndexError, ValueError):
+        return None
+
+
+_POLICIES = {getattr(os, name): name for name in
+             ("SCHED_OTHER", "SCHED_BATCH", "SCHED_IDLE", "SCHED_FIFO", "SCHED_RR")
+             if hasattr(os, name)}
+
+
+def _placement(pids: list[int]) -> dict:
+    """Where the load's processes run and with what priority, as they are now."""
+    own_session = os.getsid(0)
+    nice, policies, cgroups, autogroups, sessions = set(), set(), set(), set(), set()
+    for pid in pids:
+        try:
+            nice.add(os.getpriority(os.PRIO_PROCESS, pid))
+            policies.add(_POLICIES.get(os.sched_getscheduler(pid), "unknown"))
+            sessions.add(os.getsid(pid))
+            with open(f"/proc/{pid}/cgroup") as fh:
+                cgroups.add(fh.read().strip())
+        except OSError:
+            continue  # exited meanwhile
+        try:
+            with open(f"/proc/{pid}/autogroup") as fh:
+                autogroups.add(fh.read().strip())
+        except OSError:
+            pass  # kernel without CONFIG_SCHED_AUTOGROUP
+    return {"processes": len(pids), "same_session_as_benchlab": sessions == {own_session},
+            "autogroups": sorted(autogroups), "nice": sorted(nice),
+            "sched_policies": sorted(policies), "cgroups": sorted(cgroups)}
