@@ -160,3 +160,143 @@ def test_real_console_script_imports_jaybeams_and_resolves_series(db_path):
     assert info["samples"] == 70000 and info["runs"] == 2
     with Store.open(db_path) as store:
         assert len(store.resolve_series("workstation-results:array").values) == 35000
+
+
+# -- seeing results again (issue 9 item 4) -----------------------------------------------------
+
+def _measured(db: Path, names_and_walls: dict[str, list[float]], *, name: str = "measured",
+              failed_stderr: str | None = None, finish: str | None = "done") -> str:
+    """A session written through the real session writer (walls in ns)."""
+    from benchlab.store import SessionWriter
+
+    with Store.open(db) as store:
+        w = SessionWriter.create(store, "run", name=name, environment=None,
+                                 command_line=["benchlab", "run", *names_and_walls])
+        for bench, walls in names_and_walls.items():
+            bid = w.add_benchmark(bench, command=bench)
+            for i, wall in enumerate(walls):
+                w.add_run(bid, iteration=i, fields={"status": "ok", "wall_ns": int(wall)})
+            if failed_stderr is not None:
+                w.add_run(bid, iteration=len(walls), fields={
+                    "status": "failed", "exit_code": 3, "wall_ns": 1000,
+                    "extra": {"stderr_tail": failed_stderr}})
+        if finish:
+            w.finish(finish)
+        return w.ref.uid
+
+
+def test_show_defaults_to_newest_with_timings_verdict_and_failed_stderr(db_path):
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    _measured(db_path, {"old": [5e6] * 5}, name="older")
+    uid = _measured(db_path, {"./bm/fast": rng.normal(10e6, 1e5, 30),
+                              "./bm/slow": rng.normal(13e6, 1e5, 30)},
+                    failed_stderr="line one\nsegfault in frobnicate()")
+    proc = run_cli("show", db=db_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert uid in out and "older" not in out
+    assert "./bm/fast" in out and "median" in out and "ms" in out
+    assert "./bm/fast ran 1.3" in out and "faster than ./bm/slow" in out
+    assert "segfault in frobnicate()" in out and "exit code 3" in out
+    data = json.loads(run_cli("show", uid, "--json", db=db_path, check=True).stdout)
+    assert [s["name"] for s in data["summaries"]] == ["./bm/fast", "./bm/slow"]
+    assert data["summaries"][0]["wall"]["n"] == 30
+    assert data["failed_runs"][0]["stderr_tail"].endswith("frobnicate()")
+    assert data["verdict"] and "faster" in data["verdict"][1]
+
+
+def test_list_shows_commands_and_crashed_sessions_with_resume_command(db_path):
+    import signal
+    import subprocess
+    import sys
+
+    _measured(db_path, {"sleep 0.1": [1e8] * 3, "sleep 0.2": [2e8] * 3})
+    code = ("import sys, time\nfrom benchlab.store import SessionWriter, Store\n"
+            "s = Store.open(sys.argv[1])\n"
+            "w = SessionWriter.create(s, 'run', name='dies', environment=None)\n"
+            "w.add_benchmark('true', command='true')\nprint(w.ref.uid, flush=True)\ntime.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", code, str(db_path)], stdout=subprocess.PIPE,
+                             text=True)
+    uid = child.stdout.readline().strip()
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    proc = run_cli("list", db=db_path, check=True)
+    assert "sleep 0.1; sleep 0.2" in proc.stdout
+    assert f"session {uid} crashed" in proc.stdout
+    assert f"benchlab run --resume {uid} --db {db_path}" in proc.stdout
+    rows = json.loads(run_cli("list", "--json", db=db_path, check=True).stdout)
+    assert rows[0]["status"] == "crashed" and rows[0]["resume"].startswith("benchlab run --resume")
+    assert rows[1]["commands"] == ["sleep 0.1", "sleep 0.2"] and rows[1]["resume"] is None
+    show = run_cli("show", uid, db=db_path, check=True)
+    assert "crashed" in show.stdout and f"--resume {uid}" in show.stdout
+
+
+@pytest.mark.parametrize("name", ["a%b", "a_b", "100%", "null", "BM_x/8/threads:2", "./bm/x"])
+def test_selectors_match_names_exactly(db_path, name):
+    """Wildcard characters are literal, `null` is a name, `/` and `:` may be in names."""
+    _measured(db_path, {name: [1e6] * 3, "decoy-" + name: [2e6] * 3,
+                        name.replace("%", "X").replace("_", "Y") + "z": [3e6] * 3},
+              name=name)
+    with Store.open(db_path, readonly=True) as store:
+        series = store.resolve_series(name)
+        assert series.benchmark == name and list(series.values) == [1e6] * 3
+        assert store.resolve_series(f"{name}/wall").benchmark == name
+        uid = store.get_session(name)["uid"]
+        assert store.resolve_series(f"{uid}:{name}").benchmark == name
+        assert store.resolve_series(f"{uid}:{name}/cpu").metric == "cpu"
+    proc = run_cli("show", name, "--json", db=db_path, check=True)
+    assert json.loads(proc.stdout)["name"] == name
+
+
+def test_wildcards_do_not_match_other_sessions(db_path):
+    _measured(db_path, {"x": [1.0] * 3}, name="abc")
+    with Store.open(db_path, readonly=True) as store:
+        for key in ("a%", "a_c", "%", "____"):
+            assert store.find_session(key) is None
+    assert_one_line_error(run_cli("show", "a%", db=db_path), "no session 'a%'")
+
+
+def test_ambiguous_uid_prefix_lists_the_candidates(db_path):
+    from benchlab.store import SessionWriter
+
+    with Store.open(db_path) as store:
+        uids = []
+        for i in range(2):
+            w = SessionWriter.create(store, "run", name=f"s{i}", environment=None)
+            uids.append(w.ref.uid)
+        # give both the same 4-character prefix
+        for i, uid in enumerate(uids):
+            store.conn.execute("UPDATE sessions SET uid = ? WHERE uid = ?", (f"beef{i}000", uid))
+    proc = run_cli("show", "beef", db=db_path)
+    assert_one_line_error(proc, "ambiguous", "beef0000 (s0)", "beef1000 (s1)")
+    assert run_cli("show", "beef1", "--json", db=db_path, check=True).returncode == 0
+
+
+def test_default_store_is_per_user_unless_a_project_store_exists(tmp_path):
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    elsewhere = tmp_path / "elsewhere"
+    for d in (home, project, elsewhere):
+        d.mkdir()
+    env = {"HOME": str(home), "XDG_DATA_HOME": "", "BENCHLAB_DB": ""}
+    csv = tmp_path / "r.csv"
+    csv.write_text("a,1\n")
+    proc = run_cli("import", str(csv), cwd=project, env=env)
+    assert proc.returncode == 0, proc.stderr
+    user_db = home / ".local" / "share" / "benchlab" / "benchlab.db"
+    assert user_db.is_file() and not (project / "benchlab.db").exists()
+    # found from any directory
+    assert '"name": "r"' in run_cli("list", "--json", cwd=elsewhere, env=env, check=True).stdout
+    # a project-local store takes precedence when present
+    Store.open(project / "benchlab.db").close()
+    assert run_cli("list", "--json", cwd=project, env=env, check=True).stdout.strip() == "[]"
+    # XDG_DATA_HOME moves the per-user store; BENCHLAB_DB and --db override everything
+    xdg = tmp_path / "xdg"
+    run_cli("import", str(csv), "--name", "x", cwd=elsewhere, check=True,
+            env={**env, "XDG_DATA_HOME": str(xdg)})
+    assert (xdg / "benchlab" / "benchlab.db").is_file()
+    other = tmp_path / "other.db"
+    run_cli("import", str(csv), cwd=project, env={**env, "BENCHLAB_DB": str(other)}, check=True)
+    assert other.is_file()

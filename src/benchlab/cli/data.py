@@ -180,8 +180,9 @@ def list_cmd(limit: int | None, as_json: bool, db: str | None) -> None:
     console.print(table)
     for r in rows:
         if r["status"] == "crashed" and r["resume"]:
-            console.print(f"session {r['uid']} crashed (its process died while running); "
-                          f"resume it with: {escape(r['resume'])}", highlight=False)
+            # plain echo: rich would wrap the command, which must stay copy-pasteable
+            click.echo(f"session {r['uid']} crashed (its process died while running); "
+                       f"resume it with: {r['resume']}")
 
 
 def _leaf(value: Any) -> str | None:
@@ -368,8 +369,7 @@ def _print_session(info: dict, summaries: list, verdict: list[str], failures: li
                                             else str(cl)))
     console.print(head)
     if info.get("resume"):
-        console.print(f"[yellow]{info['status']}[/yellow]: resume with "
-                      f"{escape(info['resume'])}", highlight=False)
+        click.echo(f"{info['status']}: resume with {info['resume']}")
     if any(x.wall.n or x.program for x in summaries):
         from benchlab.report.run_summary import render_summary_table
 
