@@ -187,3 +187,92 @@ def test_until_decided_resumes_replaying_its_looks(db_path):
 ])
 def test_until_decided_bad_input(db_path, args, needle):
     assert_one_line_error(run_cli(*args, db=db_path), needle)
+
+
+# --- issue 9, item 3: compare never aborts on real data and always ends with a verdict -------
+
+def _import_series(db_path, tmp_path, series: dict) -> None:
+    """Write NAME,VALUE rows (ns) and import them as one session with the CSV importer."""
+    import numpy as np
+
+    f = tmp_path / "series.csv"
+    f.write_text("".join(f"{name},{float(v)!r}\n" for name, values in series.items()
+                         for v in np.asarray(values, dtype=float)))
+    run_cli("import", "--format", "csv", str(f), db=db_path, check=True)
+
+
+def _verdict(proc) -> str:
+    line = next(l for l in proc.stdout.splitlines() if "verdict:" in l)
+    return line.split("verdict:", 1)[1].strip()
+
+
+def test_compare_and_analyze_on_a_clock_grid_fall_back_and_say_so(db_path, tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(1)  # this pair made compare and analyze abort before
+    a, b = (np.round(rng.lognormal(np.log(1.05e6), 0.004, 30), -3) for _ in range(2))
+    _import_series(db_path, tmp_path, {"a": a, "b": b})
+    proc = run_cli("compare", "a", "b", db=db_path, check=True)
+    assert _verdict(proc).startswith("equivalent within ±1%")
+    assert "percentile interval is used instead" in proc.stdout
+    ana = run_cli("analyze", "a", db=db_path, check=True)
+    assert "percentile (BCa undefined on tied values) CI" in ana.stdout
+    data = json.loads(run_cli("analyze", "a", "--json", db=db_path, check=True).stdout)
+    assert data["median_ci"]["kind"] == "percentile" and data["median_ci"]["fallback"]
+
+
+@pytest.mark.parametrize("a, b, args, start", [
+    ([5] * 10, [7] * 10, [], "a is faster than b by 2 ns"),
+    ([5] * 10, [5] * 10, [], "equivalent: a and b are the same constant"),
+    ([0] * 10 + [1, 2], [0] * 10 + [3, 4], [], "not yet: cannot tell them apart"),
+    ([0] * 10 + [1, 2], [0] * 10 + [3, 4], ["--min-effect", "5ns"], "equivalent within"),
+])
+def test_compare_constants_and_zero_medians(db_path, tmp_path, a, b, args, start):
+    _import_series(db_path, tmp_path, {"a": a, "b": b})
+    proc = run_cli("compare", "a", "b", *args, db=db_path, check=True)
+    assert _verdict(proc).startswith(start), proc.stdout
+    assert "must be positive" not in proc.stdout + proc.stderr
+
+
+def test_compare_verdict_comes_before_a_degraded_power_note(db_path, tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(1000, 10, 50), rng.normal(1030, 10, 50)
+    a[3] = 1e9
+    _import_series(db_path, tmp_path, {"a": a, "b": b})
+    assert _verdict(run_cli("compare", "a", "b", db=db_path, check=True)).startswith(
+        "a is faster than b")
+    seed = run_cli("compare", "a", "b", "--jaybeams-compatible", "--resamples", "200",
+                   db=db_path, check=True)
+    assert "1e15" in seed.stdout and "seed 001 aborts" in _verdict(seed)
+
+
+def test_compare_small_ms_samples_decides_and_says_how_many_more_runs(db_path, tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    _import_series(db_path, tmp_path, {
+        "fast": rng.lognormal(np.log(1e6), 0.05, 20), "slow": rng.lognormal(np.log(1.14e6), 0.05, 20),
+        "near": rng.lognormal(np.log(1.02e6), 0.05, 20)})
+    decided = _verdict(run_cli("compare", "fast", "slow", db=db_path, check=True))
+    assert decided.startswith("fast is faster than slow by ") and "95% CI" in decided
+    assert "need" not in decided
+    near = run_cli("compare", "fast", "near", "--conf-level", "0.99", db=db_path, check=True)
+    verdict = _verdict(near)
+    assert verdict.startswith("not yet") and "more runs each" in verdict
+    assert "99% CI" in near.stdout and "alpha=0.01" in near.stdout
+    eq = _verdict(run_cli("compare", "fast", "near", "--min-effect", "300us", db=db_path,
+                          check=True))
+    assert eq.startswith("equivalent within ±")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--min-effect", "1000"], "--min-effect"),
+    (["--min-effect", "nan%"], "--min-effect"),
+    (["--min-effect", "-1ms"], "--min-effect"),
+    (["--conf-level", "1"], "--conf-level"),
+])
+def test_compare_bad_effects_and_levels(db_path, tmp_path, args, needle):
+    _import_series(db_path, tmp_path, {"a": [1, 2, 3], "b": [2, 3, 4]})
+    assert_one_line_error(run_cli("compare", "a", "b", *args, db=db_path), needle)

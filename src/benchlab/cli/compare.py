@@ -78,7 +78,7 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
         if c.unit != base.unit:
             raise UserError(f"{c.label} is in {c.unit or 'no unit'} but {base.label} in "
                             f"{base.unit or 'no unit'}; compare series of one unit (--metric)")
-    if effect_kind == "absolute" and base.unit != "ns":
+    if effect_kind == "absolute" and base.unit not in (None, "", "ns"):  # no unit: read as ns
         raise UserError(f"--min-effect {min_effect} is a duration but {base.label} is in "
                         f"{base.unit or 'no unit'}; give a percentage, e.g. --min-effect 2%")
     options = CompareOptions(confidence_level=conf_level, power=power,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from benchlab.units import format_value
-from benchlab.stats.bootstrap import bootstrap_ci
+from benchlab.stats.bootstrap import bootstrap_distribution, interval_with_fallback
 from benchlab.stats.descriptive import cdf_points, summarize
 from benchlab.stats.independence import check_independence
 from benchlab.stats.outliers import mad_filtered_summary, tukey_outliers
@@ -40,9 +40,12 @@ def analyze_series(series: Series, *, mad_k: float = 3.0, seed: int = 1,
                                   "flagged_indices": np.flatnonzero(mad.flags.is_outlier).tolist()[:100]},
                      "tukey": tukey},
     }
-    ci = bootstrap_ci(x, "median", kind="bca", n_resamples=n_resamples, seed=seed)
+    # BCa, or the percentile interval where ties on a clock grid leave BCa undefined.
+    dist = bootstrap_distribution(x, "median", n_resamples=n_resamples, seed=seed)
+    ci = interval_with_fallback(dist, "bca", 0.95)
     result["median_ci"] = {"low": ci.low, "high": ci.high, "confidence": ci.confidence,
-                           "kind": ci.kind, "n_resamples": ci.n_resamples, "seed": ci.seed}
+                           "kind": ci.kind, "n_resamples": ci.n_resamples, "seed": ci.seed,
+                           "fallback": ci.extra.get("fallback")}
     if x.size >= 3 and np.ptp(x) > 0:
         ind = check_independence(x)
         result["independence"] = {
@@ -71,8 +74,10 @@ def render_analysis(a: dict[str, Any], console) -> None:
     ser = a["series"]
     console.print(f"[bold]{ser['benchmark']}[/bold] / {ser['metric']} (session {ser['session']}), "
                   f"n = {ser['n']}")
-    console.print(f"  median {f(s['median'])}  (95% BCa CI {f(a['median_ci']['low'])} .. "
-                  f"{f(a['median_ci']['high'])})   mean {f(s['mean'])} ± sd {f(s['sd'])}  "
+    ci = a["median_ci"]
+    kind = "BCa" if ci["kind"] == "bca" else f"{ci['kind']} (BCa undefined on tied values)"
+    console.print(f"  median {f(s['median'])}  (95% {kind} CI {f(ci['low'])} .. "
+                  f"{f(ci['high'])})   mean {f(s['mean'])} ± sd {f(s['sd'])}  "
                   f"CV {100 * s['cv']:.2f}%")
     console.print(f"  min {f(s['min'])}  q1 {f(s['q1'])}  q3 {f(s['q3'])}  max {f(s['max'])}  "
                   f"IQR {f(s['iqr'])}")

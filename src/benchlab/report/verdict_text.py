@@ -195,8 +195,10 @@ def verdict_text(c: Comparison) -> str:
     if c.reason == "identical":
         return f"equivalent: {c.name_a} and {c.name_b} are the same constant ({hl.estimate:g})"
     if c.outcome == "equivalent":
-        rel = 100 * c.min_effect / abs(c.summary_b.median)
-        return (f"equivalent within ±{rel:.3g}% (±{format_duration(c.min_effect)}): the "
+        median = abs(c.summary_b.median)
+        within = (f"±{100 * c.min_effect / median:.3g}% (±{format_duration(c.min_effect)})"
+                  if median > 0 else f"±{format_duration(c.min_effect)}")
+        return (f"equivalent within {within}: the "
                 f"{100 * o.confidence_level:g}% CI of the shift, "
                 f"{format_interval(hl.ci_low, hl.ci_high)}, lies inside"
                 + (f" although the difference is statistically significant ({p_text})"
