@@ -86,12 +86,19 @@ def profile_cmd(methods, duration, repeat, target_cv, max_repeat, time_budget, o
             if rec.status != "ok":
                 progress.console.print(f"[yellow]{rec.method}: {rec.status}: {rec.error}[/yellow]")
 
+    from benchlab.core.session import interruptible
+
+    received = None
     try:
-        with progress:
+        with progress, interruptible() as received:
             prof = run_profile(names, name=name, duration_s=duration, repeat=repeat, limits=limits,
                                cpus=cpu_list, seed=seed, target_cv=target_cv, max_repeat=max_repeat,
                                time_budget_s=time_budget, store=store, observer=observer, binary=binary,
                                nice=nice)
+    except KeyboardInterrupt:
+        click.echo(f"benchlab: interrupted; the runs so far are stored in {store.path} "
+                   f"(profile session marked interrupted); run the profile again", err=True)
+        sys.exit(128 + ((received.signum if received is not None else None) or 2))
     finally:
         store.close()
     if output:

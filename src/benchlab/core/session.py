@@ -35,14 +35,15 @@ class _Received:
 
 
 @contextlib.contextmanager
-def interruptible() -> Iterator[None]:
+def interruptible() -> Iterator[type[_Received]]:
     """Turn SIGTERM/SIGHUP into Ctrl-C for the duration; set the signal on SessionInterrupted.
 
-    The SIGINT handler in force is called, so the spawner's deferral of Ctrl-C while a child is
-    being created (its pid must never be lost) covers SIGTERM as well.
+    Yields an object whose ``signum`` is the terminating signal received (None for Ctrl-C or
+    none). The SIGINT handler in force is called, so the spawner's deferral of Ctrl-C while a
+    child is being created (its pid must never be lost) covers SIGTERM as well.
     """
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield _Received
         return
     _Received.signum = None
 
@@ -56,7 +57,7 @@ def interruptible() -> Iterator[None]:
 
     previous = {s: signal.signal(s, on_signal) for s in _TERMINATING}
     try:
-        yield
+        yield _Received
     except SessionInterrupted as exc:
         if _Received.signum is not None:
             exc.signum = _Received.signum

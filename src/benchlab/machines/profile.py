@@ -22,7 +22,6 @@ import json
 import math
 import os
 import random
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from benchlab.errors import NotAvailable, UserError
+from benchlab.errors import UserError
 
 PROFILE_FORMAT = "benchlab-profile"
 PROFILE_FORMAT_VERSION = 1
@@ -191,48 +190,42 @@ class RunRecord:
 Observer = Callable[..., None]
 
 
-def _preflight_cgroup(limits) -> None:
-    """Create and remove one run cgroup, so a missing permission fails before any run."""
-    from benchlab.control.cgroups import UNCONSTRAINED_HINT, RunCgroup
+def _placement(limits, cpus: Sequence[int] | None, nice: int | None):
+    """The core placement of a profile's runs.
+
+    Each run gets its own cgroup (to read CPU time and throttling back; required for a quota,
+    optional otherwise). With ``nice`` and no quota the runs get no cgroup: a cgroup is one
+    scheduling entity with the weight of benchlab's parent cgroup, so a nice value inside it
+    would not count against processes outside.
+    """
+    from benchlab.core.plan import Placement
+    from benchlab.units import format_cpu_list
+
+    quota = limits is not None and not limits.unconstrained
+    return Placement(
+        affinity=f"cores:{format_cpu_list(cpus)}" if cpus else "none",
+        isolation="bare" if nice is not None and not quota else "cgroup",
+        cpu_quota_us=limits.cpu_quota_us if quota else None,
+        cpu_period_us=limits.cpu_period_us if quota else None,
+        cpu_weight=limits.cpu_weight if quota else None,
+        cpuset=format_cpu_list(limits.cpuset_cpus) if quota and limits.cpuset_cpus else None,
+        memory_limit_bytes=limits.memory_limit_bytes if quota else None,
+        allow_unconstrained=not quota)
+
+
+def _start_session(store, placement, quota: bool, **kwargs):
+    """Prepare the placement and (with a store) create the profile session in the core."""
+    from benchlab.control.cgroups import UNCONSTRAINED_HINT
+    from benchlab.core.driven import DrivenSession
 
     try:
-        with RunCgroup(limits, session="profile"):
-            pass
+        return DrivenSession.start(store, placement, kind="profile", **kwargs)
     except UserError as err:
+        if not quota:
+            raise
         message = str(err).replace(UNCONSTRAINED_HINT, "run benchlab as root (CPU quotas need write "
                                    "access to the cgroup cpu controller)")
         raise UserError(f"cannot apply the CPU quota: {message}") from None
-
-
-def _spawn_one(argv: list[str], log_path: str, timeout_s: float, limits, cpus, nice: int | None = None):
-    """Run stress-ng once, in a run cgroup when possible (required when ``limits`` is set).
-
-    With ``nice`` and no limits the run gets no cgroup: a cgroup is one scheduling entity with
-    the weight of benchlab's parent cgroup, so a nice value inside it would not count against
-    processes outside.
-    """
-    from benchlab.control.cgroups import RunCgroup
-    from benchlab.measure.spawn import SpawnRequest, spawn_measured
-
-    if nice is not None:
-        argv = ["nice", "-n", str(nice), *argv]
-    request = dict(argv=argv, stdout_path=log_path, stderr_path=log_path, timeout_s=timeout_s,
-                   cpus=list(cpus) if cpus else None)
-    if nice is not None and (limits is None or limits.unconstrained):
-        return spawn_measured(SpawnRequest(**request)), None
-    try:
-        group = RunCgroup(limits, session="profile")
-        group.create()
-    except (NotAvailable, UserError):
-        if limits is not None and not limits.unconstrained:
-            raise
-        return spawn_measured(SpawnRequest(**request)), None
-    try:
-        measurement = spawn_measured(SpawnRequest(**request, cgroup_procs=group.procs_paths))
-        usage = group.usage().to_dict()
-    finally:
-        group.remove()
-    return measurement, usage
 
 
 def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repeat: int = 3,
@@ -261,7 +254,7 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
         binary: stress-ng path (default: found on PATH).
         nice: run stress-ng under ``nice -n NICE`` (negative needs root): on a shared machine
             -20 makes other processes yield the CPU to it. Without a quota the runs then get
-            no cgroup (see :func:`_spawn_one`); with a quota it has no effect against other
+            no cgroup (see :func:`_placement`); with a quota it has no effect against other
             processes (the cgroup competes with benchlab's parent cgroup's weight).
 
     Returns:
@@ -280,8 +273,6 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
     if not methods:
         raise UserError("no methods to run; pass --methods all or a list of names")
     available = stressng.cpu_methods(binary)
-    if limits is not None and not limits.unconstrained:
-        _preflight_cgroup(limits)
     argvs = {m: stressng.method_argv(m, int(duration_s), "{yaml}", binary, available) for m in methods}
     version = stressng.stress_ng_version(binary)
     if environment is None:
@@ -298,7 +289,15 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
                for m in methods}
     profile = Profile(name=name, methods=results, metadata=metadata, environment=environment)
 
-    recorder = _StoreRecorder(store, profile, argvs) if store is not None else None
+    session = _start_session(
+        store, _placement(limits, cpus, nice), limits is not None and not limits.unconstrained,
+        name=name, environment=environment, metadata=metadata, source="measured",
+        benchmarks=[{"name": m, "argv": argvs[m], "parameters": {
+            "kind": results[m].kind, "higher_is_better": True}} for m in methods],
+        metrics=[{"name": METRIC, "unit": METRIC_UNIT,
+                  "origin": "stress-ng --yaml bogo-ops-per-second-real-time"},
+                 {"name": CPU_METRIC, "unit": METRIC_UNIT,
+                  "origin": "stress-ng --yaml bogo-ops-per-second-usr-sys-time"}])
     notify = observer or (lambda event, **data: None)
     total = repeat * len(methods)
     notify("planned", total=total)
@@ -308,55 +307,65 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
     counts = {m: 0 for m in methods}
     status = "failed"
     try:
-        with tempfile.TemporaryDirectory(prefix="benchlab-profile-") as tmp:
-            def run_round(round_methods: list[str], round_no: int) -> None:
-                nonlocal done
-                order = list(round_methods)
-                rng.shuffle(order)
-                for method in order:
-                    record = _run_method(method, argvs[method], tmp, round_no, int(duration_s), limits, cpus, nice)
-                    if record.value is not None:
-                        results[method].values.append(record.value)
-                        if record.cpu_value is not None and math.isfinite(record.cpu_value):
-                            results[method].cpu_values.append(record.cpu_value)
-                    counts[method] += 1
-                    done += 1
-                    if recorder is not None:
-                        recorder.record(method, counts[method] - 1, record)
-                    notify("run", record=record, done=done, total=total)
+        tmp = session.scratch
 
-            for r in range(repeat):
-                run_round(list(methods), r)
-            if target_cv is not None:
-                ceiling = max_repeat if max_repeat is not None else 3 * repeat
-                round_no = repeat
-                while True:
-                    noisy = [m for m in methods if counts[m] < ceiling
-                             and not (results[m].cv <= target_cv)]
-                    elapsed = time.monotonic() - started
-                    per_run = elapsed / max(done, 1)
-                    if not noisy or (time_budget_s is not None and elapsed + per_run * len(noisy) > time_budget_s):
-                        break
-                    total += len(noisy)
-                    notify("extra", total=total)
-                    run_round(noisy, round_no)
-                    round_no += 1
-        status = "complete"
+        def run_round(round_methods: list[str], round_no: int) -> None:
+            nonlocal done
+            order = list(round_methods)
+            rng.shuffle(order)
+            for method in order:
+                record = _run_method(session, method, argvs[method], tmp, round_no,
+                                     int(duration_s), nice)
+                if record.value is not None:
+                    results[method].values.append(record.value)
+                    if record.cpu_value is not None and math.isfinite(record.cpu_value):
+                        results[method].cpu_values.append(record.cpu_value)
+                counts[method] += 1
+                done += 1
+                session.record(method, counts[method] - 1, _run_fields(record),
+                               _run_samples(record))
+                notify("run", record=record, done=done, total=total)
+
+        for r in range(repeat):
+            run_round(list(methods), r)
+        if target_cv is not None:
+            ceiling = max_repeat if max_repeat is not None else 3 * repeat
+            round_no = repeat
+            while True:
+                noisy = [m for m in methods if counts[m] < ceiling
+                         and not (results[m].cv <= target_cv)]
+                elapsed = time.monotonic() - started
+                per_run = elapsed / max(done, 1)
+                if not noisy or (time_budget_s is not None and elapsed + per_run * len(noisy) > time_budget_s):
+                    break
+                total += len(noisy)
+                notify("extra", total=total)
+                run_round(noisy, round_no)
+                round_no += 1
+        status = "done"
     except KeyboardInterrupt:
         status = "interrupted"
         raise
     finally:
-        metadata["elapsed_s"] = round(time.monotonic() - started, 3)
-        metadata["runs"] = done
-        metadata["failed_methods"] = sorted(m for m in methods if counts[m] and not results[m].values)
-        if recorder is not None:
-            metadata["session_uid"] = recorder.ref.uid
-            recorder.finish(status)
+        session.finish(status, _final_metadata(metadata, started, done, methods, counts,
+                                               results, session))
+        session.close()
     return profile
 
 
-def _run_method(method: str, argv_template: list[str], tmp: str, round_no: int, duration_s: int,
-                limits, cpus, nice: int | None = None) -> RunRecord:
+def _final_metadata(metadata: dict, started: float, done: int, methods, counts, results,
+                    session) -> dict:
+    """The profile's metadata once its runs ended: elapsed s, runs, failed methods, session."""
+    metadata["elapsed_s"] = round(time.monotonic() - started, 3)
+    metadata["runs"] = done
+    metadata["failed_methods"] = sorted(m for m in methods if counts[m] and not results[m].values)
+    if session.ref is not None:
+        metadata["session_uid"] = session.ref.uid
+    return metadata
+
+
+def _run_method(session, method: str, argv_template: list[str], tmp: str, round_no: int,
+                duration_s: int, nice: int | None = None) -> RunRecord:
     from benchlab.machines import stressng
 
     yaml_path = os.path.join(tmp, f"{method}-{round_no}.yaml")
@@ -364,7 +373,10 @@ def _run_method(method: str, argv_template: list[str], tmp: str, round_no: int, 
     argv = [yaml_path if a == "{yaml}" else a for a in argv_template]
     # A throttled run stretches: allow for a quota as low as 5% of a CPU plus start-up time.
     timeout_s = duration_s * 3 + 30
-    measurement, usage = _spawn_one(argv, log_path, timeout_s, limits, cpus, nice)
+    if nice is not None:
+        argv = ["nice", "-n", str(nice), *argv]
+    measurement, usage = session.execute(argv, stdout_path=log_path, stderr_path=log_path,
+                                         timeout_s=timeout_s)
     value = cpu_value = None
     error = measurement.error
     status = measurement.status
@@ -385,31 +397,19 @@ def _run_method(method: str, argv_template: list[str], tmp: str, round_no: int, 
     return RunRecord(method, round_no, status, value, cpu_value, measurement.wall_ns, error, usage)
 
 
-class _StoreRecorder:
-    """Writes a profile session as it is measured: one benchmark per method, one run per repetition."""
+def _run_fields(record: RunRecord) -> dict[str, Any]:
+    """The stored columns of one profile run."""
+    return {"status": record.status if record.status in
+            ("ok", "failed", "signaled", "timeout", "error") else "failed",
+            "wall_ns": record.wall_ns, "error": record.error,
+            "extra": {"round": record.round, "cgroup": record.cgroup}}
 
-    def __init__(self, store, profile: Profile, argvs: Mapping[str, list[str]]):
-        from benchlab.machines.store_io import create_profile_session
 
-        self.store = store
-        self.profile = profile
-        self.ref, self.bench_ids = create_profile_session(store, profile, argvs=argvs)
-        self.seq = 0
-
-    def record(self, method: str, iteration: int, record: RunRecord) -> None:
-        fields: dict[str, Any] = {"status": record.status if record.status in
-                                  ("ok", "failed", "signaled", "timeout", "error") else "failed",
-                                  "wall_ns": record.wall_ns, "error": record.error,
-                                  "extra": {"round": record.round, "cgroup": record.cgroup}}
-        samples = {}
-        if record.value is not None:
-            samples[METRIC] = [record.value]
-            if record.cpu_value is not None and math.isfinite(record.cpu_value):
-                samples[CPU_METRIC] = [record.cpu_value]
-        self.store.add_run(self.ref.id, self.bench_ids[method], seq=self.seq, iteration=iteration,
-                           fields=fields, samples=samples)
-        self.seq += 1
-
-    def finish(self, status: str) -> None:
-        self.store.update_session(self.ref.id, metadata=self.profile.metadata)
-        self.store.finish_session(self.ref.id, status)
+def _run_samples(record: RunRecord) -> dict[str, list[float]]:
+    """The rate (and rate per CPU second) a profile run measured, bogo-ops/s."""
+    samples = {}
+    if record.value is not None:
+        samples[METRIC] = [record.value]
+        if record.cpu_value is not None and math.isfinite(record.cpu_value):
+            samples[CPU_METRIC] = [record.cpu_value]
+    return samples
