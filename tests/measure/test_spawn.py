@@ -118,7 +118,7 @@ def wait_until(predicate, timeout_s: float = 5.0) -> bool:
 
 @pytest.mark.parametrize("helper_fork", [False, True], ids=["clone-vfork", "fork"])
 def test_true_peak_rss_is_its_own_even_after_harness_touched_300mb(monkeypatch, helper_fork):
-    monkeypatch.setattr(spawn_module, "helper_uses_fork", helper_fork)
+    monkeypatch.setattr(spawn_module.helper_client, "helper_uses_fork", helper_fork)
     ballast = bytearray(300 * MIB)
     ballast[::4096] = b"\x01" * len(range(0, len(ballast), 4096))  # make it resident
     try:

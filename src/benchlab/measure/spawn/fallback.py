@@ -1,0 +1,190 @@
+"""The pure-Python fallback: spawn the target with ``subprocess`` when no C compiler exists.
+
+Times, exit status, timeout and process-group handling are the same as the exec helper's, but
+``max_rss_kib`` is inflated by the harness's own peak RSS, timestamps include some Python
+overhead, and only descendants left in the target's process group are found and killed after
+the run (no subreaper: a ``setsid`` descendant escapes; the exec helper catches those).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import time
+
+from benchlab.measure.spawn._process import _DeferredSigint, _kill_group
+from benchlab.measure.spawn.rusage import _python_error, _wait_python
+from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest, _abs, _rlimit_number
+
+def _python_child_setup(request: SpawnRequest, report_fd: int):
+    """preexec_fn for the fallback: cgroup join, affinity, rlimits, with precise failure notes."""
+    cgroups = list(request.cgroup_procs)
+    cpus = None if request.cpus is None else {int(c) for c in request.cpus}
+    limits = [(name, _rlimit_number(name), int(v)) for name, v in request.rlimits.items()]
+
+    def setup() -> None:
+        stage = "cgroup"
+        try:
+            for procs in cgroups:
+                with open(procs, "w") as fh:
+                    fh.write(f"{os.getpid()}\n")
+            stage = "affinity"
+            if cpus is not None:
+                os.sched_setaffinity(0, cpus)
+                applied = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+                os.write(report_fd, f"cpus={applied}\n".encode())
+            for name, number, value in limits:
+                stage = "rlimit"
+                soft, hard = resource.getrlimit(number)
+                if hard != resource.RLIM_INFINITY and value > hard:
+                    hard = value
+                resource.setrlimit(number, (value, hard))
+        except OSError as exc:
+            detail = stage
+            if stage == "cgroup":
+                detail = f"cannot join cgroup via {procs}: {exc.strerror}"
+            elif stage == "affinity":
+                detail = f"cannot set CPU affinity to {sorted(cpus or ())}: {exc.strerror}"
+            else:
+                detail = f"cannot set resource limit {name}={value}: {exc.strerror}"
+            os.write(report_fd, f"error={detail}\n".encode())
+            raise
+
+    return setup
+
+
+def _spawn_python(request: SpawnRequest) -> RunMeasurement:
+    opened: list[int] = []
+    report_r, report_w = os.pipe()
+    try:
+        def open_redirect(path: str | None, stage: str, flags: int) -> int | RunMeasurement:
+            try:
+                fd = os.open(_abs(path) or os.devnull, flags | os.O_CLOEXEC, 0o666)
+            except OSError as exc:
+                return _python_error(f"cannot open {stage} file {path!r}: {exc.strerror}")
+            opened.append(fd)
+            return fd
+
+        fds = []
+        for path, stage, flags in (
+            (request.stdin_path, "stdin", os.O_RDONLY),
+            (request.stdout_path, "stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+            (request.stderr_path, "stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        ):
+            fd = open_redirect(path, stage, flags)
+            if isinstance(fd, RunMeasurement):
+                return fd
+            fds.append(fd)
+        needs_setup = bool(request.cgroup_procs) or request.cpus is not None or bool(request.rlimits)
+        env = None if request.env is None else dict(request.env)
+        start_unix_ns = time.time_ns()
+        start_ns = time.monotonic_ns()
+        deferred = _DeferredSigint()
+        try:
+            with deferred:
+                proc = subprocess.Popen(
+                    list(request.argv),
+                    cwd=request.cwd,
+                    env=env,
+                    stdin=fds[0],
+                    stdout=fds[1],
+                    stderr=fds[2],
+                    process_group=0,
+                    pass_fds=(report_w,) if needs_setup else (),
+                    preexec_fn=_python_child_setup(request, report_w) if needs_setup else None,
+                )
+        except subprocess.SubprocessError:
+            deferred.raise_if_pending()
+            os.close(report_w)
+            report_w = -1
+            detail = os.read(report_r, 65536).decode(errors="replace")
+            message = next((line[6:] for line in detail.splitlines() if line.startswith("error=")),
+                           "child setup failed")
+            return _python_error(message, start_ns, start_unix_ns)
+        except OSError as exc:
+            deferred.raise_if_pending()
+            if request.cwd is not None and exc.filename == request.cwd:
+                message = f"cannot change directory to {request.cwd!r}: {exc.strerror}"
+            else:
+                message = f"exec failed: {exc.strerror} ({request.argv[0]!r})"
+            return _python_error(message, start_ns, start_unix_ns)
+        os.close(report_w)
+        report_w = -1
+        try:
+            deferred.raise_if_pending()
+            status, usage, timed_out, end_ns = _wait_python(proc.pid, request.timeout_s, start_ns)
+        except BaseException:
+            _kill_group(proc.pid)
+            os.wait4(proc.pid, 0)
+            proc.returncode = -signal.SIGKILL
+            raise
+        proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen never waits again
+        descendants_killed = _kill_process_group_members(proc.pid)
+        cpus = None
+        if request.cpus is not None:
+            note = os.read(report_r, 65536).decode(errors="replace")
+            for line in note.splitlines():
+                if line.startswith("cpus="):
+                    cpus = tuple(int(c) for c in line[5:].split(","))
+    finally:
+        for fd in opened:
+            os.close(fd)
+        os.close(report_r)
+        if report_w >= 0:
+            os.close(report_w)
+
+    exit_code = term_signal = None
+    if os.WIFEXITED(status):
+        exit_code = os.WEXITSTATUS(status)
+        kind = "ok" if exit_code == 0 else "failed"
+    else:
+        term_signal = os.WTERMSIG(status)
+        kind = "timeout" if timed_out and term_signal == signal.SIGKILL else "signaled"
+    return RunMeasurement(
+        status=kind,
+        exit_code=exit_code,
+        signal=term_signal,
+        wall_ns=end_ns - start_ns,
+        user_ns=round(usage.ru_utime * 1e6) * 1000,
+        sys_ns=round(usage.ru_stime * 1e6) * 1000,
+        max_rss_kib=usage.ru_maxrss,
+        minflt=usage.ru_minflt,
+        majflt=usage.ru_majflt,
+        nvcsw=usage.ru_nvcsw,
+        nivcsw=usage.ru_nivcsw,
+        start_mono_ns=start_ns,
+        end_mono_ns=end_ns,
+        start_unix_ns=start_unix_ns,
+        error=None,
+        method="python",
+        cpus=cpus,
+        descendants_killed=descendants_killed,
+    )
+
+
+def _kill_process_group_members(pgid: int) -> int:
+    """SIGKILL what is left of the finished target's process group; how many were alive.
+
+    The fallback has no subreaper: descendants that stayed in the target's group are found in
+    /proc by process group id (a ``setsid`` one is not: only the exec helper catches those).
+    """
+    killed = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        # "pid (comm) S ppid pgrp ...": comm may hold spaces and ')', so split after the last ')'.
+        fields = text[text.rfind(b")") + 2:].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+    return killed

@@ -1,0 +1,291 @@
+"""The exec-helper client: one long-lived ``exec_helper`` process per harness thread.
+
+The helper (``exec_helper.c``, compiled on first use) starts each target, waits for it, kills
+every orphaned descendant it left (the helper is their subreaper) and reports one result line;
+see the package docstring for why a C helper and why long-lived.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import struct
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from benchlab.measure.spawn._process import _DeferredSigint, _kill_group, _reap
+from benchlab.measure.spawn.rusage import _measurement_from_fields
+from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest, _rlimit_number
+
+HELPER_SOURCE = Path(__file__).resolve().parent.parent / "exec_helper.c"
+
+#: Start targets with fork() instead of clone(CLONE_VM|CLONE_VFORK) in the helper.  Same
+#: results, ~0.2 ms more overhead per run; kept for comparison (``BENCHLAB_HELPER_FORK=1``).
+helper_uses_fork = os.environ.get("BENCHLAB_HELPER_FORK") == "1"
+
+
+_helper_path: str | None = None
+
+
+def helper_path() -> str:
+    """Path of the compiled exec helper (compiled once per source/compiler; cached per process).
+
+    Raises UserError when no C compiler is installed.
+    """
+    global _helper_path
+    if _helper_path is None:
+        from benchlab.measure._build import build
+
+        _helper_path = str(build(HELPER_SOURCE, flags=("-O2",), try_static=True))
+    return _helper_path
+
+
+def _helper_tokens(request: SpawnRequest) -> list[bytes]:
+    """The request as the helper's option tokens: options, "--", argv (see exec_helper.c)."""
+    args = ["-F"] if helper_uses_fork else []
+    if request.cwd is not None:
+        args += ["-d", request.cwd]
+    for flag, path in (("-i", request.stdin_path), ("-o", request.stdout_path),
+                       ("-e", request.stderr_path)):
+        if path is not None:
+            args += [flag, os.path.abspath(path)]
+    if request.timeout_s is not None:
+        args += ["-t", str(max(1, round(request.timeout_s * 1e9)))]
+    if request.cpus is not None:
+        args += ["-c", ",".join(str(int(c)) for c in request.cpus)]
+    for procs in request.cgroup_procs:
+        args += ["-g", procs]
+    if request.cgroup_procs:
+        homes = _home_cgroups(request.cgroup_procs)
+        if homes is not None:
+            for home in homes:
+                args += ["-G", home]
+    for name, value in request.rlimits.items():
+        args += ["-l", f"{_rlimit_number(name)}:{int(value)}"]
+    args.append("--")
+    args += request.argv
+    return [os.fsencode(arg) for arg in args]
+
+
+def _home_cgroups(procs_paths: Sequence[str]) -> list[str] | None:
+    """cgroup.procs files of this process's own cgroups in the hierarchies of ``procs_paths``.
+
+    The exec helper (a child of this process, in the same cgroups) joins a run's cgroups before
+    its clock starts and returns to these after it stops. None when they cannot be worked out;
+    the target then joins by itself, inside the measured time, as before.
+    """
+    try:
+        with open("/proc/self/mountinfo") as fh:
+            mounts = []
+            for line in fh:
+                left, _, right = line.partition(" - ")
+                fields, rfields = left.split(), right.split()
+                if rfields and rfields[0] in ("cgroup", "cgroup2"):
+                    options = set(rfields[2].split(",")) if len(rfields) > 2 else set()
+                    mounts.append((fields[4], rfields[0], options, fields[3]))
+        with open("/proc/self/cgroup") as fh:
+            own = [line.rstrip("\n").split(":", 2) for line in fh if line.strip()]
+    except OSError:
+        return None
+    homes = []
+    for procs in procs_paths:
+        best = None
+        for mount_point, fstype, options, root in mounts:
+            if procs.startswith(mount_point.rstrip("/") + "/"):
+                if best is None or len(mount_point) > len(best[0]):
+                    best = (mount_point, fstype, options, root)
+        if best is None:
+            return None
+        mount_point, fstype, options, root = best
+        rel = None
+        for _hid, controllers, path in own:
+            names = set(controllers.split(",")) if controllers else set()
+            if fstype == "cgroup2" and controllers == "":
+                rel = path
+            elif fstype == "cgroup" and names and names <= options:
+                rel = path
+            if rel is not None:
+                break
+        if rel is None:
+            return None
+        if root != "/" and rel.startswith(root):
+            rel = rel[len(root):] or "/"
+        home = os.path.join(mount_point, rel.lstrip("/"), "cgroup.procs")
+        if not os.path.exists(home):
+            return None
+        homes.append(home)
+    return homes
+
+
+class _HelperGone(Exception):
+    """The helper had exited before it got the request (nothing ran); start a new one."""
+
+
+def _high_fd(fd: int) -> int:
+    """Move ``fd`` to a number >= 10 (close-on-exec), so dup2 onto 3 and 4 cannot collide."""
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return high
+
+
+class _HelperServer:
+    """One long-lived exec helper process, used by one thread of one process.
+
+    The first clone+exec+wait4 of a freshly exec'd process is measurably slower than later
+    ones, and exec'ing the helper per run would double the harness's cost per run; so each
+    thread keeps a helper and sends it one request per run.
+    """
+
+    def __init__(self, helper: str):
+        self.helper = helper
+        self.owner_pid = os.getpid()
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        req_r, res_w = _high_fd(req_r), _high_fd(res_w)
+        actions = [
+            (os.POSIX_SPAWN_DUP2, req_r, 3),
+            (os.POSIX_SPAWN_DUP2, res_w, 4),
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+        ]
+        try:
+            with _DeferredSigint() as deferred:
+                self.pid = os.posix_spawn(helper, [helper, "3", "4"], os.environ,
+                                          file_actions=actions)
+        except BaseException:
+            for fd in (req_r, req_w, res_r, res_w):
+                os.close(fd)
+            raise
+        os.close(req_r)
+        os.close(res_w)
+        self.request_fd = req_w
+        self.result_fd = res_r
+        self.closed = False
+        if deferred.pending:
+            self.abort()
+            deferred.raise_if_pending()
+
+    def run(self, tokens: list[bytes], env: Mapping[str, str] | None) -> dict[str, str]:
+        """Send one request; block until its result line arrives; return its fields."""
+        if env is None:
+            # os.environ's underlying bytes dict: 20x cheaper than iterating os.environb.
+            raw = getattr(os.environ, "_data", None)
+            source = raw.items() if isinstance(raw, dict) else os.environb.items()
+            env_items = [k + b"=" + v for k, v in source]
+        else:
+            env_items = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()]
+        body = b"\0".join(tokens + env_items) + b"\0"
+        message = memoryview(struct.pack("=III", len(tokens), len(env_items), len(body)) + body)
+        try:
+            while message:
+                message = message[os.write(self.request_fd, message):]
+        except BrokenPipeError:
+            self.abort()
+            raise _HelperGone from None
+        except BaseException:
+            self.abort()
+            raise
+        try:
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = os.read(self.result_fd, 4096)
+                if not chunk:
+                    raise RuntimeError(self._death_message())
+                line += chunk
+        except BaseException:
+            # Ctrl-C (or anything else) while the target runs: the target must not outlive
+            # us.  Kill its group and the helper (which also kills the group on SIGTERM).
+            self.abort()
+            raise
+        fields = {}
+        for pair in line.decode(errors="replace").split():
+            key, _, value = pair.partition("=")
+            fields[key] = value
+        return fields
+
+    def _death_message(self) -> str:
+        self.abort()
+        return (f"exec helper {self.helper} exited unexpectedly (wait status "
+                f"{getattr(self, 'exit_status', '?')}); this is a bug in benchlab")
+
+    def abort(self) -> None:
+        """Kill the running target's process group and the helper; reap the helper."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+        except OSError:
+            children = []
+        for child in children:
+            _kill_group(int(child))
+            try:
+                os.kill(int(child), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        os.close(self.request_fd)
+        os.close(self.result_fd)
+        self.exit_status = _reap(self.pid)
+
+    def close(self) -> None:
+        """Let the helper finish (EOF on its request pipe) and reap it."""
+        if self.closed:
+            return
+        self.closed = True
+        os.close(self.request_fd)
+        os.close(self.result_fd)
+        if self.owner_pid == os.getpid():
+            _reap(self.pid)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+_servers = threading.local()
+
+
+def _server() -> _HelperServer:
+    helper = helper_path()
+    server = getattr(_servers, "server", None)
+    if server is not None and (server.closed or server.helper != helper
+                               or server.owner_pid != os.getpid()):
+        server.close()  # after a fork(), only closes our copies of the pipes
+        server = None
+    if server is None:
+        try:
+            server = _HelperServer(helper)
+        except FileNotFoundError:
+            # The cached binary was removed (cache cleaned) since this process built it.
+            global _helper_path
+            from benchlab.measure._build import _build_cached
+
+            _build_cached.cache_clear()
+            _helper_path = None
+            server = _HelperServer(helper_path())
+        _servers.server = server
+    return server
+
+
+def _spawn_helper(request: SpawnRequest) -> RunMeasurement:
+    tokens = _helper_tokens(request)
+    server = _server()
+    try:
+        fields = server.run(tokens, request.env)
+    except _HelperGone:
+        server = _server()
+        fields = server.run(tokens, request.env)
+    if fields.get("status") == "interrupted":
+        server.close()  # the helper was told to stop (SIGINT/SIGTERM) and is exiting
+    if fields.get("stage") == "usage" or "status" not in fields:
+        raise RuntimeError(f"exec helper rejected the request ({fields}); this is a bug in benchlab")
+    return _measurement_from_fields(request, fields)
