@@ -1,0 +1,225 @@
+"""``--cluster`` and ``--on``: which Dask cluster, which of its machines, and a quiet engine.
+
+Three ways to name a cluster:
+
+- ``tcp://host:port`` (or ``tls://``): a running Dask scheduler whose workers a team started
+  (docs/cluster.md gives the exact commands);
+- ``local:N``: a ``LocalCluster`` of N worker *processes* on this machine (tests, one box);
+- ``ssh:HOST,HOST``: an ``SSHCluster``: the scheduler on the first host, one worker per host.
+
+Every worker benchlab starts advertises ``benchlab-slot`` resources (one per allowed concurrent
+measurement) and every run asks for one slot, so Dask never puts two measurements on one
+machine by accident. Workers a team starts themselves must be started with the resource (see
+docs/cluster.md); a worker without it gets no run and is named in the error.
+
+A *machine* is a worker process: its label is its host when hosts are distinct, else
+``host/name`` (a LocalCluster's workers share one host but are distinct machines for us). Labels
+are stable across worker restarts (Dask's nanny restarts a killed worker under the same name),
+so a lost run goes back to the same machine and a resumed session finds its machines again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from benchlab.errors import UserError
+
+#: The Dask resource a worker advertises once per allowed concurrent measurement.
+SLOT = "benchlab-slot"
+
+_HOST = re.compile(r"^[A-Za-z0-9_.:\[\]-]+$")
+
+
+def quiet_config() -> dict[str, Any]:
+    """Dask settings that keep an idle worker idle while a run executes (why: every periodic
+    callback wakes the worker's event loop on a CPU next to the benchmark).
+
+    Profiling off (it samples every thread every 10 ms), the event-loop tick and the system
+    monitor slowed from 20 ms / 500 ms to seconds, the GIL monitor off, the memory monitor and
+    spilling off (a benchmark's memory is not Dask's business), work stealing off (a run must
+    stay on the machine it was given to), and a worker TTL long enough for the slowed heartbeat
+    benchlab sets while a run executes (:func:`benchlab.core.cluster.worker_side.quiet_worker`).
+    """
+    return {
+        "distributed.worker.profile.enabled": False,
+        "distributed.worker.profile.interval": "10s",
+        "distributed.worker.profile.cycle": "1000s",
+        "distributed.admin.tick.interval": "2s",
+        "distributed.admin.tick.limit": "1h",
+        "distributed.admin.system-monitor.interval": "30s",
+        "distributed.admin.system-monitor.gil.enabled": False,
+        "distributed.admin.system-monitor.disk": False,
+        "distributed.worker.memory.monitor-interval": "60s",
+        "distributed.worker.memory.target": False,
+        "distributed.worker.memory.spill": False,
+        "distributed.worker.memory.pause": False,
+        "distributed.worker.memory.terminate": False,
+        "distributed.scheduler.work-stealing": False,
+        "distributed.scheduler.worker-ttl": "15 minutes",
+        "distributed.scheduler.allowed-failures": 0,
+        "distributed.comm.timeouts.connect": "10s",
+        "distributed.logging.distributed": "error",
+    }
+
+
+@dataclass
+class ClusterSpec:
+    """A parsed ``--cluster`` value: ``kind`` is ``tcp``, ``local`` or ``ssh``."""
+
+    text: str
+    kind: str
+    address: str | None = None
+    n_workers: int = 0
+    hosts: list[str] = field(default_factory=list)
+
+
+def parse_cluster(text: str) -> ClusterSpec:
+    """Parse ``--cluster``; a one-line UserError naming the three forms when it is none."""
+    t = (text or "").strip()
+    forms = "give tcp://HOST:PORT (a Dask scheduler), local:N or ssh:HOST,HOST"
+    if t.startswith(("tcp://", "tls://")):
+        rest = t.split("://", 1)[1]
+        host, _, port = rest.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UserError(f"--cluster {text!r}: no host:port after the scheme; {forms}")
+        return ClusterSpec(t, "tcp", address=t)
+    if t.startswith("local:"):
+        n = t[6:]
+        if not n.isdigit() or not 1 <= int(n) <= 256:
+            raise UserError(f"--cluster {text!r}: local:N needs N between 1 and 256 worker "
+                            f"processes; {forms}")
+        return ClusterSpec(t, "local", n_workers=int(n))
+    if t.startswith("ssh:"):
+        hosts = [h.strip() for h in t[4:].split(",")]
+        if not hosts or not all(hosts) or not all(_HOST.match(h) for h in hosts):
+            raise UserError(f"--cluster {text!r}: ssh: needs comma-separated host names; {forms}")
+        return ClusterSpec(t, "ssh", hosts=hosts, n_workers=len(hosts))
+    raise UserError(f"--cluster {text!r} is not a cluster address; {forms}")
+
+
+@contextlib.contextmanager
+def open_cluster(spec: ClusterSpec, *, slots: int = 1,
+                 connect_options: dict[str, Any] | None = None,
+                 timeout_s: float = 60.0) -> Iterator[Any]:
+    """Connect a Dask ``Client`` to the cluster ``spec`` names (starting it for local/ssh).
+
+    ``slots``: concurrent measurements per machine (``--workers``), the ``benchlab-slot``
+    resource of the workers benchlab starts. ``connect_options`` go to asyncssh (ssh: port,
+    client_keys, known_hosts). Waits up to ``timeout_s`` seconds for the workers.
+    Raises UserError when the scheduler cannot be reached or the cluster cannot start.
+    """
+    import dask
+    from distributed import Client
+
+    with dask.config.set(quiet_config()):
+        cluster = None
+        try:
+            if spec.kind == "tcp":
+                client = Client(spec.address, timeout=f"{int(timeout_s)}s",
+                                set_as_default=False)
+            elif spec.kind == "local":
+                from distributed import LocalCluster
+
+                cluster = LocalCluster(n_workers=spec.n_workers, threads_per_worker=slots,
+                                       processes=True, resources={SLOT: slots},
+                                       dashboard_address=None, silence_logs=50)
+                client = Client(cluster, set_as_default=False)
+            else:
+                from distributed import SSHCluster
+
+                cluster = SSHCluster(
+                    [spec.hosts[0], *spec.hosts], connect_options=connect_options or {},
+                    worker_options={"nthreads": slots, "resources": {SLOT: slots}},
+                    scheduler_options={"port": 0, "dashboard_address": None},
+                    remote_python=sys.executable)
+                client = Client(cluster, set_as_default=False)
+        except UserError:
+            raise
+        except Exception as exc:  # OSError, TimeoutError, asyncssh errors: one line for all
+            if cluster is not None:
+                with contextlib.suppress(Exception):
+                    cluster.close()
+            raise UserError(f"cannot reach the cluster {spec.text} ({_short(exc)}); start the "
+                            f"scheduler and workers (docs/cluster.md) or check the address"
+                            ) from None
+        try:
+            if spec.n_workers:
+                try:
+                    client.wait_for_workers(spec.n_workers, timeout=timeout_s)
+                except Exception as exc:
+                    raise UserError(f"the cluster {spec.text} started fewer than "
+                                    f"{spec.n_workers} workers in {timeout_s:g} s "
+                                    f"({_short(exc)}); check the hosts and their logs") from None
+            yield client
+        finally:
+            with contextlib.suppress(Exception):
+                client.close(timeout=5)
+            if cluster is not None:
+                with contextlib.suppress(Exception):
+                    cluster.close(timeout=10)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:200]
+
+
+@dataclass
+class Machine:
+    """One worker of the cluster as benchlab sees it: stable label, current address, slots."""
+
+    label: str
+    address: str
+    host: str
+    name: str
+    slots: int
+
+
+def machines_of(client: Any) -> list[Machine]:
+    """The cluster's workers as machines, sorted by label (may raise OSError when the
+    scheduler is gone)."""
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    hosts = [w.get("host") or addr.split("://")[-1].rsplit(":", 1)[0]
+             for addr, w in workers.items()]
+    unique = len(set(hosts)) == len(hosts)
+    result = []
+    for (addr, w), host in zip(workers.items(), hosts):
+        name = str(w.get("name", addr))
+        label = host if unique else f"{host}/{name}"
+        slots = int((w.get("resources") or {}).get(SLOT, 0))
+        result.append(Machine(label, addr, host, name, slots))
+    return sorted(result, key=lambda m: m.label)
+
+
+def choose_machines(machines: list[Machine], on: str, cluster: str) -> list[Machine]:
+    """Apply ``--on all|N|HOST,...`` to the cluster's machines; UserError when it cannot.
+
+    ``N`` takes the first N machines by label; ``HOST,...`` matches labels or hosts.
+    """
+    usable = [m for m in machines if m.slots > 0]
+    if not usable:
+        names = ", ".join(m.label for m in machines) or "none"
+        raise UserError(f"no worker of {cluster} offers the {SLOT} resource (workers: {names}); "
+                        f"start workers with --resources {SLOT}=1 (docs/cluster.md)")
+    on = (on or "all").strip()
+    if on == "all":
+        return usable
+    if on.isdigit():
+        n = int(on)
+        if not 1 <= n <= len(usable):
+            raise UserError(f"--on {on}: the cluster has {len(usable)} usable machines; give "
+                            f"1..{len(usable)}, all, or host names")
+        return usable[:n]
+    wanted = [h.strip() for h in on.split(",") if h.strip()]
+    chosen = []
+    for h in wanted:
+        found = [m for m in usable if h in (m.label, m.host, m.name, m.address)]
+        if not found:
+            raise UserError(f"--on: no machine {h!r} in {cluster} (machines: "
+                            f"{', '.join(m.label for m in usable)}); pick from those")
+        chosen += [m for m in found if m not in chosen]
+    return chosen

@@ -1,0 +1,397 @@
+"""The client's loop of a cluster session: planned runs out, results into the store as they come.
+
+*Lanes*: with ``--on`` every chosen machine runs the whole protocol, so each (machine, slot)
+is a lane with its own :class:`~benchlab.core.planner.RunPlanner` that only that machine
+serves; with ``--spread`` (machines declared identical) one lane's planner feeds every slot of
+every machine. A planned run gets its sequence number when it is sent; a run is written only
+if its sequence number is not stored yet, so a run re-sent after a lost worker is never stored
+twice. Runs are written through the client's :class:`~benchlab.store.SessionWriter` the moment
+their future completes (``as_completed``); ``runs.worker`` is the lane index (machine index ×
+slots + slot) and the run's setup row names the machine, its host and its environment.
+
+Faults. A worker that dies mid-run (kill -9, a lost machine) shows up as a ``KilledWorker``
+error or as its address leaving the scheduler: the run is recorded as lost in the session's
+metadata (``lost_runs``: sequence number, benchmark, iteration, machine, reason, time) and
+re-queued, on the same machine when it comes back (Dask's nanny restarts a killed worker under
+its name) or on any machine with ``--spread``. A machine that stays away longer than
+``machine_grace_s`` is given up: the other machines finish and the session ends
+``interrupted`` with a one-line error naming it and the resume command. A scheduler that goes
+away ends the session ``interrupted`` with everything received kept.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchlab.core.cluster.address import SLOT, Machine, machines_of
+from benchlab.core.cluster.worker_side import run_one
+from benchlab.core.executor import (MeasuredRun, Observer, SessionResult, _failure_text,
+                                    merge_metadata, run_fields)
+from benchlab.core.plan import RunPlan
+from benchlab.core.planner import PlannedRun, RunPlanner
+from benchlab.errors import UserError
+from benchlab.measure.spawn import RunMeasurement
+from benchlab.store.connection import utc_now
+from benchlab.store.writer import SessionWriter, environment_fingerprint
+
+POLL_S = 0.05
+CHECK_MACHINES_S = 0.5
+
+
+class SchedulerGone(Exception):
+    """The Dask scheduler stopped answering; everything received is stored."""
+
+
+@dataclass
+class Lane:
+    """A planner and the machines that may serve it (one slot each at a time)."""
+
+    index: int
+    planner: RunPlanner
+    machines: list[str]
+    capacity: int
+    retry: list[tuple[PlannedRun, int]] = field(default_factory=list)
+    inflight: int = 0
+    abandoned: bool = False
+
+
+@dataclass
+class Inflight:
+    lane: Lane
+    planned: PlannedRun
+    seq: int
+    machine: str
+    address: str
+    slot: int
+
+
+def _reserve(planner: RunPlanner, planned: PlannedRun, sign: int = 1) -> None:
+    """Count a sent run as done for planning (the planner would hand it out again otherwise)."""
+    if planned.warmup:
+        planner.done_warmups[planned.benchmark] += sign
+    else:
+        planner.done_runs[planned.benchmark] += sign
+
+
+def _has_work(lane: Lane) -> bool:
+    """Whether a lane still has runs to send (without drawing from its planner's order)."""
+    if lane.retry:
+        return True
+    p, planner = lane.planner.p, lane.planner
+    for i in range(len(p.benchmarks)):
+        if planner.done_warmups[i] < p.warmup:
+            return True
+        target = planner.target(i)
+        if planner.done_runs[i] < (target if target is not None else 1):
+            return True
+    return False
+
+
+class ClusterDispatch:
+    """One cluster session's execution (see the module docstring). Call :meth:`run`."""
+
+    def __init__(self, client: Any, writer: SessionWriter, plan: RunPlan, machines: list[Machine],
+                 *, spread: bool, observer: Observer, setup_ids: dict[str, int],
+                 machine_grace_s: float = 60.0):
+        self.client, self.writer, self.plan, self.observer = client, writer, plan, observer
+        self.store = writer.store
+        self.uid = writer.ref.uid
+        self.plan_dict = plan.to_dict()
+        self.slots = plan.placement.workers
+        self.labels = [m.label for m in machines]
+        self.address: dict[str, str | None] = {m.label: m.address for m in machines}
+        self.host = {m.label: m.host for m in machines}
+        self.busy: dict[str, set[int]] = {m.label: set() for m in machines}
+        self.down_since: dict[str, float] = {}
+        self.env_known: set[str] = {m.address for m in machines}  # probed before the session
+        self.setup_ids = dict(setup_ids)
+        self.shell_ns: dict[str, int | None] = {}
+        self.grace_s = machine_grace_s
+        self.spread = spread
+        benches = self.store.benchmarks(writer.ref.id)
+        self.bench_ids = [b["id"] for b in benches]
+        self.inflight: dict[str, Inflight] = {}
+        self.written: set[int] = set()
+        self.lanes = self._restore_lanes()
+        self.seq = self.store.next_seq(writer.ref.id)
+        self.done = 0
+        self.done_by_machine: dict[str, int] = {label: 0 for label in self.labels}
+        self.failure: str | None = None
+        self.failed_machines: dict[str, str] = {}
+        self.result = SessionResult(session=writer.ref, status="running")
+
+    # -- planning ------------------------------------------------------------------------
+
+    def _restore_lanes(self) -> list[Lane]:
+        """Lanes that continue from the runs already stored (a resumed session)."""
+        n = len(self.bench_ids)
+        count = 1 if self.spread else len(self.labels) * self.slots
+        done_w = [[0] * n for _ in range(count)]
+        done_r = [[0] * n for _ in range(count)]
+        first_wall: list[float | None] = [None] * n
+        for run in self.store.runs(session_id=self.writer.ref.id):
+            self.written.add(run["seq"])
+            i = self.bench_ids.index(run["benchmark_id"])
+            lane = 0 if self.spread else min(run["worker"], count - 1)
+            (done_w if run["warmup"] else done_r)[lane][i] += 1
+            if not run["warmup"] and first_wall[i] is None and run["status"] == "ok":
+                first_wall[i] = (run["wall_ns"] or 0) / 1e9
+        lanes = []
+        for k in range(count):
+            planner = RunPlanner(self.plan, done_w[k], done_r[k], worker=k)
+            planner.first_wall_s = list(first_wall)
+            machines = self.labels if self.spread else [self.labels[k // self.slots]]
+            lanes.append(Lane(k, planner, machines,
+                              len(self.labels) * self.slots if self.spread else 1))
+        return lanes
+
+    def total(self) -> int | None:
+        """Measured runs of the whole session, or None while a count is unknown."""
+        totals = [lane.planner.total() for lane in self.lanes if not lane.abandoned]
+        return None if any(t is None for t in totals) else sum(totals)  # type: ignore[arg-type]
+
+    def _next_for(self, lane: Lane) -> tuple[PlannedRun, int] | None:
+        if lane.retry:
+            return lane.retry.pop(0)
+        planned = lane.planner.next()
+        if planned is None:
+            return None
+        _reserve(lane.planner, planned)
+        self.seq += 1
+        return planned, self.seq - 1
+
+    def _free_slot(self, lane: Lane) -> tuple[str, int] | None:
+        for label in sorted(lane.machines, key=lambda lb: len(self.busy[lb])):
+            if self.address.get(label) is None:
+                continue
+            free = [s for s in range(self.slots) if s not in self.busy[label]]
+            if free:
+                return label, free[0]
+        return None
+
+    def _dispatch(self) -> None:
+        if self.failure is not None:
+            return
+        for lane in self.lanes:
+            while not lane.abandoned and lane.inflight < lane.capacity:
+                where = self._free_slot(lane)
+                if where is None:
+                    break
+                nxt = self._next_for(lane)
+                if nxt is None:
+                    break
+                self._submit(lane, nxt[0], nxt[1], *where)
+
+    def _submit(self, lane: Lane, planned: PlannedRun, seq: int, label: str, slot: int) -> None:
+        address = self.address[label]
+        want_env = address not in self.env_known
+        fut = self.client.submit(
+            run_one, self.plan_dict, self.uid, vars(planned), slot, want_env,
+            key=f"benchlab-run-{self.uid}-{seq}-{time.monotonic_ns()}", pure=False,
+            workers=[address], allow_other_workers=False, resources={SLOT: 1}, retries=0)
+        self.inflight[fut.key] = Inflight(lane, planned, seq, label, address, slot)
+        self.futures[fut.key] = fut
+        self.busy[label].add(slot)
+        lane.inflight += 1
+        self.completed.add(fut)
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def run(self) -> SessionResult:
+        """Execute until every lane is done; raise SchedulerGone, UserError or KeyboardInterrupt
+        (the caller finishes the session)."""
+        from distributed import as_completed
+
+        self.futures: dict[str, Any] = {}
+        self.completed = as_completed([], with_results=False, loop=self.client.loop)
+        self.observer.started(self.writer.ref, self.plan, self.total())
+        last_check = 0.0
+        try:
+            while True:
+                now = time.monotonic()
+                if now - last_check >= CHECK_MACHINES_S:
+                    self._check_machines()
+                    last_check = now
+                self._dispatch()
+                if not self.inflight:
+                    if self.failure is not None or not self._waiting_for_machines():
+                        break
+                ready = self.completed.next_batch(block=False) if self.completed.has_ready() \
+                    else []
+                for fut in ready:
+                    self._finished(fut)
+                if not ready:
+                    time.sleep(POLL_S)
+        finally:
+            for fut in self.futures.values():
+                if fut.key in self.inflight:
+                    fut.cancel()
+        if self.failure is not None:
+            raise UserError(self.failure)
+        self.result.status = "complete"
+        return self.result
+
+    def _waiting_for_machines(self) -> bool:
+        """True while a lane has work left and a machine it needs may still come back."""
+        waiting = False
+        for lane in self.lanes:
+            if lane.abandoned:
+                continue
+            if not _has_work(lane):
+                continue
+            alive = [lb for lb in lane.machines if self.address.get(lb) is not None]
+            if alive:
+                waiting = True
+                continue
+            gone_for = min(time.monotonic() - self.down_since.get(lb, time.monotonic())
+                           for lb in lane.machines)
+            if gone_for > self.grace_s:
+                lane.abandoned = True
+                for lb in lane.machines:
+                    self.failed_machines.setdefault(lb, "lost and not back")
+            else:
+                waiting = True
+        return waiting
+
+    def _check_machines(self) -> None:
+        """Notice workers that left (their runs are lost) and machines that came back."""
+        try:
+            status = getattr(self.client, "status", "running")
+            if status not in ("running", "newly-created"):
+                raise SchedulerGone(f"client {status}")
+            current = {m.label: m for m in machines_of(self.client)}
+        except SchedulerGone:
+            raise
+        except Exception as exc:  # OSError, CommClosedError, TimeoutError
+            raise SchedulerGone(str(exc) or type(exc).__name__) from None
+        for label in self.labels:
+            m = current.get(label)
+            old = self.address.get(label)
+            if m is not None and m.slots >= 1:
+                if old != m.address:
+                    if old is not None:
+                        self._machine_lost(label, old, "the worker process was replaced")
+                    self.address[label] = m.address
+                    self.down_since.pop(label, None)
+                    self.observer.message(f"machine {label} is back ({m.address})")
+            elif old is not None:
+                self._machine_lost(label, old, "the worker left the cluster")
+
+    def _machine_lost(self, label: str, address: str, reason: str) -> None:
+        self.address[label] = None
+        self.down_since[label] = time.monotonic()
+        for key, entry in list(self.inflight.items()):
+            if entry.address == address:
+                self._lost(key, f"{reason} ({address}) during the run")
+
+    def _lost(self, key: str, reason: str) -> None:
+        entry = self.inflight.pop(key)
+        fut = self.futures.pop(key, None)
+        if fut is not None:
+            fut.cancel()
+        self.busy[entry.machine].discard(entry.slot)
+        entry.lane.inflight -= 1
+        entry.lane.retry.append((entry.planned, entry.seq))
+        name = self.plan.benchmarks[entry.planned.benchmark].name
+        lost = {"seq": entry.seq, "benchmark": name, "iteration": entry.planned.iteration,
+                "warmup": entry.planned.warmup, "machine": entry.machine,
+                "address": entry.address, "reason": reason, "at_utc": utc_now(),
+                "requeued": True}
+        meta = self.store.get_session(self.writer.ref.uid).get("metadata") or {}
+        merge_metadata(self.writer, {"lost_runs": [*meta.get("lost_runs", []), lost]})
+        self.observer.message(f"run {entry.seq} of {name} on {entry.machine} lost: {reason}; "
+                              f"re-queued")
+
+    def _finished(self, fut: Any) -> None:
+        entry = self.inflight.get(fut.key)
+        if entry is None:
+            return  # already counted as lost (and re-queued) or cancelled by us
+        if fut.status == "finished":
+            try:
+                result = fut.result()
+            except Exception as exc:  # the result could not be fetched: the worker died
+                self._lost(fut.key, f"its result could not be fetched ({exc})")
+                return
+            del self.inflight[fut.key]
+            self.futures.pop(fut.key, None)
+            self.busy[entry.machine].discard(entry.slot)
+            entry.lane.inflight -= 1
+            self._store(entry, result)
+            return
+        exc = fut.exception() if fut.status == "error" else None
+        if exc is None or type(exc).__name__ in ("KilledWorker", "CommClosedError",
+                                                 "FutureCancelledError"):
+            self._lost(fut.key, f"the worker died ({type(exc).__name__ if exc else fut.status})")
+            return
+        del self.inflight[fut.key]
+        self.futures.pop(fut.key, None)
+        self.busy[entry.machine].discard(entry.slot)
+        entry.lane.inflight -= 1
+        if self.failure is None:
+            self.failure = (str(exc) if isinstance(exc, UserError)
+                            else f"a run on {entry.machine} raised {type(exc).__name__}: {exc}")
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _store(self, entry: Inflight, result: dict[str, Any]) -> None:
+        """Write one run (unless its sequence number is stored already) and account for it."""
+        if entry.seq in self.written:
+            return
+        label = entry.machine
+        if result.get("environment") is not None:
+            self.env_known.add(entry.address)
+            env = result["environment"]
+            env_id = self.store.put_environment(env, environment_fingerprint(env))
+            self.setup_ids[label] = self.store.put_setup(
+                {**result["setup"], "machine": label, "host": result["host"],
+                 "environment_id": env_id, "slots": self.slots})
+        m = RunMeasurement(**result["measurement"])
+        extra = dict(result.get("extra") or {})
+        extra.update(machine=label, host=result["host"], worker_pid=result["pid"],
+                     quiet=result.get("quiet"))
+        planned = entry.planned
+        i = planned.benchmark
+        worker = entry.lane.index if not self.spread else \
+            self.labels.index(label) * self.slots + entry.slot
+        self.writer.add_run(self.bench_ids[i], seq=entry.seq, iteration=planned.iteration,
+                            warmup=planned.warmup, worker=worker,
+                            setup_id=self.setup_ids.get(label),
+                            fields=run_fields(m, extra, self.shell_ns.get(label)),
+                            samples=result.get("samples") or {},
+                            measurements=result.get("measurements") or [])
+        self.written.add(entry.seq)
+        self.done += 1
+        self.done_by_machine[label] = self.done_by_machine.get(label, 0) + 1
+        name = self.plan.benchmarks[i].name
+        counts = self.result.counts.setdefault(name, {})
+        counts[m.status] = counts.get(m.status, 0) + 1
+        planner = entry.lane.planner
+        if m.status == "ok" and not planned.warmup:
+            planner.elapsed_s += m.wall_ns / 1e9
+            for lane in self.lanes:  # the first measured run sets every lane's estimate
+                if lane.planner.first_wall_s[i] is None:
+                    lane.planner.first_wall_s[i] = m.wall_ns / 1e9
+            if planned.iteration == 0 and self.plan.runs is None:
+                self.total()  # fixes planned_runs in the shared plan
+                self.writer.update(protocol=self.plan.to_dict())
+        self.observer.run_finished(name, planned, m, self.total(), self.done)
+        progress = getattr(self.observer, "machine_progress", None)
+        if progress is not None:
+            progress(label, self.done_by_machine[label], self._machine_total(label))
+        run = MeasuredRun(planned, worker, m, [], extra, result.get("samples") or {},
+                          result.get("failure"))
+        failure = _failure_text(self.plan, run, self.uid)
+        if failure and self.failure is None:
+            self.failure = f"on {label}: {failure}"
+
+    def _machine_total(self, label: str) -> int | None:
+        if self.spread:
+            return None
+        k = self.labels.index(label) * self.slots
+        totals = [lane.planner.total() for lane in self.lanes[k:k + self.slots]]
+        if any(t is None for t in totals):
+            return None
+        warm = self.plan.warmup * len(self.bench_ids)
+        return sum(totals) + warm * self.slots  # type: ignore[arg-type]

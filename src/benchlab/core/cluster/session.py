@@ -1,0 +1,205 @@
+"""Start, resume and end a cluster session (``benchlab run --cluster``).
+
+Before the session exists, every chosen machine validates the plan where it will run (its
+executables, its placement) and describes itself; a machine that cannot run the plan is a
+one-line UserError naming it, and nothing is stored. The session stores the plan and the
+cluster (address, ``--on`` machines, ``--spread``) in its metadata, so ``benchlab run --resume``
+reconnects and completes it; each machine's environment and setup are stored once and its runs
+point at them (``runs.setup_id``; the setup names the machine, host and ``environment_id``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Sequence
+
+from benchlab.core.cluster.address import (Machine, choose_machines, machines_of, open_cluster,
+                                           parse_cluster)
+from benchlab.core.cluster.dispatch import ClusterDispatch, SchedulerGone
+from benchlab.core.cluster.worker_side import begin_machine, finish_machine, probe_machine
+from benchlab.core.executor import Observer, SessionInterrupted, SessionResult, Silent
+from benchlab.core.plan import RunPlan
+from benchlab.core.session import interruptible
+from benchlab.errors import UserError
+from benchlab.store.db import Store
+from benchlab.store.writer import SessionWriter, environment_fingerprint
+
+
+def check_cluster_plan(plan: RunPlan) -> None:
+    """Refuse what a cluster session cannot do yet (one line, with the alternative)."""
+    if plan.placement.load:
+        raise UserError("--load with --cluster is not supported (the load would run on the "
+                        "client, not beside the runs); drop --load or run without --cluster")
+    if plan.until_decided is not None:
+        raise UserError("--until-decided with --cluster is not supported; run it on one machine")
+
+
+def _on_each(client: Any, machines: list[Machine], fn, *args) -> list[Any]:
+    """Run ``fn(*args)`` once on each machine; a UserError there names the machine."""
+    futures = [client.submit(fn, *args, workers=[m.address], allow_other_workers=False,
+                             pure=False, retries=0) for m in machines]
+    results = []
+    for m, fut in zip(machines, futures):
+        try:
+            results.append(fut.result())
+        except UserError as exc:
+            raise UserError(f"on {m.label}: {exc}") from None
+        except Exception as exc:
+            raise UserError(f"on {m.label}: {type(exc).__name__}: {exc}; check the worker's "
+                            f"log") from None
+    return results
+
+
+def _store_machines(store: Store, machines: list[Machine], probes: list[dict], slots: int
+                    ) -> dict[str, int]:
+    """One environment and one setup row per machine; return setup ids by machine label."""
+    setup_ids = {}
+    for m, probe in zip(machines, probes):
+        env = probe["environment"]
+        env_id = store.put_environment(env, environment_fingerprint(env))
+        setup_ids[m.label] = store.put_setup({**probe["setup"], "machine": m.label,
+                                              "host": probe["host"], "environment_id": env_id,
+                                              "slots": slots})
+    return setup_ids
+
+
+def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "all",
+                     spread: bool = False, argv: Sequence[str] | None = None,
+                     name: str | None = None, observer: Observer | None = None, on_start=None,
+                     connect_options: dict[str, Any] | None = None,
+                     machine_grace_s: float = 60.0) -> SessionResult:
+    """Run ``plan`` on the machines of ``cluster`` (``--on``), or spread over them.
+
+    Raises UserError (nothing stored) for a bad address, an unreachable cluster, or a machine
+    that cannot run the plan; once the session exists, as :func:`benchlab.core.session.run_plan`
+    (SessionInterrupted on Ctrl-C/SIGTERM, UserError when a run fails or the scheduler goes).
+    """
+    from benchlab.environment import collect_environment, load_average
+
+    spec = parse_cluster(cluster)
+    check_cluster_plan(plan)
+    plan.placement.validate()
+    with interruptible(), open_cluster(spec, slots=plan.placement.workers,
+                                       connect_options=connect_options) as client:
+        machines = choose_machines(machines_of(client), on, spec.text)
+        _check_slots(machines, plan.placement.workers)
+        probes = _on_each(client, machines, probe_machine, plan.to_dict(),
+                          list(argv) if argv else None)
+        meta = {"cluster": {"address": spec.text, "on": on, "spread": spread,
+                            "machines": [m.label for m in machines],
+                            "hosts": {m.label: p["host"] for m, p in zip(machines, probes)}}}
+        writer = SessionWriter.create(
+            store, "run", name=name, command_line=list(argv) if argv else None,
+            protocol=plan.to_dict(), environment=collect_environment(argv=argv, cwd=plan.cwd),
+            load_before=list(load_average()), metadata=meta)
+        try:
+            setup_ids = _store_machines(store, machines, probes, plan.placement.workers)
+            first = setup_ids[machines[0].label]
+            for pos, bench in enumerate(plan.benchmarks):
+                writer.add_benchmark(bench.name, position=pos, command=bench.command,
+                                     argv=plan.argv_for(pos), parameters=bench.parameters or None,
+                                     setup_id=first)
+            for metric in plan.metrics:
+                writer.add_metric(metric.name, unit=metric.unit, origin="regex",
+                                  pattern=metric.regex)
+        except BaseException as exc:
+            writer.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
+            raise
+        if on_start is not None:
+            on_start(writer.ref)
+        return _execute(client, writer, plan, machines, spread, observer, setup_ids,
+                        spec.text, machine_grace_s)
+
+
+def resume_cluster_session(store: Store, key: str, *, cluster: str | None = None,
+                           observer: Observer | None = None,
+                           connect_options: dict[str, Any] | None = None,
+                           machine_grace_s: float = 60.0) -> SessionResult:
+    """Complete an interrupted cluster session on its stored cluster (or ``cluster``).
+
+    The same machines (by label) must be in the cluster; UserError names a missing one.
+    """
+    sess = store.get_session(key)
+    info = (sess.get("metadata") or {}).get("cluster")
+    if info is None:
+        raise UserError(f"session {sess['uid']} did not run on a cluster; resume it without "
+                        f"--cluster")
+    if sess["status"] == "complete":
+        raise UserError(f"session {sess['uid']} is already complete; nothing to resume")
+    plan = RunPlan.from_dict(sess["protocol"])
+    spec = parse_cluster(cluster or info["address"])
+    with interruptible(), open_cluster(spec, slots=plan.placement.workers,
+                                       connect_options=connect_options) as client:
+        current = {m.label: m for m in machines_of(client)}
+        missing = [label for label in info["machines"] if label not in current]
+        if missing:
+            raise UserError(f"session {sess['uid']} ran on {', '.join(info['machines'])}; "
+                            f"{', '.join(missing)} not in {spec.text}; start those workers "
+                            f"(same names) and resume again")
+        machines = [current[label] for label in info["machines"]]
+        _check_slots(machines, plan.placement.workers)
+        probes = _on_each(client, machines, probe_machine, plan.to_dict(), None)
+        writer = SessionWriter.resume(store, sess["uid"])
+        setup_ids = _store_machines(store, machines, probes, plan.placement.workers)
+        if cluster and cluster != info["address"]:
+            meta = store.get_session(sess["uid"]).get("metadata") or {}
+            writer.update(metadata={**meta, "cluster": {**info, "address": spec.text}})
+        return _execute(client, writer, plan, machines, bool(info.get("spread")), observer,
+                        setup_ids, spec.text, machine_grace_s)
+
+
+def _check_slots(machines: list[Machine], slots: int) -> None:
+    few = [m.label for m in machines if m.slots < slots]
+    if few:
+        raise UserError(f"--workers {slots} needs {slots} benchlab-slot resources per machine; "
+                        f"{', '.join(few)} offer fewer; restart their workers with "
+                        f"--resources benchlab-slot={slots}")
+
+
+def _execute(client: Any, writer: SessionWriter, plan: RunPlan, machines: list[Machine],
+             spread: bool, observer: Observer | None, setup_ids: dict[str, int],
+             address: str, machine_grace_s: float) -> SessionResult:
+    """Begin each machine, dispatch every run, finish each machine, end the session."""
+    from benchlab.environment import load_average
+
+    observer = observer or Silent()
+    uid = writer.ref.uid
+    resume = f"benchlab run --resume {uid} --cluster {address}"
+    try:
+        begun = _on_each(client, machines, begin_machine, plan.to_dict(), uid)
+        dispatch = ClusterDispatch(client, writer, plan, machines, spread=spread,
+                                   observer=observer, setup_ids=setup_ids,
+                                   machine_grace_s=machine_grace_s)
+        for m, b in zip(machines, begun):
+            cost = b.get("shell_overhead")
+            dispatch.shell_ns[m.label] = cost["wall_ns"] if cost else None
+        result = dispatch.run()
+        alive = [m for m in machines if dispatch.address.get(m.label) is not None]
+        with contextlib.suppress(UserError):
+            _on_each(client, [Machine(m.label, dispatch.address[m.label], m.host, m.name,
+                                      m.slots) for m in alive], finish_machine, plan.to_dict(),
+                     uid)
+        if dispatch.failed_machines:
+            writer.finish("interrupted", load_after=list(load_average()))
+            lost = ", ".join(sorted(dispatch.failed_machines))
+            raise UserError(f"machine(s) {lost} were lost and did not come back; the other "
+                            f"machines finished; {dispatch.done} runs stored in session {uid}; "
+                            f"resume with: {resume}")
+        writer.finish("done", load_after=list(load_average()))
+        return result
+    except SchedulerGone as exc:
+        writer.finish("interrupted", load_after=list(load_average()))
+        runs = len(writer.store.runs(session_id=writer.ref.id))
+        raise UserError(f"the Dask scheduler at {address} went away ({exc}); {runs} runs "
+                        f"received are stored in session {uid}; resume with: {resume}") from None
+    except KeyboardInterrupt as exc:
+        writer.finish("interrupted", load_after=list(load_average()))
+        raise SessionInterrupted(writer.ref, len(writer.store.runs(session_id=writer.ref.id)),
+                                 getattr(exc, "signum", 2)) from None
+    except UserError:
+        if writer.store.get_session(uid)["status"] == "running":
+            writer.finish("failed", load_after=list(load_average()))
+        raise
+    except BaseException:
+        writer.finish("failed", load_after=list(load_average()))
+        raise

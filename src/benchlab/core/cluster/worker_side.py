@@ -1,0 +1,233 @@
+"""What executes on a Dask worker: probe the machine, run ONE planned run, finish.
+
+Every function takes and returns plain data (the plan's dict, a planned run's dict), so the
+client and the worker share no live object and a run can be re-sent after its worker died.
+The run itself happens in the exec helper (:func:`benchlab.core.executor.execute_planned_run`):
+the Dask task's thread blocks in ``wait4`` for its whole duration, and :func:`quiet_worker`
+keeps the rest of the worker process quiet meanwhile — profiling and monitors stopped, the
+heartbeat slowed, its other threads moved to CPUs the benchmark does not use when there are
+such CPUs — and puts everything back afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import socket
+import threading
+from typing import Any, Iterator
+
+from benchlab.core.plan import RunPlan
+
+#: Periodic callbacks paused while a run executes (why: each wakes the worker's event loop).
+#: The heartbeat is slowed instead of stopped, so the scheduler keeps the worker.
+_PAUSED = ("profile", "profile-cycle", "find-missing", "monitor", "tick", "ticks",
+           "memory_monitor", "spill-monitor")
+RUN_HEARTBEAT_MS = 60_000
+
+_lock = threading.Lock()
+_states: dict[str, "_SessionState"] = {}
+_quiet = {"active": 0, "saved": None, "pinned": None}
+
+
+@dataclasses.dataclass
+class _SessionState:
+    plan: RunPlan
+    execution: Any
+    scratch: str
+
+
+def _state(uid: str, plan_dict: dict[str, Any]) -> _SessionState:
+    """This worker process's placement and scratch directory for session ``uid`` (made once)."""
+    from benchlab.core.placement import prepare_execution
+    from benchlab.core.scratch import make_scratch
+
+    with _lock:
+        state = _states.get(uid)
+        if state is None:
+            plan = RunPlan.from_dict(plan_dict)
+            execution = prepare_execution(plan.placement, session_label=uid)
+            state = _states[uid] = _SessionState(plan, execution, make_scratch(uid))
+        return state
+
+
+def probe_machine(plan_dict: dict[str, Any], argv: list[str] | None = None) -> dict[str, Any]:
+    """Validate the plan where it will run and describe the machine; no side effect.
+
+    Raises the plan's one-line UserError (an executable missing on this machine, a placement it
+    cannot provide). Returns host, pid, CPU count, the environment and the runs' setup.
+    """
+    from benchlab.core.placement import prepare_execution
+    from benchlab.environment import collect_environment
+
+    plan = RunPlan.from_dict(plan_dict)
+    plan.validate(None)
+    execution = prepare_execution(plan.placement)
+    return {"host": socket.gethostname(), "pid": os.getpid(),
+            "cpus": sorted(os.sched_getaffinity(0)),
+            "environment": collect_environment(argv=argv, cwd=plan.cwd),
+            "setup": execution.setup_dict(plan.shell)}
+
+
+def begin_machine(plan_dict: dict[str, Any], uid: str) -> dict[str, Any]:
+    """Run the benchmarks' ``setup`` hooks here and measure the shell's cost (ns) if any."""
+    from benchlab.core.executor import measure_shell_cost, run_hook
+
+    state = _state(uid, plan_dict)
+    for bench in state.plan.benchmarks:
+        run_hook(bench.setup, "setup", state.plan.cwd)
+    cost = measure_shell_cost(state.plan.shell) if state.plan.shell else None
+    return {"host": socket.gethostname(), "shell_overhead": cost}
+
+
+def run_one(plan_dict: dict[str, Any], uid: str, planned: dict[str, Any], slot: int,
+            want_environment: bool) -> dict[str, Any]:
+    """Execute one planned run on this worker (slot ``slot`` of its placement); plain dict out.
+
+    Returns the measurement (times in ns, RSS in KiB), extra measurements, notes, samples, the
+    failure text if any, the host, how the worker was kept quiet, and — when
+    ``want_environment`` — this worker's environment and setup (the first run a new worker
+    process executes).
+    """
+    from benchlab.core.executor import execute_planned_run
+    from benchlab.core.planner import PlannedRun
+
+    state = _state(uid, plan_dict)
+    extra: dict[str, Any] = {}
+    if want_environment:
+        from benchlab.environment import collect_environment
+
+        extra["environment"] = collect_environment(cwd=state.plan.cwd)
+        extra["setup"] = state.execution.setup_dict(state.plan.shell)
+    busy = [c for c in state.execution.worker_cpus]
+    with quiet_worker(busy) as quiet:
+        run = execute_planned_run(state.plan, state.execution, PlannedRun(**planned), slot,
+                                  state.scratch)
+    return {"measurement": dataclasses.asdict(run.measurement),
+            "measurements": run.measurements, "extra": run.extra, "samples": run.samples,
+            "failure": run.failure, "host": socket.gethostname(), "pid": os.getpid(),
+            "quiet": quiet, **extra}
+
+
+def finish_machine(plan_dict: dict[str, Any], uid: str) -> dict[str, Any]:
+    """Run the ``cleanup`` hooks and remove this worker's scratch directory of session ``uid``."""
+    from benchlab.core.executor import run_hook
+    from benchlab.core.scratch import remove_scratch
+
+    state = _state(uid, plan_dict)
+    try:
+        for bench in state.plan.benchmarks:
+            run_hook(bench.cleanup, "cleanup", state.plan.cwd)
+    finally:
+        remove_scratch(state.scratch)
+        with _lock:
+            _states.pop(uid, None)
+    return {"host": socket.gethostname()}
+
+
+@contextlib.contextmanager
+def quiet_worker(busy_cpus: list[tuple[int, ...] | None]) -> Iterator[dict[str, Any]]:
+    """Keep this worker process quiet while a run executes; yield what was done (recorded).
+
+    ``busy_cpus``: the CPUs of every slot of the placement (None: the run may use any CPU).
+    The first concurrent run pauses the worker's periodic callbacks and moves its other threads
+    to the CPUs no slot uses; the last one restores both.
+    """
+    info: dict[str, Any] = {}
+    with _lock:
+        _quiet["active"] += 1
+        first = _quiet["active"] == 1
+        if first:
+            _quiet["saved"] = _pause_callbacks()
+            _quiet["pinned"] = _pin_other_threads(busy_cpus)
+        info["paused"] = sorted((_quiet["saved"] or {}).get("stopped", []))
+        info["heartbeat_ms"] = RUN_HEARTBEAT_MS if _quiet["saved"] else None
+        info["pinned"] = {k: v for k, v in (_quiet["pinned"] or {}).items() if k != "saved"}
+    try:
+        yield info
+    finally:
+        with _lock:
+            _quiet["active"] -= 1
+            if _quiet["active"] == 0:
+                _resume_callbacks(_quiet["saved"])
+                _unpin(_quiet["pinned"])
+                _quiet["saved"] = _quiet["pinned"] = None
+
+
+def _pause_callbacks() -> dict[str, Any] | None:
+    """Stop the worker's periodic callbacks (in its event loop: tornado's are not threadsafe)."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return None  # not inside a Dask worker (a direct call): nothing to pause
+    stopped: list[str] = []
+    saved: dict[str, Any] = {"worker": worker, "stopped": stopped, "heartbeat": None}
+    done = threading.Event()
+
+    def pause():
+        try:
+            for name, pc in list(worker.periodic_callbacks.items()):
+                if name in _PAUSED and pc.is_running():
+                    pc.stop()
+                    stopped.append(name)
+            heartbeat = worker.periodic_callbacks.get("heartbeat")
+            if heartbeat is not None:
+                saved["heartbeat"] = heartbeat.callback_time
+                heartbeat.callback_time = RUN_HEARTBEAT_MS
+        finally:
+            done.set()
+
+    worker.loop.add_callback(pause)
+    done.wait(5)
+    return saved
+
+
+def _resume_callbacks(saved: dict[str, Any] | None) -> None:
+    if not saved:
+        return
+    worker = saved["worker"]
+
+    def resume():
+        for name in saved["stopped"]:
+            pc = worker.periodic_callbacks.get(name)
+            if pc is not None:
+                pc.start()
+        heartbeat = worker.periodic_callbacks.get("heartbeat")
+        if heartbeat is not None and saved["heartbeat"] is not None:
+            heartbeat.callback_time = saved["heartbeat"]
+
+    with contextlib.suppress(RuntimeError):  # the loop closed: the worker is shutting down
+        worker.loop.add_callback(resume)
+
+
+def _pin_other_threads(busy_cpus: list[tuple[int, ...] | None]) -> dict[str, Any]:
+    """Move every thread of this process but the caller's to CPUs no run uses.
+
+    The caller's thread keeps its mask: it starts the exec helper, which inherits it (a run
+    without affinity must still see every CPU). Returns the CPUs used, or why none were.
+    """
+    allowed = set(os.sched_getaffinity(0))
+    if any(c is None for c in busy_cpus) or not busy_cpus:
+        return {"cpus": None, "reason": "the run may use every CPU (no --affinity): no spare CPU"}
+    spare = sorted(allowed - {c for cpus in busy_cpus for c in cpus})
+    if not spare:
+        return {"cpus": None, "reason": "the runs' CPUs are every CPU this worker may use"}
+    me = threading.get_native_id()
+    saved = {}
+    for entry in os.listdir("/proc/self/task"):
+        tid = int(entry)
+        if tid == me:
+            continue
+        with contextlib.suppress(OSError):  # a thread that just ended
+            saved[tid] = sorted(os.sched_getaffinity(tid))
+            os.sched_setaffinity(tid, spare)
+    return {"cpus": spare, "threads": len(saved), "saved": saved}
+
+
+def _unpin(pinned: dict[str, Any] | None) -> None:
+    for tid, cpus in ((pinned or {}).get("saved") or {}).items():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(tid, cpus)
