@@ -1,0 +1,218 @@
+"""Bootstrap replicates: batched, memory-bounded resampling, the exact order-statistic
+sampler of the median, and the one- and two-sample replicate distributions. See
+:mod:`benchlab.stats.bootstrap`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from benchlab.stats.descriptive import InvalidSampleError, as_sample
+from benchlab.stats._bootstrap_base import (
+    BootstrapDistribution,
+    DEFAULT_JACKKNIFE_GROUPS,
+    DEFAULT_MAX_EXACT_JACKKNIFE,
+    DEFAULT_N_RESAMPLES,
+    OneSampleStatistic,
+    SeedLike,
+    TWO_SAMPLE_STATISTICS,
+    _TWO_SAMPLE_PARTS,
+    _accepts_axis,
+    _apply,
+    _batch_size,
+    _check_finite_replicates,
+    _check_n_resamples,
+    _name_of,
+    _named_one_sample,
+    _rng_and_seed,
+)
+from benchlab.stats.bootstrap_jackknife import (
+    _jackknife_callable,
+    jackknife_diffs,
+)
+
+
+# ----------------------------------------------------------------------------- samplers
+
+
+def _median_order_sampler(
+    sorted_x: np.ndarray, n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    n = sorted_x.size
+    k = (n + 1) // 2  # 1-based rank of the (lower) median
+    u_k = rng.beta(k, n - k + 1, size=n_resamples)
+    i_k = np.clip(np.ceil(n * u_k).astype(np.int64), 1, n) - 1
+    if n % 2 == 1:
+        return sorted_x[i_k]
+    u_k1 = u_k + (1.0 - u_k) * rng.beta(1, n - k, size=n_resamples)
+    i_k1 = np.clip(np.ceil(n * u_k1).astype(np.int64), 1, n) - 1
+    return 0.5 * (sorted_x[i_k] + sorted_x[i_k1])
+
+
+def _resample_replicates(
+    samples: Sequence[np.ndarray],
+    t_of: Callable[..., np.ndarray],
+    n_resamples: int,
+    rng: np.random.Generator,
+    batch: int | None,
+) -> np.ndarray:
+    size = _batch_size(sum(s.size for s in samples), batch, n_resamples)
+    out = np.empty(n_resamples)
+    for start in range(0, n_resamples, size):
+        b = min(size, n_resamples - start)
+        drawn = []
+        for s in samples:
+            dtype = np.int32 if s.size < 2**31 - 1 else np.int64
+            drawn.append(s[rng.integers(0, s.size, size=(b, s.size), dtype=dtype)])
+        out[start : start + b] = t_of(*drawn)
+        del drawn
+    return out
+
+
+def _one_sample_parts(
+    arr: np.ndarray,
+    statistic: OneSampleStatistic,
+    *,
+    n_resamples: int,
+    rng: np.random.Generator,
+    batch: int | None,
+    want_jackknife: bool,
+    median_sampler: str,
+    max_exact_jackknife: int,
+    n_jackknife_groups: int,
+) -> tuple[float, np.ndarray, np.ndarray | None, str | None, str]:
+    if isinstance(statistic, str):
+        func = _named_one_sample(statistic)
+        t0 = float(func(arr[None, :])[0])
+        if statistic == "median" and median_sampler == "order":
+            reps, sampler = _median_order_sampler(np.sort(arr), n_resamples, rng), "order"
+        elif median_sampler not in ("order", "resample"):
+            raise InvalidSampleError(
+                f"median_sampler={median_sampler!r} is unknown; use 'order' or 'resample'"
+            )
+        elif statistic in ("sd", "std", "var"):
+            # Shift-invariant: resample the centred data and take the variance from the first
+            # two sums (one fused pass, no temporaries); same indices, so same replicates as
+            # np.std up to rounding, about twice as fast at 100k values.
+            centred = arr - arr.mean()
+            n = arr.size
+            root = statistic != "var"
+
+            def moments(a: np.ndarray, axis: int = -1) -> np.ndarray:
+                s1 = a.sum(axis=axis)
+                v = (np.einsum("ij,ij->i", a, a) - s1 * s1 / n) / (n - 1)
+                np.maximum(v, 0.0, out=v)
+                return np.sqrt(v) if root else v
+
+            reps = _resample_replicates([centred], moments, n_resamples, rng, batch)
+            sampler = "resample"
+        else:
+            reps = _resample_replicates([arr], func, n_resamples, rng, batch)
+            sampler = "resample"
+        if want_jackknife:
+            return t0, reps, jackknife_diffs(arr, statistic), "exact", sampler
+        return t0, reps, None, None, sampler
+    vectorised = _accepts_axis(statistic)
+
+    def t_of(batch_2d: np.ndarray) -> np.ndarray:
+        return _apply(statistic, vectorised, batch_2d)
+
+    t0 = float(t_of(arr[None, :])[0])
+    reps = _resample_replicates([arr], t_of, n_resamples, rng, batch)
+    if not want_jackknife:
+        return t0, reps, None, None, "resample"
+    d, method = _jackknife_callable(arr, t_of, t0, rng, max_exact_jackknife, n_jackknife_groups)
+    return t0, reps, d, method, "resample"
+
+
+def bootstrap_distribution(
+    x: ArrayLike,
+    statistic: OneSampleStatistic = "mean",
+    *,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: SeedLike = None,
+    batch: int | None = None,
+    jackknife: bool = True,
+    median_sampler: str = "order",
+    max_exact_jackknife: int = DEFAULT_MAX_EXACT_JACKKNIFE,
+    n_jackknife_groups: int = DEFAULT_JACKKNIFE_GROUPS,
+) -> BootstrapDistribution:
+    """Bootstrap replicates of a one-sample statistic (see ``bootstrap_ci``)."""
+    arr = as_sample(x, name="sample", min_n=3, allow_constant=False)
+    n_resamples = _check_n_resamples(n_resamples)
+    rng, used_seed = _rng_and_seed(seed)
+    t0, reps, d, method, sampler = _one_sample_parts(
+        arr, statistic, n_resamples=n_resamples, rng=rng, batch=batch,
+        want_jackknife=jackknife, median_sampler=median_sampler,
+        max_exact_jackknife=max_exact_jackknife, n_jackknife_groups=n_jackknife_groups,
+    )
+    return BootstrapDistribution(t0, reps, d, method, _name_of(statistic), used_seed, sampler)
+
+
+def bootstrap_distribution_2samp(
+    x: ArrayLike,
+    y: ArrayLike,
+    statistic: str | Callable[..., Any] = "median_ratio",
+    *,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: SeedLike = None,
+    batch: int | None = None,
+    jackknife: bool = True,
+    median_sampler: str = "order",
+    max_exact_jackknife: int = DEFAULT_MAX_EXACT_JACKKNIFE,
+    n_jackknife_groups: int = DEFAULT_JACKKNIFE_GROUPS,
+) -> BootstrapDistribution:
+    """Bootstrap replicates of a two-sample statistic (see ``bootstrap_ci_2samp``)."""
+    xa = as_sample(x, name="first sample (x)", min_n=3, allow_constant=False)
+    ya = as_sample(y, name="second sample (y)", min_n=3, allow_constant=False)
+    n_resamples = _check_n_resamples(n_resamples)
+    rng, used_seed = _rng_and_seed(seed)
+    if isinstance(statistic, str):
+        if statistic not in _TWO_SAMPLE_PARTS:
+            raise InvalidSampleError(
+                f"unknown two-sample statistic {statistic!r};"
+                f" use one of {', '.join(TWO_SAMPLE_STATISTICS)} or a callable f(x, y, axis)"
+            )
+        part, combine = _TWO_SAMPLE_PARTS[statistic]
+        kw = dict(n_resamples=n_resamples, rng=rng, batch=batch, want_jackknife=jackknife,
+                  median_sampler=median_sampler, max_exact_jackknife=max_exact_jackknife,
+                  n_jackknife_groups=n_jackknife_groups)
+        a0, a_reps, a_d, _, sampler = _one_sample_parts(xa, part, **kw)
+        b0, b_reps, b_d, _, _ = _one_sample_parts(ya, part, **kw)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t0 = float(combine(a0, b0))
+            reps = np.asarray(combine(a_reps, b_reps), dtype=np.float64)
+            d = None
+            if jackknife:
+                d = np.concatenate([t0 - combine(a0 - a_d, b0), t0 - combine(a0, b0 - b_d)])
+        if not np.isfinite(t0):
+            raise InvalidSampleError(
+                f"{statistic} is undefined on these samples (division by zero); check x"
+            )
+        _check_finite_replicates(reps, statistic)
+        return BootstrapDistribution(
+            t0, reps, d, "exact" if jackknife else None, statistic, used_seed, sampler
+        )
+    vectorised = _accepts_axis(statistic)
+
+    def t_of(xb: np.ndarray, yb: np.ndarray) -> np.ndarray:
+        return _apply(statistic, vectorised, xb, yb)
+
+    t0 = float(t_of(xa[None, :], ya[None, :])[0])
+    reps = _resample_replicates([xa, ya], t_of, n_resamples, rng, batch)
+    _check_finite_replicates(reps, _name_of(statistic))
+    d = None
+    method = None
+    if jackknife:
+        dx, mx = _jackknife_callable(
+            xa, lambda xb: t_of(xb, np.broadcast_to(ya, (xb.shape[0], ya.size))), t0, rng,
+            max_exact_jackknife, n_jackknife_groups)
+        dy, my = _jackknife_callable(
+            ya, lambda yb: t_of(np.broadcast_to(xa, (yb.shape[0], xa.size)), yb), t0, rng,
+            max_exact_jackknife, n_jackknife_groups)
+        d = np.concatenate([dx, dy])
+        method = mx if mx == my else f"{mx}+{my}"
+    return BootstrapDistribution(t0, reps, d, method, _name_of(statistic), used_seed, "resample")
