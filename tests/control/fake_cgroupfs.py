@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlab.control import cgroups
+from benchlab.control.cgroups import _fs as cgroups  # where _make_dir and _remove_dir live
 
 ROOT_CONTROLLERS = "cpuset cpu io memory hugetlb pids rdma misc"
 MARKER = ".fake-cgroupfs"

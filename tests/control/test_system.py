@@ -347,7 +347,10 @@ def test_cli_tune_and_restore_use_the_state_dir(tmp_path, original_aslr):
 
 _AS_NOBODY = """
 import os, sys
-from benchlab.cli.main import main  # import while still root: the interpreter lives under /root
+from benchlab.cli.main import main
+# Import while still root: the interpreter's standard library lives under /root (mode 700), and
+# the CLI imports Click and the command's modules lazily.
+import click, click.utils, importlib, benchlab.cli.system, benchlab.control.system, benchlab.errors
 os.setgroups([]); os.setgid(65534); os.setuid(65534)
 sys.argv = ["benchlab", "system", "tune"]
 main()

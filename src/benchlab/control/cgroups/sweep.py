@@ -1,0 +1,106 @@
+"""The stale-cgroup sweep: leaves of dead benchlab processes (killed with SIGKILL) are emptied
+(SIGKILL until no task is left) and removed at the next start.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+log = logging.getLogger(__name__)
+
+from benchlab.control.cgroups import _fs
+from benchlab.control.cgroups._fs import DEFAULT_PARENT, _LEAF_NAME, _os_reason, _pid_alive, _procs
+from benchlab.control.cgroups.layout import CgroupLayout, detect_layout
+
+def list_benchlab_cgroups(layout: CgroupLayout | None = None, parent_name: str = DEFAULT_PARENT) -> list[str]:
+    """Every benchlab leaf cgroup directory in every hierarchy (live or stale), sorted."""
+    layout = layout if layout is not None else detect_layout()
+    found: list[str] = []
+    for mount in layout.mounts():
+        parent = mount.path / parent_name
+        try:
+            entries = list(parent.iterdir())
+        except OSError:
+            continue
+        found.extend(str(entry) for entry in entries if entry.is_dir() and _LEAF_NAME.match(entry.name))
+    return sorted(found)
+
+
+def _kill_members(path: Path, timeout_s: float) -> set[int]:
+    """SIGKILL every task in cgroup ``path`` until it is empty (or ``timeout_s`` passes).
+
+    Repeated because a task may fork between reading cgroup.procs and the kill; the new child
+    is born in the same cgroup and is seen in the next round. Returns the pids killed.
+    """
+    killed: set[int] = set()
+    deadline = time.monotonic() + timeout_s
+    while True:
+        members = _procs(path)
+        if not members or time.monotonic() > deadline:
+            return killed
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.01)
+
+
+def sweep_stale(layout: CgroupLayout | None = None, parent_name: str = DEFAULT_PARENT, *,
+                observer: Callable[[str], None] | None = None,
+                kill_timeout_s: float = 5.0) -> list[str]:
+    """Kill what is left in leaf cgroups of dead benchlab processes, and remove the leaves.
+
+    A leaf is stale when the pid in its name is not a running process (its benchlab was killed
+    with SIGKILL). Tasks still inside -- benchmark descendants that outlived their run -- are
+    SIGKILLed until the leaf is empty (at most ``kill_timeout_s`` s per leaf), then it is
+    removed. A reused pid makes a stale leaf survive until that process exits: harmless. Run
+    at start-up, before creating new run cgroups.
+
+    Args:
+        observer: called with one line per stale leaf handled (processes killed, leaf removed
+            or why not); nothing is printed here, so the caller decides (``-q`` passes None).
+        kill_timeout_s: longest wait for one leaf to empty, s.
+
+    Returns the removed paths.
+    """
+    layout = layout if layout is not None else detect_layout()
+    tell = observer if observer is not None else (lambda message: log.debug("%s", message))
+    removed: list[str] = []
+    for path_text in list_benchlab_cgroups(layout, parent_name):
+        path = Path(path_text)
+        owner = int(_LEAF_NAME.match(path.name).group("pid"))
+        if _pid_alive(owner):
+            continue
+        killed = _kill_members(path, kill_timeout_s)
+        if killed:
+            tell(f"killed {len(killed)} process(es) left in stale cgroup {path} by dead "
+                 f"benchlab pid {owner}: {' '.join(map(str, sorted(killed)))}")
+        if _procs(path):
+            tell(f"stale cgroup {path} still holds processes {_procs(path)} after SIGKILL; "
+                 "not removed")
+            continue
+        for attempt in range(50):
+            try:
+                _fs._remove_dir(path)
+                removed.append(str(path))
+                tell(f"removed stale cgroup {path}")
+                break
+            except OSError as err:
+                # Killed tasks leave the cgroup a moment after they die (EBUSY meanwhile).
+                if err.errno != errno.EBUSY or attempt == 49:
+                    tell(f"could not remove stale cgroup {path}: {_os_reason(err)}")
+                    break
+                time.sleep(0.02)
+    for mount in layout.mounts():
+        if (mount.path / parent_name).is_dir():
+            _fs._remove_empty_parent(mount.path / parent_name)
+    return removed
