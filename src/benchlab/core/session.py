@@ -97,7 +97,8 @@ def start_session(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = N
     plan.validate(store)
     _sweep_leftovers()
     execution = prepare_execution(plan.placement)
-    environment = collect_environment(argv=list(argv) if argv else None, cwd=plan.cwd)
+    environment = collect_environment(argv=list(argv) if argv else None, cwd=plan.cwd,
+                                      env_key=store.env_key())
     writer = SessionWriter.create(
         store, "run", name=name, command_line=list(argv) if argv else None,
         protocol=plan.to_dict(), environment=environment, checks=_system_checks(),

@@ -299,7 +299,8 @@ def _open_study(store: Store, suite: Suite | None, argv: list[str] | None,
     from benchlab.environment import collect_environment
 
     writer = SessionWriter.create(store, "study", name=suite.name, command_line=argv,
-                                  protocol=suite.to_dict(), environment=collect_environment(),
+                                  protocol=suite.to_dict(),
+                                  environment=collect_environment(env_key=store.env_key()),
                                   metadata={"cells": {}}, source=suite.source)
     return writer, suite, {"cells": {}}
 
