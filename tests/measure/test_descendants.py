@@ -139,3 +139,41 @@ def test_after_kill_9_of_the_harness_no_descendant_survives(tmp_path, reaper):
     assert _gone_within(grandchild, 10), "the setsid grandchild survived kill -9 of the harness"
     for pid in helper_and_target:
         assert _gone_within(pid, 10), f"process {pid} survived kill -9 of the harness"
+
+
+def _cli(tmp_path: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "benchlab.cli.main", "run", "-q", "--db",
+            str(tmp_path / "store.db"), *args]
+
+
+def test_through_benchlab_run_with_and_without_timeout(tmp_path, reaper):
+    """The whole path a user takes: `benchlab run` (with --timeout and without)."""
+    import shlex
+
+    for extra, then in (([], "exit 0"), (["--timeout", "1", "--ignore-failure"], "exec sleep 300")):
+        pidfile = tmp_path / f"grandchild{len(extra)}.pid"
+        command = shlex.join(_escaping_target(pidfile, then))
+        done = subprocess.run(_cli(tmp_path, "-r", "1", *extra, "--", command),
+                              capture_output=True, text=True, timeout=120)
+        grandchild = int(pidfile.read_text())
+        reaper.append(grandchild)
+        assert not _alive(grandchild), (extra, done.stderr)
+
+
+def test_after_kill_9_of_benchlab_run_no_descendant_survives(tmp_path, reaper):
+    import shlex
+
+    pidfile = tmp_path / "grandchild.pid"
+    command = shlex.join(_escaping_target(pidfile, "exec sleep 300"))
+    benchlab = subprocess.Popen(_cli(tmp_path, "-r", "1", "--", command),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        assert time.monotonic() < deadline, "the grandchild never started"
+        assert benchlab.poll() is None, "benchlab ended early"
+        time.sleep(0.02)
+    grandchild = int(pidfile.read_text())
+    reaper.append(grandchild)
+    os.kill(benchlab.pid, signal.SIGKILL)
+    benchlab.wait()
+    assert _gone_within(grandchild, 10), "the setsid grandchild survived kill -9 of benchlab"
