@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import benchlab.stats.rank as rank
+import benchlab.stats.rank_selection as rank_selection
 from benchlab.errors import UserError
 from benchlab.stats.rank import (
     hodges_lehmann,
@@ -119,8 +119,8 @@ def test_selection_equals_brute_force_small() -> None:
 
 def test_selection_equals_brute_force_through_every_branch(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tiny materialisation limit and sample: many sampling rounds, tie resolution, splits."""
-    monkeypatch.setattr(rank, "_MATERIALISE_LIMIT", 500)
-    monkeypatch.setattr(rank, "_ROUND_SAMPLE", 300)
+    monkeypatch.setattr(rank_selection, "_MATERIALISE_LIMIT", 500)
+    monkeypatch.setattr(rank_selection, "_ROUND_SAMPLE", 300)
     rng = np.random.default_rng(12)
     for trial in range(80):
         n, m = int(rng.integers(40, 300)), int(rng.integers(40, 300))
