@@ -20,6 +20,7 @@ import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store, canonical_json
+from benchlab.store.formats.readers import load_json, read_text  # noqa: F401  (re-exported)
 from benchlab.store.writer import SessionWriter
 
 #: Factors from a time unit to nanoseconds (values are stored in ns).
@@ -183,52 +184,6 @@ def source_of(path: str | os.PathLike) -> str:
     return os.path.abspath(os.fspath(path))
 
 
-def read_text(path: str | os.PathLike, what: str) -> str:
-    """Read a text file (transparently gunzipping ``*.gz``); problems become one-line UserErrors.
-
-    ``what`` names the expected content for messages, e.g. ``"hyperfine JSON"``.
-    """
-    p = Path(path)
-    try:
-        # utf-8-sig: files saved by spreadsheet tools often start with a byte order mark.
-        if p.suffix == ".gz":
-            with gzip.open(p, "rt", encoding="utf-8-sig") as fh:
-                return fh.read()
-        return p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise UserError(f"cannot import {p}: no such file; check the path") from None
-    except IsADirectoryError:
-        raise UserError(f"cannot import {p}: it is a directory, but {what} is one file; "
-                        f"give the file (only --format metric reads a directory)") from None
-    except PermissionError:
-        raise UserError(f"cannot import {p}: permission denied; make it readable "
-                        f"(chmod u+r) or copy it somewhere readable") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"cannot import {p}: not UTF-8 text (byte {exc.start}); "
-                        f"it is not {what}, check the file and --format") from None
-    except (gzip.BadGzipFile, EOFError) as exc:
-        raise UserError(f"cannot import {p}: broken gzip file ({exc}); "
-                        f"decompress or re-create it") from None
-    except OSError as exc:
-        raise UserError(f"cannot import {p}: {exc.strerror or exc}; check the file") from None
-
-
-def load_json(path: str | os.PathLike, what: str, fmt: str) -> Any:
-    """Parse a JSON file; a syntax error becomes a UserError with line and column."""
-    text = read_text(path, what)
-    if not text.strip():
-        raise UserError(f"cannot import {path}: the file is empty; expected {what}")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        hint = ""
-        if text.lstrip()[:1] not in "{[":
-            hint = " (it does not look like JSON at all; for label,value files use --format csv)"
-        raise UserError(
-            f"malformed JSON in {path} at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}; "
-            f"fix or re-create the file, or choose the right --format (now {fmt})") from None
-
-
 def sniff_json(doc: Any) -> str | None:
     """Which known JSON format ``doc`` looks like: hyperfine, pyperf, gbench, json or None."""
     if not isinstance(doc, dict):
@@ -274,3 +229,103 @@ def is_number_text(text: str) -> bool:
     except ValueError:
         return False
     return value == value and value not in (float("inf"), float("-inf"))
+
+
+# -- text that users control, written into files other programs interpret ---------------------
+
+#: First characters that make a spreadsheet (Excel, LibreOffice, Google Sheets) evaluate a
+#: cell as a formula (OWASP "CSV injection"); tab and CR too, as some parsers strip them first.
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``text`` for a CSV cell that a spreadsheet shows instead of running: a leading formula
+    character gets a ``'`` prefix. Reversible by :func:`spreadsheet_unsafe` (a text that
+    already starts with ``'`` before such a character gets one more). Only for text columns:
+    numbers are written untouched."""
+    if text.lstrip("'")[:1] in FORMULA_TRIGGERS and text.lstrip("'"):
+        return "'" + text
+    return text
+
+
+def spreadsheet_unsafe(text: str) -> str:
+    """Undo :func:`spreadsheet_safe` (used when benchlab reads its own CSV back)."""
+    if text.startswith("'") and text.lstrip("'")[:1] in FORMULA_TRIGGERS and text.lstrip("'"):
+        return text[1:]
+    return text
+
+
+def _escape_newlines(text: str) -> str:
+    return text.replace("\r\n", "\\n").replace("\r", "\\n").replace("\n", "\\n")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as literal Markdown inline text: every ASCII punctuation character is
+    backslash-escaped (so ``[x](y)``, ``<b>``, ``*``, ``|``, ``#`` ... stay text, CommonMark
+    allows escaping any of them) and line breaks become a visible ``\\n``."""
+    out = []
+    for ch in text:
+        if ch in "\r\n":
+            out.append(ch)
+        elif ord(ch) < 128 and not ch.isalnum() and not ch.isspace():
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return _escape_newlines("".join(out))
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as a Markdown code span for a table cell: nothing inside is interpreted (HTML,
+    links, emphasis), a fence longer than any backtick run inside it, ``|`` escaped as GFM
+    tables require, and line breaks shown as ``\\n`` so the row stays one line."""
+    body = _escape_newlines(text).replace("|", "\\|")
+    longest = max((len(run) for run in _backtick_runs(body)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") or not body.strip() else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def _backtick_runs(text: str) -> list[str]:
+    runs, current = [], ""
+    for ch in text:
+        if ch == "`":
+            current += ch
+        elif current:
+            runs.append(current)
+            current = ""
+    if current:
+        runs.append(current)
+    return runs
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks shown as ``\\n`` (for one-line table cells)."""
+    return _escape_newlines(text)
+
+
+class CsvWriter:
+    """``csv.writer`` with ``\n`` line ends that also quotes cells holding a bare ``\r``.
+
+    Python's writer quotes only cells containing the delimiter, the quote character or a
+    character of its line terminator, so with ``\n`` a name holding ``\r`` would be written
+    bare and split the row for every reader. Such (rare) rows are written fully quoted.
+    """
+
+    def __init__(self, out) -> None:
+        import csv
+
+        self._plain = csv.writer(out, lineterminator="\n")
+        self._quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+
+    def writerow(self, row) -> None:
+        """Write one row (see the class docstring)."""
+        row = tuple(row)
+        if any(isinstance(cell, str) and "\r" in cell for cell in row):
+            self._quoted.writerow(row)
+        else:
+            self._plain.writerow(row)
+
+    def writerows(self, rows) -> None:
+        """Write several rows."""
+        for row in rows:
+            self.writerow(row)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from benchlab.errors import UserError
+from benchlab.store.formats._common import one_line
 from benchlab.store.formats._gather import SessionData
 from benchlab.store.formats.hyperfine import hyperfine_results
 
@@ -131,7 +132,7 @@ def asciidoc_text(table: MarkupTable) -> str:
     out = '[cols="<,>,>,>,>"]\n|==='
     out += row(table.header())
     for cells in table.rows:
-        out += row(["`" + cells[0].replace("|", "\\|") + "`", *cells[1:]])
+        out += row(["`" + one_line(cells[0]).replace("|", "\\|") + "`", *cells[1:]])
     return out + "|===\n"
 
 

@@ -15,7 +15,9 @@ its session, ``warmup`` 0/1. Per run, the rows are its harness values (``wall`` 
 shell overhead, ``shell_overhead``, ``user``, ``sys`` in ns; ``max_rss`` in KiB; ``minflt``,
 ``majflt``, ``nvcsw``, ``nivcsw`` counts), each only when measured; then its program-reported
 samples (in metric-name order, each metric in report order); then further measurements as
-``SOURCE.NAME`` (only those with status ok). Leading ``#`` lines carry each session's
+``SOURCE.NAME`` (only those with status ok). Text cells a spreadsheet would run as a formula
+(leading ``=``, ``+``, ``-``, ``@``, tab, CR) get a ``'`` prefix, which benchlab's own import
+removes again; numbers are written as they are. Leading ``#`` lines carry each session's
 fields, metadata, environment and protocol as one-line JSON, so nothing is lost; a JSON
 column that is empty is left out. Integral values are written without a decimal point.
 """
@@ -25,10 +27,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from typing import Any, Sequence
 
 from benchlab import __version__
 from benchlab.store.db import utc_now
+from benchlab.store.formats._common import CsvWriter, spreadsheet_safe, spreadsheet_unsafe
 from benchlab.store.formats._gather import SessionData
 
 COLUMNS = ("session", "benchmark", "run", "iteration", "warmup", "status", "metric", "value",
@@ -83,29 +87,46 @@ def export_csv(sessions: Sequence[SessionData]) -> str:
         for m in s.metrics:
             declared = {k: m[k] for k in ("name", "unit", "origin", "pattern")}
             out.write(f"# session {s.uid} metric: {_one_line_json(declared)}\n")
-    writer = csv.writer(out, lineterminator="\n")
+    writer = CsvWriter(out)
     writer.writerow(COLUMNS)
     for s in sessions:
         units = {m["name"]: m["unit"] or "" for m in s.metrics}
         for bench in s.benchmarks:
             for run in bench.runs:
                 r = run.row
-                head = (s.uid, bench.name, r["seq"], r["iteration"], int(r["warmup"]), r["status"])
+                head = (s.uid, spreadsheet_safe(bench.name), r["seq"], r["iteration"],
+                        int(r["warmup"]), r["status"])
                 for metric, unit, get in _HARNESS_ROWS:
                     value = get(r)
                     if value is not None:
-                        writer.writerow((*head, metric, format_value(value), unit))
+                        writer.writerow((*head, metric, format_value(value), unit))  # fixed names
                 for metric, values in run.samples.items():
-                    unit = units.get(metric, "")
-                    writer.writerows((*head, metric, format_value(v), unit) for v in values)
+                    unit = spreadsheet_safe(units.get(metric, ""))
+                    safe_metric = spreadsheet_safe(metric)
+                    writer.writerows((*head, safe_metric, format_value(v), unit) for v in values)
                 for m in run.measurements:
                     if m["status"] == "ok" and m["value"] is not None:
-                        writer.writerow((*head, f"{m['source']}.{m['name']}",
-                                         format_value(m["value"]), m["unit"] or ""))
+                        writer.writerow((*head, spreadsheet_safe(f"{m['source']}.{m['name']}"),
+                                         format_value(m["value"]), spreadsheet_safe(m["unit"] or "")))
     return out.getvalue()
 
 
 # -- import of a long-format CSV ------------------------------------------------------------
+
+
+def _rows(reader: Any, path: Any, header_lineno: int) -> Any:
+    """``(line number, row)`` of a csv reader positioned after the header line."""
+    from benchlab.errors import UserError
+
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise UserError(f"malformed CSV {path} line {header_lineno + reader.line_num}: "
+                            f"{exc}; fix the line or re-export the session") from None
+        yield header_lineno + reader.line_num, row
 
 #: Harness metric rows -> run columns (``wall`` gets ``shell_overhead`` added back).
 _HARNESS_FIELDS = {"wall": "wall_ns", "shell_overhead": "shell_overhead_ns", "user": "user_ns",
@@ -115,21 +136,15 @@ HEADER = ",".join(COLUMNS)
 _SESSION_PREFIX = "# session "
 
 
-def is_long_csv(lines: list[str]) -> bool:
-    """True when the first non-comment line is the long-format header."""
-    for line in lines:
-        if line.startswith("#") or not line.strip():
-            continue
-        return line.strip() == HEADER
-    return False
-
-
-def parse_long_csv(path: Any, lines: list[str], *, name: str | None = None,
+def parse_long_csv(path: Any, head: list[str], fh: Any, header_lineno: int, *,
+                   name: str | None = None,
                    command_line: list[str] | None = None) -> list[Any]:
     """Parse a long-format CSV (as :func:`export_csv` writes it) back into sessions.
 
-    The ``# session`` lines restore each session's fields, metadata, environment, protocol
-    and metrics; rows restore runs (harness values, samples, ``SOURCE.NAME`` measurements).
+    ``head`` holds the lines before the header (the ``# session`` lines restore each session's
+    fields, metadata, environment, protocol and metrics); the rows after the header, read from
+    the open text stream ``fh`` (``newline=""``, so quoted names keep their line breaks), restore
+    runs (harness values, samples, ``SOURCE.NAME`` measurements).
     A row's metric is a sample when the session declares it, else a harness value when it has a
     harness name, else a measurement when it contains a dot, else an undeclared sample. Runs
     that had no value at all (e.g. an error before anything was measured) are not in a CSV and
@@ -145,20 +160,19 @@ def parse_long_csv(path: Any, lines: list[str], *, name: str | None = None,
         return sessions.setdefault(uid, {"uid": uid, "name": None, "benchmarks": [],
                                          "metrics": [], "_benches": {}, "_runs": {}})
 
-    data_lines: list[str] = []
-    data_numbers: list[int] = []
-    for lineno, line in enumerate(lines, 1):
+    for lineno, line in enumerate(head, 1):
         if line.startswith(_SESSION_PREFIX):
-            head, sep, payload = line[len(_SESSION_PREFIX):].partition(": ")
+            head_text, sep, payload = line[len(_SESSION_PREFIX):].partition(": ")
             if not sep:
                 continue
-            parts = head.split(" ")
+            parts = head_text.split(" ")
             try:
                 value = json.loads(payload)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path} line {lineno}: damaged JSON in a '# session' line "
-                                f"({exc.msg} at column {exc.colno + len(line) - len(payload)}); "
-                                f"re-export the session") from None
+            except (json.JSONDecodeError, RecursionError) as exc:
+                where = f" ({exc.msg} at column {exc.colno + len(line) - len(payload)})" \
+                    if isinstance(exc, json.JSONDecodeError) else ""
+                raise UserError(f"{path} line {lineno}: damaged JSON in a '# session' line"
+                                f"{where}; re-export the session") from None
             s = session(parts[0])
             if len(parts) == 1 and isinstance(value, dict):
                 s.update({k: v for k, v in value.items() if k in _SESSION_FIELDS})
@@ -166,25 +180,29 @@ def parse_long_csv(path: Any, lines: list[str], *, name: str | None = None,
                 s["metrics"].append(value)
             elif len(parts) == 2 and parts[1] in _SESSION_JSON:
                 s[parts[1]] = value
-        elif line.startswith("#") or not line.strip():
+    reader = csv.reader(fh)
+    rows = _rows(reader, path, header_lineno)
+    for lineno, row in rows:
+        if not row or (len(row) == 1 and not row[0].strip()):
             continue
-        else:
-            data_lines.append(line)
-            data_numbers.append(lineno)
-    reader = csv.reader(data_lines)
-    next(reader)  # the header, checked by is_long_csv
-    for row in reader:
-        lineno = data_numbers[reader.line_num - 1]
         if len(row) != len(COLUMNS):
             raise UserError(f"malformed CSV {path} line {lineno}: {len(row)} fields where the "
                             f"long format has {len(COLUMNS)} ({HEADER}); fix the line")
         uid, bench_name, seq, iteration, warmup, status, metric, raw, unit = row
+        bench_name, metric, unit = (spreadsheet_unsafe(x) for x in (bench_name, metric, unit))
         try:
             value = float(raw)
             seq_i, iteration_i = int(seq), int(iteration)
         except ValueError:
             raise UserError(f"malformed CSV {path} line {lineno}: run, iteration and value must "
-                            f"be numbers (got {seq!r}, {iteration!r}, {raw!r}); fix the line") from None
+                            f"be numbers (got {seq[:20]!r}, {iteration[:20]!r}, {raw[:20]!r}); "
+                            f"fix the line") from None
+        if not math.isfinite(value):
+            raise UserError(f"malformed CSV {path} line {lineno}: value {raw[:20]!r} is not a "
+                            f"finite number; fix or delete the line")
+        if value < 0 and unit in ("ns", "us", "µs", "ms", "s", "KiB"):
+            raise UserError(f"malformed CSV {path} line {lineno}: negative {metric[:40]} "
+                            f"{raw[:20]} {unit}; fix or delete the line")
         s = session(uid)
         bench = s["_benches"].get(bench_name)
         if bench is None:

@@ -192,16 +192,19 @@ def export_hyperfine(sessions: Sequence[SessionData]) -> str:
 def export_hyperfine_csv(sessions: Sequence[SessionData]) -> str:
     """hyperfine's ``--export-csv`` text: ``command,mean,stddev,median,user,system,min,max``
     (seconds) and a ``parameter_NAME`` column per parameter of the first result."""
-    import csv
     import io
+
+    from benchlab.store.formats._common import CsvWriter, spreadsheet_safe
 
     results = hyperfine_results(sessions)
     params = list((results[0].get("parameters") or {}).keys())
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = CsvWriter(buf)
     keys = ["mean", "stddev", "median", "user", "system", "min", "max"]
     writer.writerow(["command", *keys, *[f"parameter_{p}" for p in params]])
     for r in results:
-        writer.writerow([r["command"], *["" if r[k] is None else repr(r[k]) for k in keys],
-                         *[(r.get("parameters") or {}).get(p, "") for p in params]])
+        writer.writerow([spreadsheet_safe(r["command"]),
+                         *["" if r[k] is None else repr(r[k]) for k in keys],
+                         *[spreadsheet_safe(str((r.get("parameters") or {}).get(p, "")))
+                           for p in params]])
     return buf.getvalue()

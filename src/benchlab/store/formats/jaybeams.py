@@ -12,7 +12,9 @@ Each distinct label becomes one benchmark (in order of first appearance) with ON
 ``imported`` (the file has no harness timings) whose samples of metric ``value`` are the label's
 values in file order. The unit is ``--unit``, else derived from the header's second field
 (nanoseconds/ns -> ns, microseconds/us -> us, milliseconds/ms -> ms, seconds/s -> s), else ''.
-Values are stored as written (no unit conversion).
+Values are stored as written (no unit conversion); they must be finite numbers, and not
+negative when the unit is a time. The header is the first row whose second field is not a
+number at all (``a,nan`` is a row with a value that is not finite: an error).
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ from __future__ import annotations
 import csv
 import math
 import os
+from array import array
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.formats._common import (
-    ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession, default_session_name,
-    is_number_text, read_text, source_of,
+    TIME_UNIT_TO_NS, ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession,
+    default_session_name, source_of,
 )
+from benchlab.store.formats.readers import iter_lines, open_text
 
 METRIC = "value"
 
@@ -64,96 +69,59 @@ def _split(line: str) -> list[str]:
 def parse_csv(path: str | os.PathLike, *, name: str | None = None, unit: str | None = None,
               command_line: list[str] | None = None) -> list[ImportedSession]:
     """Parse a CSV file: benchlab's long-format export when it has that header (one session
-    per exported session), else a ``label,value`` file (one session)."""
-    from benchlab.store.formats.csv_long import is_long_csv, parse_long_csv
+    per exported session), else a ``label,value`` file (one session). The file is read as a
+    stream: memory grows with the values (8 bytes each), not with the text."""
+    from benchlab.store.formats.csv_long import HEADER, parse_long_csv
 
-    text = read_text(path, "a label,value CSV file")
-    lines = text.splitlines()
-    if is_long_csv(lines):
-        if unit is not None:
-            raise UserError(f"{path} is a benchlab long-format CSV, which carries its units; "
-                            f"drop --unit")
-        return parse_long_csv(path, lines, name=name, command_line=command_line)
-    return [parse_label_value_csv(path, name=name, unit=unit, command_line=command_line,
-                                  lines=lines)]
+    with open_text(path, "a label,value CSV file") as fh:
+        lines = iter_lines(fh, path)
+        head: list[str] = []
+        first: tuple[int, str] | None = None
+        for lineno, line in lines:
+            if line.startswith("#") or not line.strip():
+                head.append(line)
+                continue
+            first = (lineno, line)
+            break
+        if first is not None and first[1].strip() == HEADER:
+            if unit is not None:
+                raise UserError(f"{path} is a benchlab long-format CSV, which carries its "
+                                f"units; drop --unit")
+            return parse_long_csv(path, head, fh, first[0], name=name,
+                                  command_line=command_line)
+        comments = [ln for ln in head if ln.startswith("#")]
+        rest = lines if first is None else _chain(first, lines)
+        return [_label_value_session(path, comments, rest, name=name, unit=unit,
+                                     command_line=command_line)]
+
+
+def _chain(first: tuple[int, str], rest: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    yield first
+    yield from rest
 
 
 def parse_label_value_csv(path: str | os.PathLike, *, name: str | None = None,
                           unit: str | None = None,
-                          command_line: list[str] | None = None,
-                          lines: list[str] | None = None) -> ImportedSession:
+                          command_line: list[str] | None = None) -> ImportedSession:
     """Parse a JayBeams-style CSV into an :class:`ImportedSession` (nothing is written).
 
     Raises a one-line UserError naming the line for a malformed row (wrong field count,
-    non-numeric value), and for a file without any ``label,value`` row.
+    a value that is not a finite number, a negative time), and for a file without any
+    ``label,value`` row.
     """
-    if lines is None:
-        lines = read_text(path, "a label,value CSV file").splitlines()
-    fast = _parse_fast(lines)
-    if fast is not None:
-        comments, header, order, values, rows = fast
-    else:
-        # The slow path parses line by line, so it can name the offending line.
-        comments, header, order, values, rows = _parse_slow(path, lines)
-    if rows == 0:
-        raise UserError(f"{path} has no label,value rows (only comments or a header); "
-                        f"check the file, or choose another --format")
-    if unit is None:
-        unit = unit_from_header(header)
-    benchmarks = [
-        ImportedBenchmark(name=label, runs=[ImportedRun(
-            iteration=0, fields={"status": "imported"},
-            samples={METRIC: np.asarray(values[label], dtype=float)})])
-        for label in order
-    ]
-    metadata: dict[str, Any] = {"format": "csv", "comments": comments, "header": header,
-                                "rows": rows}
-    return ImportedSession(
-        name=name or default_session_name(path), source=source_of(path), metadata=metadata,
-        benchmarks=benchmarks, metrics=[ImportedMetric(METRIC, unit, "import:csv")],
-        command_line=command_line)
+    with open_text(path, "a label,value CSV file") as fh:
+        return _label_value_session(path, [], iter_lines(fh, path), name=name, unit=unit,
+                                    command_line=command_line)
 
 
-_Parsed = tuple[list[str], "str | None", list[str], dict[str, Any], int]
-
-
-def _parse_fast(lines: list[str]) -> _Parsed | None:
-    """Vectorised parse of a well-formed file; None when anything needs a closer look."""
-    comments = [ln for ln in lines if ln.startswith("#")]
-    data = [ln for ln in lines if not ln.startswith("#") and ln.strip()]
-    if not data or any('"' in ln for ln in data):
-        return None
-    header = None
-    first = data[0].split(",")
-    if len(first) == 2 and not is_number_text(first[1]):
-        header = data[0]
-        data = data[1:]
-    parts = [ln.split(",") for ln in data]
-    if any(len(p) != 2 for p in parts):
-        return None
-    labels = [p[0].strip() for p in parts]
-    try:
-        vals = np.array([p[1] for p in parts], dtype=float)
-    except ValueError:
-        return None
-    if not np.isfinite(vals).all() or "" in labels:
-        return None
-    order = list(dict.fromkeys(labels))
-    if len(order) == 1:
-        values = {order[0]: vals}
-    else:
-        label_arr = np.array(labels, dtype=object)
-        values = {label: vals[label_arr == label] for label in order}
-    return comments, header, order, values, len(vals)
-
-
-def _parse_slow(path: str | os.PathLike, lines: list[str]) -> _Parsed:
-    comments: list[str] = []
+def _label_value_session(path: Any, comments: list[str], lines: Iterator[tuple[int, str]], *,
+                         name: str | None, unit: str | None,
+                         command_line: list[str] | None) -> ImportedSession:
     header: str | None = None
-    order: list[str] = []
-    values: dict[str, list[float]] = {}
+    values: dict[str, array] = {}  # insertion order = order of first appearance
     rows = 0
-    for lineno, line in enumerate(lines, 1):
+    time_unit = unit in TIME_UNIT_TO_NS
+    for lineno, line in lines:
         if line.startswith("#"):
             comments.append(line)
             continue
@@ -168,24 +136,44 @@ def _parse_slow(path: str | os.PathLike, lines: list[str]) -> _Parsed:
             value = float(raw)
         except ValueError:
             if rows == 0 and header is None:
+                # a header's second field is a word; 'nan' or 'inf' parse, so they are values
                 header = line
+                if unit is None:
+                    unit = unit_from_header(header)
+                    time_unit = unit in TIME_UNIT_TO_NS
                 continue
             raise UserError(
                 f"malformed CSV {path} line {lineno}: value {raw[:40]!r} of label {label[:40]!r} "
                 f"is not a number; fix or delete that line (comment lines start with '#')") from None
         if not math.isfinite(value):
-            raise UserError(f"malformed CSV {path} line {lineno}: value {raw!r} is not finite; "
-                            f"fix or delete that line")
+            raise UserError(f"malformed CSV {path} line {lineno}: value {raw[:40]!r} is not a "
+                            f"finite number; fix or delete that line")
+        if value < 0 and time_unit:
+            raise UserError(f"malformed CSV {path} line {lineno}: negative time {raw[:40]!r} "
+                            f"({unit}); fix or delete that line, or drop the time unit")
         if not label:
             raise UserError(f"malformed CSV {path} line {lineno}: empty label; "
                             f"every row needs label,value")
         bucket = values.get(label)
         if bucket is None:
-            bucket = values[label] = []
-            order.append(label)
+            bucket = values[label] = array("d")
         bucket.append(value)
         rows += 1
-    return comments, header, order, values, rows
+    if rows == 0:
+        raise UserError(f"{path} has no label,value rows (only comments or a header); "
+                        f"check the file, or choose another --format")
+    benchmarks = [
+        ImportedBenchmark(name=label, runs=[ImportedRun(
+            iteration=0, fields={"status": "imported"},
+            samples={METRIC: np.frombuffer(vals, dtype=float)})])
+        for label, vals in values.items()
+    ]
+    metadata: dict[str, Any] = {"format": "csv", "comments": comments, "header": header,
+                                "rows": rows}
+    return ImportedSession(
+        name=name or default_session_name(path), source=source_of(path), metadata=metadata,
+        benchmarks=benchmarks, metrics=[ImportedMetric(METRIC, unit or "", "import:csv")],
+        command_line=command_line)
 
 
 def _field_count_error(path: str | os.PathLike, lineno: int, line: str, n: int) -> str:

@@ -20,14 +20,14 @@ from typing import Sequence
 
 import numpy as np
 
-from benchlab.store.formats._common import TIME_UNIT_TO_NS
+from benchlab.store.formats._common import TIME_UNIT_TO_NS, markdown_code, markdown_text
 from benchlab.store.formats._gather import SessionData, primary_series, session_label
 
 _DISPLAY_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 
 
 def _cell(name: str) -> str:
-    return "`" + name.replace("|", "\\|") + "`"
+    return markdown_code(name)
 
 
 def _display_unit(fastest_ns: float) -> tuple[str, float]:
@@ -112,11 +112,12 @@ def export_markdown(sessions: Sequence[SessionData], time_unit: str | None = Non
         for name in no_data:
             next(iter(groups.values())).append((name, None))
         if len(sessions) > 1:
-            out.append(f"### {session_label(s)}")
+            out.append(f"### {markdown_text(session_label(s))}")
             out.append("")
         for (metric, unit), rows in groups.items():
             if len(groups) > 1 or metric != "wall":
-                out.append(f"Metric: {metric}" + (f" [{unit}]" if unit else ""))
+                out.append(f"Metric: {markdown_text(metric)}"
+                           + (f" \\[{markdown_text(unit)}\\]" if unit else ""))
                 out.append("")
             out.extend(_table(rows, unit, time_unit))
             out.append("")

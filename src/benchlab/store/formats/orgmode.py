@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from benchlab.store.formats._common import one_line
 from benchlab.store.formats._gather import SessionData
 from benchlab.store.formats.asciidoc import MarkupTable, markup_table
 from benchlab.store.formats.hyperfine import hyperfine_results
@@ -34,7 +35,7 @@ def orgmode_text(table: MarkupTable) -> str:
     """A :class:`~benchlab.store.formats.asciidoc.MarkupTable` as hyperfine writes it in org-mode."""
     out = _row(table.header()) + "|--+--+--+--+--|\n"
     for cells in table.rows:
-        out += _row(["=" + cells[0].replace("|", "\\|") + "=", *cells[1:]])
+        out += _row(["=" + one_line(cells[0]).replace("|", "\\|") + "=", *cells[1:]])
     return out
 
 

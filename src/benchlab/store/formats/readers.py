@@ -1,0 +1,150 @@
+"""Reading input files safely: every way a file can be wrong becomes one line naming the file,
+the line where known, and the fix.
+
+Used by every import format, and by the readers of other layers' documents (``--samples-csv``,
+``--calibration`` JSON, profiles): binary files, UTF-16, corrupt or truncated gzip, lines
+longer than :data:`MAX_LINE_CHARS`, JSON nested deeper than Python can parse or holding
+``NaN``/``Infinity`` (not JSON, though Python's parser accepts them).
+
+Text is read with ``newline=""`` so a quoted CSV field keeps an embedded ``\\r``; gzip is
+recognised by its magic bytes, whatever the file is called.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import json
+import os
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from benchlab.errors import UserError
+
+#: Longest line a line-based reader accepts (characters): far beyond any real result line,
+#: short enough that a file without line breaks cannot take all memory line by line.
+MAX_LINE_CHARS = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+#: Bytes looked at to tell text from binary.
+SNIFF_BYTES = 8192
+
+
+def _fail(path: Any, reason: str, fix: str) -> UserError:
+    return UserError(f"cannot read {path}: {reason}; {fix}")
+
+
+def _check_head(path: Any, head: bytes, what: str) -> None:
+    utf16 = head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    if not utf16 and b"\0" in head:
+        # UTF-16 without a BOM: ASCII characters leave a NUL in every other byte, on one side
+        even, odd = head[0::2], head[1::2]
+        even_nul, odd_nul = even.count(0) / max(1, len(even)), odd.count(0) / max(1, len(odd))
+        utf16 = (odd_nul > 0.4 and even_nul == 0) or (even_nul > 0.4 and odd_nul == 0)
+        if not utf16:
+            raise _fail(path, f"it is a binary file (NUL byte at offset {head.index(0)}), "
+                        f"not {what}", "check the path and --format")
+    if utf16:
+        raise _fail(path, "it is UTF-16 text, not UTF-8",
+                    f"convert it (iconv -f UTF-16 -t UTF-8 FILE > NEW) and import NEW as {what}")
+
+
+@contextmanager
+def open_text(path: str | os.PathLike, what: str) -> Iterator[TextIO]:
+    """Open ``path`` as UTF-8 text (gunzipped when it is gzip, a BOM skipped), ``newline=""``.
+
+    Raises UserError (one line) for a missing, unreadable, binary, UTF-16 or corrupt file,
+    also when the problem shows while the caller reads (decoding, truncated gzip).
+    ``what`` names the expected content, e.g. ``"hyperfine JSON"``.
+    """
+    p = Path(path)
+    try:
+        raw = open(p, "rb")
+    except FileNotFoundError:
+        raise UserError(f"cannot import {p}: no such file; check the path") from None
+    except IsADirectoryError:
+        raise UserError(f"cannot import {p}: it is a directory, but {what} is one file; "
+                        f"give the file (only --format metric reads a directory)") from None
+    except PermissionError:
+        raise UserError(f"cannot import {p}: permission denied; make it readable "
+                        f"(chmod u+r) or copy it somewhere readable") from None
+    except OSError as exc:
+        raise UserError(f"cannot import {p}: {exc.strerror or exc}; check the file") from None
+    try:
+        stream: Any = raw
+        if raw.peek(2)[:2] == GZIP_MAGIC:
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        _check_head(p, stream.peek(SNIFF_BYTES)[:SNIFF_BYTES], what)
+        yield io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
+    except UnicodeDecodeError as exc:
+        raise _fail(p, f"not UTF-8 text (byte {exc.start} of a chunk: {exc.reason})",
+                    f"it is not {what}; check the file and --format") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise _fail(p, f"broken or truncated gzip data ({exc})",
+                    "decompress it (gunzip -t shows the damage) or re-create it") from None
+    except OSError as exc:
+        raise _fail(p, exc.strerror or str(exc), "check the file") from None
+    finally:
+        raw.close()
+
+
+def read_text(path: str | os.PathLike, what: str) -> str:
+    """The whole text of ``path`` (see :func:`open_text` for what is checked)."""
+    with open_text(path, what) as fh:
+        return fh.read()
+
+
+def iter_lines(fh: TextIO, path: Any) -> Iterator[tuple[int, str]]:
+    """``(line number, line without its line break)`` for each line of ``fh``, 1-based.
+
+    Raises UserError for a line longer than :data:`MAX_LINE_CHARS` (a file with no line
+    breaks, or not line-based text).
+    """
+    lineno = 0
+    while True:
+        line = fh.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        lineno += 1
+        if len(line) > MAX_LINE_CHARS and not line.endswith(("\n", "\r")):
+            raise _fail(path, f"line {lineno} is longer than {MAX_LINE_CHARS:,} characters",
+                        "this is not line-based text; check the file and --format")
+        yield lineno, line.rstrip("\r\n")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def parse_json_text(text: str, path: Any, what: str, fmt: str | None = None) -> Any:
+    """Parse JSON text read from ``path``; every problem is a one-line UserError.
+
+    ``NaN``, ``Infinity`` and ``-Infinity`` are refused (they are not JSON, and no result
+    format writes them for a measured value); so is nesting deeper than Python can parse.
+    """
+    if not text.strip():
+        raise UserError(f"cannot import {path}: the file is empty; expected {what}")
+    choose = f", or choose the right --format (now {fmt})" if fmt else ""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        hint = ""
+        if text.lstrip()[:1] not in "{[":
+            hint = " (it does not look like JSON at all; for label,value files use --format csv)"
+        raise UserError(
+            f"malformed JSON in {path} at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}; "
+            f"fix or re-create the file{choose}") from None
+    except RecursionError:
+        raise UserError(f"cannot import {path}: JSON nested too deeply to be {what}; "
+                        f"check the file{choose}") from None
+    except ValueError as exc:  # from _reject_constant
+        raise UserError(f"cannot import {path}: it holds {exc}, which is not a JSON number; "
+                        f"write measured values as finite numbers or leave them out") from None
+
+
+def load_json(path: str | os.PathLike, what: str, fmt: str | None = None) -> Any:
+    """Read and parse a JSON file (gzip-compressed or not); problems are one-line UserErrors."""
+    return parse_json_text(read_text(path, what), path, what, fmt)
