@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
+from benchlab.cli.cluster_options import cluster_options, resume_run, start_run
 from benchlab.cli.common import db_option, open_store
 from benchlab.core.executor import SessionInterrupted
 from benchlab.core.plan import (MetricSpec, Placement, RunPlan, expand_benchmarks, parse_memory,
@@ -179,12 +180,13 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="Complete an interrupted session from its stored protocol.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@cluster_options
 @db_option
 def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_time, prepare, setup,
             cleanup, order, seed, timeout, ignore_failure, shell, shell_path, scans, step, lists,
             metrics, samples_csv, affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us,
             cpu_weight, cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
-            until_decided, alpha, equivalence_margin, look_every, session_name, resume, as_json, quiet, db):
+            until_decided, alpha, equivalence_margin, look_every, session_name, resume, as_json, quiet, db, cluster, on, spread):
     """Measure COMMANDS, each run stored as soon as it ends.
 
     \b
@@ -203,7 +205,7 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
                 if commands:
                     raise UserError("--resume takes the commands from the stored session; "
                                     "drop the commands or drop --resume")
-                result = resume_session(store, resume, observer=observer)
+                result = resume_run(store, resume, cluster, observer)
             else:
                 if not commands:
                     raise UserError("no command to benchmark; usage: benchlab run COMMAND "
@@ -225,8 +227,9 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
                     if show_progress and not as_json:
                         console.print(f"[dim]session {session.uid} -> {store.path}[/dim]")
 
-                result = run_plan(store, plan, argv=["benchlab", *sys.argv[1:]],
-                                  name=session_name, observer=observer, on_start=announce)
+                result = start_run(store, plan, cluster, on, spread,
+                                   argv=["benchlab", *sys.argv[1:]], name=session_name,
+                                   observer=observer, on_start=announce)
     except SessionInterrupted as exc:
         db_hint = f" --db {shlex.quote(store.path)}" if db else ""
         click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "

@@ -119,7 +119,7 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
         cluster = None
         try:
             if spec.kind == "tcp":
-                client = Client(spec.address, timeout=f"{int(timeout_s)}s",
+                client = Client(spec.address, timeout=f"{int(min(timeout_s, 10))}s",
                                 set_as_default=False)
             elif spec.kind == "local":
                 from distributed import LocalCluster
