@@ -177,3 +177,20 @@ def test_after_kill_9_of_benchlab_run_no_descendant_survives(tmp_path, reaper):
     os.kill(benchlab.pid, signal.SIGKILL)
     benchlab.wait()
     assert _gone_within(grandchild, 10), "the setsid grandchild survived kill -9 of benchlab"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="creating a run cgroup needs root")
+def test_python_fallback_in_a_run_cgroup_kills_a_setsid_grandchild(tmp_path, reaper):
+    """Without the helper's subreaper, the run's cgroup is what finds an escaped descendant."""
+    from benchlab.control.cgroups import RunCgroup
+
+    pidfile = tmp_path / "grandchild.pid"
+    with RunCgroup(session="desc-test") as group:
+        result = spawn_measured(SpawnRequest(argv=_escaping_target(pidfile, "exit 0"),
+                                             cgroup_procs=group.procs_paths), method="python")
+        grandchild = int(pidfile.read_text())
+        reaper.append(grandchild)
+        assert result.status == "ok", result
+        assert _gone_within(grandchild, 5)
+        assert result.descendants_killed == 1
+        assert group.pids() == []

@@ -2,8 +2,9 @@
 
 Times, exit status, timeout and process-group handling are the same as the exec helper's, but
 ``max_rss_kib`` is inflated by the harness's own peak RSS, timestamps include some Python
-overhead, and only descendants left in the target's process group are found and killed after
-the run (no subreaper: a ``setsid`` descendant escapes; the exec helper catches those).
+overhead, and without a subreaper the descendants a run leaves are found by process group and,
+when the run is in cgroups (``cgroup_procs``), by cgroup membership: a ``setsid`` descendant of a
+run without cgroups escapes (the exec helper catches those too).
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def _spawn_python(request: SpawnRequest) -> RunMeasurement:
             proc.returncode = -signal.SIGKILL
             raise
         proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen never waits again
-        descendants_killed = _kill_process_group_members(proc.pid)
+        descendants_killed = (_kill_process_group_members(proc.pid)
+                              + _kill_cgroup_members(request.cgroup_procs))
         cpus = None
         if request.cpus is not None:
             note = os.read(report_r, 65536).decode(errors="replace")
@@ -162,6 +164,34 @@ def _spawn_python(request: SpawnRequest) -> RunMeasurement:
         cpus=cpus,
         descendants_killed=descendants_killed,
     )
+
+
+def _kill_cgroup_members(procs_paths, timeout_s: float = 2.0) -> int:
+    """SIGKILL every task left in the run's cgroups (``cgroup.procs`` files), until they are empty.
+
+    A run cgroup holds only the target and its descendants (this process never joins it), so
+    whatever is still inside when the target has ended outlived its run -- including a
+    ``setsid`` descendant the process-group search misses. Returns how many were killed.
+    """
+    killed: set[int] = set()
+    deadline = time.monotonic() + timeout_s
+    for path in procs_paths:
+        while time.monotonic() < deadline:
+            try:
+                with open(path) as fh:
+                    members = [int(pid) for pid in fh.read().split() if int(pid) != os.getpid()]
+            except (OSError, ValueError):
+                break
+            if not members:
+                break
+            for pid in members:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.add(pid)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.005)  # a task leaves cgroup.procs once it has died
+    return len(killed)
 
 
 def _kill_process_group_members(pgid: int) -> int:

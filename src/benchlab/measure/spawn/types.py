@@ -95,8 +95,8 @@ class RunMeasurement:
         Processes the target left behind (orphaned descendants still running when it ended: a
         daemon, a ``setsid`` grandchild, one ignoring SIGTERM) that were SIGKILLed after the
         run so that no process outlives it.  The exec helper is their subreaper and finds
-        them all; the Python fallback searches only the target's process group (a ``setsid``
-        descendant escapes it).
+        them all; the Python fallback searches the target's process group and its cgroups (a
+        ``setsid`` descendant of a run without cgroups escapes it).
     """
 
     status: str
