@@ -39,14 +39,15 @@ def _print_table(env: dict[str, Any]) -> None:
     for path, value in flatten(env):
         section, _, field = path.partition(".")
         # env_vars get one summary row below; the digest is in the title.
-        if section in ("digest", "env_vars"):
+        if section in ("digest", "env_vars", "env_vars_digest"):
             continue
         shown_section = section if section != previous_section else ""
         previous_section = section
         text, dim = _format_leaf(value)
         table.add_row(shown_section, field, Text(text, style="dim" if dim else ""))
     names = sorted(env.get("env_vars", {}))
-    table.add_row("env_vars", "names (values stored only as sha256 digests)",
+    table.add_row("env_vars", "names (a session stores values only as HMAC digests keyed by "
+                  "its store's secret)",
                   Text(", ".join(names) if names else "(none)"))
     Console().print(table)
 
@@ -56,8 +57,9 @@ def _print_table(env: dict[str, Any]) -> None:
 def env(as_json: bool) -> None:
     """Show the machine, kernel settings and software a benchmark would be measured in.
 
-    Every field is a value or 'unknown' with the reason; environment variable values are never
-    shown or stored, only a digest of each.
+    Every field is a value or 'unknown' with the reason. Environment variable values are never
+    shown; a session stores each only as an HMAC digest keyed by its store's random secret, so
+    a dictionary cannot invert it.
     """
     environment = collect_environment(argv=sys.argv)
     if as_json:

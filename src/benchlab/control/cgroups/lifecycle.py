@@ -385,7 +385,9 @@ class RunCgroup:
                     break
                 except OSError as err:
                     if err.errno != errno.EBUSY or time.monotonic() > deadline:
-                        log.warning("could not remove cgroup %s: %s", leaf.path, _os_reason(err))
+                        # Not printed from control: the caller gets the path back, and the next
+                        # start's sweep_stale removes it and reports through its observer.
+                        log.debug("could not remove cgroup %s: %s", leaf.path, _os_reason(err))
                         failed.append(str(leaf.path))
                         break
                     self.kill_remaining()
