@@ -380,3 +380,21 @@ def test_checks_can_reuse_a_collected_environment():
     probed = _by_name(run_checks(include_contention=False))
     assert reused["virtualization"].details == probed["virtualization"].details
     assert reused["virtualization"].details["evidence"] == environment["virtualization"]["evidence"]
+
+
+@needs_root
+@aslr_group
+def test_cli_restore_from_a_hostile_state_file_is_one_line_exit_2_and_writes_nothing(
+        tmp_path, original_aslr):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    ASLR.write_text("1\n")
+    state = _state_file(tmp_path / "tune-state.json",
+                        [{**ASLR_SETTING, "path": str(victim)}])
+    done = subprocess.run([sys.executable, "-m", "benchlab.cli.main", "system", "restore",
+                           "--state-file", str(state)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "refusing to restore" in done.stderr and "tune writes aslr only at" in done.stderr
+    assert victim.read_text() == "precious\n" and ASLR.read_text().strip() == "1"
+    assert state.exists()
