@@ -3,6 +3,7 @@ the real console script), and the report's statistics against independent implem
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,19 @@ def test_html_report_is_self_contained_and_says_the_verdict(pair_db, tmp_path):
     # the failed run's stderr tail and the command lines are shown
     assert "cannot open input.dat" in html and "./slow --size 1000" in html
     assert out.stat().st_size < 5e6
+
+
+def test_compare_writes_the_same_report(pair_db, tmp_path):
+    db, uid, _ = pair_db
+    out = tmp_path / "cmp.html"
+    proc = run_cli("compare", f"{uid}:fast", f"{uid}:slow", "--report", str(out), db=db,
+                   check=True)
+    assert "faster" in proc.stdout
+    html = out.read_text()
+    assert 'data-outcome="faster"' in html and "Comparison against slow" in html
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # as any file, not mkstemp's 0600
 
 
 def test_plots_and_markdown_carry_the_same_numbers(pair_db, tmp_path):

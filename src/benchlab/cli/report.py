@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from benchlab.cli.common import db_option, open_store
+from benchlab.errors import UserError
 
 
 @click.command("report")
@@ -25,8 +26,15 @@ from benchlab.cli.common import db_option, open_store
               help="Add the history of benchmark NAME across sessions (repeatable).")
 @click.option("--study", default=None, metavar="SESSION",
               help="Add seed 000's study figures of this study session.")
+@click.option("--variability", "variability", multiple=True, metavar="FILE",
+              help="Add seed 004's Figure 2 for this variability document (from `benchlab "
+                   "variability --json`; repeatable).")
+@click.option("--predict", "predict", default=None, metavar="APPS",
+              help="Add Figure 3: applications (CSV name,base,target[,lower_is_better] or "
+                   "JSON) against the first --variability range.")
 @db_option
-def report_cmd(selectors, output, fmt, plots, metric, reference, history, study, db):
+def report_cmd(selectors, output, fmt, plots, metric, reference, history, study, variability,
+               predict, db):
     """Write a report of SELECTORS: sessions, or series as [SESSION:]NAME[/METRIC].
 
     Without selectors: the newest session (or only the --history / --study sections).
@@ -34,14 +42,30 @@ def report_cmd(selectors, output, fmt, plots, metric, reference, history, study,
     from benchlab.report.output import check_output, write_report
 
     check_output(output, fmt, plots)
-    store = open_store(db, readonly=True)
+    if predict is not None and not variability:
+        raise UserError("--predict needs a --variability FILE whose range it is checked against")
     extra = []
+    if variability:
+        from benchlab.machines.predict import predict as predict_apps, read_app_results
+        from benchlab.machines.variability import load_variability_file
+        from benchlab.report.machines_figures import machines_section
+
+        items = [load_variability_file(path) for path in variability]
+        preds = predict_apps(items[0], read_app_results(predict)) if predict else []
+        extra.append(machines_section(items, preds))
+    machines_only = bool(variability) and not (selectors or history or study)
+    store = open_store(db, readonly=True) if not machines_only else None
     if study is not None:
-        from benchlab.report.study_html import study_section
+        from benchlab.report.study import study_section
 
         extra.append(study_section(store, study))
-    written = write_report(store, list(selectors), output, fmt=fmt, plots=plots, metric=metric,
-                           reference=reference, history=history, extra=extra)
+    if store is None:
+        from benchlab.report.output import write_sections
+
+        written = write_sections(extra, output, fmt=fmt, plots=plots)
+    else:
+        written = write_report(store, list(selectors), output, fmt=fmt, plots=plots,
+                               metric=metric, reference=reference, history=history, extra=extra)
     if written.path is not None:
         click.echo(f"wrote {written.path} ({written.size / 1e6:.2f} MB)")
     if written.plots:

@@ -82,6 +82,13 @@ def slug(text: str) -> str:
     return out[:60] or "figure"
 
 
+def short_label(text: str, limit: int = 32) -> str:
+    """A tick label that leaves room for the data: one line, at most ``limit`` characters
+    (tables and hover text keep the full name)."""
+    one_line = " ".join(str(text).split())
+    return one_line if len(one_line) <= limit else one_line[:limit - 1] + "…"
+
+
 class Colours:
     """Assigns each command one palette colour, in order of first appearance."""
 
@@ -284,3 +291,38 @@ def interval_figure(key: str, title: str, x_label: str, rows: Sequence[dict],
         fig.layers.append(Layer("vline", {"x": [reference]}, NEUTRAL, dash="dashed",
                                 label=reference_label or None))
     return fig
+
+
+def box_layers(positions: Sequence[float], samples: Sequence[np.ndarray], colour: str,
+               label: str | None, width: float = 0.6) -> list[Layer]:
+    """Tukey box plots at ``positions``: IQR box, median bar, whiskers to the furthest value
+    within 1.5 IQR, and the values beyond as points (R type 7 quartiles, as boxplot())."""
+    left, right, q1s, q3s, meds = [], [], [], [], []
+    wx, wlo, whi, ox, oy = [], [], [], [], []
+    for pos, x in zip(positions, samples):
+        x = np.asarray(x, dtype=float)
+        x = x[np.isfinite(x)]
+        if x.size == 0:
+            continue
+        q1, med, q3 = np.percentile(x, [25, 50, 75])
+        fence_lo, fence_hi = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+        inside = x[(x >= fence_lo) & (x <= fence_hi)]
+        left.append(pos - width / 2)
+        right.append(pos + width / 2)
+        q1s.append(q1)
+        q3s.append(q3)
+        meds.append(med)
+        wx.append(pos)
+        wlo.append(inside.min())
+        whi.append(inside.max())
+        beyond = x[(x < fence_lo) | (x > fence_hi)]
+        ox.extend([pos] * beyond.size)
+        oy.extend(beyond.tolist())
+    layers = [Layer("segment", {"x0": wx, "x1": wx, "y0": wlo, "y1": whi}, colour, size=1.5),
+              Layer("quad", {"left": left, "right": right, "bottom": q1s, "top": q3s}, colour,
+                    alpha=0.45, label=label),
+              Layer("segment", {"x0": left, "x1": right, "y0": meds, "y1": meds}, "#000000",
+                    size=2)]
+    if ox:
+        layers.append(Layer("scatter", {"x": ox, "y": oy}, colour, size=4, alpha=0.7))
+    return layers

@@ -68,7 +68,7 @@ def render_markdown(model: ReportModel, *, figure_dir: Path | None = None,
         for r in c.results:
             out += [f"**{esc(r.name_a)} vs {esc(r.name_b)}** — power: "
                     f"{esc(power_note(r, c.unit))}", ""]
-            out += [f"- {esc(ch.status)}: {esc(check_line(ch))}" for ch in r.checks] + [""]
+            out += [f"- {esc(ch.status)}: {esc(check_line(r, ch))}" for ch in r.checks] + [""]
         for spec in c.figures:
             out += _figure(spec, figure_dir, base)
     for b in model.benchmarks:
@@ -90,12 +90,12 @@ def render_markdown(model: ReportModel, *, figure_dir: Path | None = None,
             out += _figure(spec, figure_dir, base)
     for sec in model.extra:
         out += [f"## {esc(sec.title)}", ""] + [esc(p) + "\n" for p in sec.paragraphs]
+        for spec in sec.figures:
+            out += _figure(spec, figure_dir, base)
         for t in sec.tables:
             if t.caption:
                 out += [f"**{esc(t.caption)}**", ""]
             out += _table(t.header, t.rows)
-        for spec in sec.figures:
-            out += _figure(spec, figure_dir, base)
     if model.sessions:
         out += ["## Sessions and environment", ""]
         header = ["field"] + [ss.session["uid"] for ss in model.sessions]

@@ -80,7 +80,7 @@ def write_report(store: Store, selectors: Sequence[str], output: str | None, *,
 
     check_output(output, fmt, plots)
     sections = [history_section(build_history(store, name, metric=metric)) for name in history]
-    if selectors or not (history or extra):
+    if selectors or not (history or extra):  # nothing else asked for: the newest session
         model = build_report(store, selectors, metric=metric, reference=reference,
                              options=options)
     else:
@@ -89,6 +89,15 @@ def write_report(store: Store, selectors: Sequence[str], output: str | None, *,
                             _now())
     model.extra.extend(sections)
     model.extra.extend(extra)
+    return write_model(model, output, fmt=fmt, plots=plots)
+
+
+def write_sections(sections: Sequence[Section], output: str | None, *, fmt: str = "html",
+                   plots: str | None = None) -> Written:
+    """A report of ``sections`` only (e.g. machine reports, which need no store)."""
+    check_output(output, fmt, plots)
+    model = ReportModel(sections[0].title if sections else "benchlab report", _now(),
+                        extra=list(sections))
     return write_model(model, output, fmt=fmt, plots=plots)
 
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from benchlab.errors import UserError
-from benchlab.report.figures import Figure
+from benchlab.report.figures import Figure, short_label
 
 _DASH = {"solid": "-", "dashed": "--", "dotted": ":"}
 FORMATS = ("png", "svg")
@@ -56,10 +56,11 @@ def draw(spec: Figure):
     if spec.log_x:
         ax.set_xscale("log")
     if spec.x_ticks:
-        ax.set_xticks(list(spec.x_ticks), list(spec.x_ticks.values()), rotation=30,
+        ax.set_xticks(list(spec.x_ticks), [short_label(v) for v in spec.x_ticks.values()],
+                      rotation=30,
                       ha="right", fontsize=7)
     if spec.y_ticks:
-        ax.set_yticks(list(spec.y_ticks), list(spec.y_ticks.values()))
+        ax.set_yticks(list(spec.y_ticks), [short_label(v) for v in spec.y_ticks.values()])
     ax.grid(alpha=0.3)
     if any(layer.label for layer in spec.layers):
         fig.legend(loc="outside lower center", ncols=3, fontsize=7, frameon=False)

@@ -237,24 +237,41 @@ def _md_table(rows: list[dict], columns: list[str], fmt: dict[str, str] | None =
     return "\n".join(out) + "\n"
 
 
-def write_study_report(store: Store, session: str, *, out_dir: str | None = None,
-                       n_resamples: int = 2000, seed: int = 1, plots: bool = True) -> list[str]:
-    """Write report.md, CSV tables and plots for a study session; return the written paths."""
+@dataclass
+class StudyAnalysis:
+    """Every table of a study's report (rows of plain data; times in ns)."""
+
+    study: dict
+    suite: Suite
+    groups: list[Group]
+    intervals: list[dict]
+    detail: list[dict]
+    families: list[dict]
+    errors: list[dict]
+    ratios: list[dict]
+    correlations: list[dict]
+    n_resamples: int
+
+    def figures(self) -> list:
+        """Seed 000's figures (:mod:`benchlab.report.study_figures`)."""
+        from benchlab.report.study_figures import study_figures
+
+        varied = [f for f in ("workers", "isolation") if len(self.suite.levels[f]) > 1]
+        return study_figures(self.groups, self.families, self.ratios, self.correlations,
+                             varied)
+
+
+def analyse_study(store: Store, session: str, *, n_resamples: int = 2000,
+                  seed: int = 1) -> StudyAnalysis:
+    """Seed 000's analysis of a study session (see the module docstring)."""
     study = store.get_session(session)
     if study["kind"] != "study":
         raise UserError(f"session {study['uid']} is a {study['kind']} session, not a study; "
                         f"pass the study's id (benchlab list shows kind)")
     suite = Suite.from_dict(study["protocol"])
     groups = _load_groups(store, study)
-    out = Path(out_dir or f"study-{study['uid']}")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create report directory {out}: {exc.strerror}; "
-                        f"pass -o DIR in a writable place") from None
     intervals = group_intervals(groups, n_resamples, seed)
     detail, families = family_comparisons(intervals, suite)
-    errors = measurement_errors(groups)
     by_cell: dict[str, list[dict]] = {}
     for g in groups:
         by_cell.setdefault(g.label, []).extend(g.runs)
@@ -264,15 +281,70 @@ def write_study_report(store: Store, session: str, *, out_dir: str | None = None
         if ratio is not None:
             ratios.append({"cell": label, "workers": len({r['worker'] for r in runs}),
                            "parallel_run_ratio": ratio})
-    corr = correlations(groups)
+    return StudyAnalysis(study, suite, groups, intervals, detail, families,
+                         measurement_errors(groups), ratios, correlations(groups), n_resamples)
+
+
+def study_section(store: Store, session: str, *, n_resamples: int = 2000, seed: int = 1,
+                  analysis: StudyAnalysis | None = None):
+    """The study as a report section (tables in ms and figures) for HTML and Markdown."""
+    from benchlab.report.model import Section, Table
+
+    a = analysis or analyse_study(store, session, n_resamples=n_resamples, seed=seed)
+
+    def table(caption: str, rows: list[dict], columns: list[str]) -> Table:
+        header = [c.replace("_ns", " (ms)") if c in _NS_COLUMNS else c for c in columns]
+        return Table(caption, header, [[_cell(r.get(c), c) for c in columns] for r in rows])
+
+    uid = a.study["uid"]
+    return Section(f"study-{uid}", f"Stability study {uid} ({a.suite.name})", [
+        f"{len(a.groups)} groups (cells × workloads), {sum(len(g.runs) for g in a.groups)} ok "
+        f"runs; {a.n_resamples} bootstrap resamples, 0.95 percentile intervals (seed 000)."], [
+        table("Comparisons per family (counts of groups)", a.families,
+              ["family", "metric", "statistic", "higher", "lower", "same", "overlap"]),
+        table("Harness vs program (harness minus the program's own time)", a.errors,
+              ["isolation", "workers", "affinity", "load", "workload", "time", "n",
+               "mean_error_ns", "sd_error_ns", "relative_error"]),
+        table("Parallel-run ratio", a.ratios, ["cell", "workers", "parallel_run_ratio"]),
+        table("Correlation with CPU time", a.correlations,
+              ["workload", "metric", "n", "pearson_r", "pearson_p", "spearman_rho",
+               "spearman_p"])], a.figures())
+
+
+def _cell(v: Any, column: str) -> str:
+    if isinstance(v, float) and column in _NS_COLUMNS:
+        return f"{v / 1e6:.3f}"
+    if isinstance(v, float):
+        return format(v, ".4g")
+    return str(v)
+
+
+def write_study_report(store: Store, session: str, *, out_dir: str | None = None,
+                       n_resamples: int = 2000, seed: int = 1, plots: bool = True) -> list[str]:
+    """Write report.md, report.html, CSV tables and figures (PNG and SVG) for a study
+    session; return the written paths."""
+    a = analyse_study(store, session, n_resamples=n_resamples, seed=seed)
+    study, suite, groups, intervals = a.study, a.suite, a.groups, a.intervals
+    detail, families, errors, ratios, corr = a.detail, a.families, a.errors, a.ratios, \
+        a.correlations
+    out = Path(out_dir or f"study-{study['uid']}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create report directory {out}: {exc.strerror}; "
+                        f"pass -o DIR in a writable place") from None
     tables = {"groups.csv": intervals, "comparisons.csv": detail, "families.csv": families,
               "errors.csv": errors, "parallel.csv": ratios, "correlations.csv": corr}
     written = []
     for name, rows in tables.items():
         _write_csv(out / name, rows)
         written.append(str(out / name))
-    images = _plots(groups, ratios, out) if plots else []
-    written += images
+    images: list[str] = []
+    if plots:
+        from benchlab.report.plots import write_plots
+
+        images = [str(p) for p in write_plots(a.figures(), out)]
+        written += images
     md = [f"# Stability study {study['uid']} ({suite.name})\n",
           f"{len(groups)} groups (cells × workloads), {sum(len(g.runs) for g in groups)} ok runs; "
           f"{n_resamples} bootstrap resamples, 0.95 percentile intervals.\n",
@@ -293,62 +365,24 @@ def write_study_report(store: Store, session: str, *, out_dir: str | None = None
           "## Correlation with CPU time\n",
           _md_table(corr, ["workload", "metric", "n", "pearson_r", "pearson_p", "spearman_rho",
                            "spearman_p"])]
-    if images:
-        md.append("## Plots\n")
-        md += [f"![{Path(p).stem}]({Path(p).name})\n" for p in images]
+    pngs = [p for p in images if p.endswith(".png")]
+    if pngs:
+        md.append("## Figures (also as SVG; all of them interactive in report.html)\n")
+        md += [f"![{Path(p).stem}]({Path(p).name})\n" for p in pngs]
     (out / "report.md").write_text("\n".join(md))
     written.insert(0, str(out / "report.md"))
+    if plots:
+        written.insert(1, _write_html(store, a, out))
     return written
 
 
-def _plots(groups: list[Group], ratios: list[dict], out: Path) -> list[str]:
-    import matplotlib
+def _write_html(store: Store, a: StudyAnalysis, out: Path) -> str:
+    import datetime as _dt
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from benchlab.report.model import ReportModel
+    from benchlab.report.output import write_model
 
-    paths = []
-    workloads = sorted({g.workload for g in groups})
-    fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 3.2 * len(workloads)), squeeze=False)
-    for ax, workload in zip(axes[:, 0], workloads):
-        gs = sorted((g for g in groups if g.workload == workload), key=lambda g: g.label)
-        for k, g in enumerate(gs):
-            y = g.values["cpu"] / 1e6
-            colors = ["tab:red" if r["worker"] == 0 else "tab:blue" for r in g.runs]
-            ax.scatter(np.full(y.size, k) + np.random.default_rng(k).uniform(-0.2, 0.2, y.size),
-                       y, s=8, c=colors)
-        ax.set_xticks(range(len(gs)), [g.label for g in gs], rotation=30, ha="right", fontsize=7)
-        ax.set_ylabel("CPU time [ms]")
-        ax.set_title(f"{workload}: CPU time per run by cell (worker 0 in red)")
-    fig.tight_layout()
-    p = out / "cpu_by_cell.png"
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    paths.append(str(p))
-
-    pairs = [(g.values["wall"], g.values["self_wall"]) for g in groups if "self_wall" in g.values]
-    if pairs:
-        fig, ax = plt.subplots(figsize=(5, 5))
-        for h, s in pairs:
-            ax.scatter(s / 1e6, h / 1e6, s=6)
-        lim = max(max(h.max(), s.max()) for h, s in pairs) / 1e6
-        ax.plot([0, lim], [0, lim], "k--", lw=1, label="y = x")
-        ax.set_xlabel("program's own wall time [ms]")
-        ax.set_ylabel("harness wall time [ms]")
-        ax.legend()
-        fig.tight_layout()
-        p = out / "harness_vs_program.png"
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(str(p))
-    if ratios:
-        fig, ax = plt.subplots(figsize=(5, 3))
-        ax.hist([r["parallel_run_ratio"] for r in ratios], bins=np.linspace(0, 1, 21))
-        ax.set_xlabel("parallel-run ratio")
-        ax.set_ylabel("cells")
-        fig.tight_layout()
-        p = out / "parallel_ratios.png"
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(str(p))
-    return paths
+    section = study_section(store, a.study["uid"], analysis=a)
+    model = ReportModel(section.title, _dt.datetime.now(_dt.timezone.utc)
+                        .strftime("%Y-%m-%d %H:%M UTC"), extra=[section])
+    return str(write_model(model, str(out / "report.html")).path)

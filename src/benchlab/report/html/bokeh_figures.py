@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchlab.report.figures import Figure, Layer
+from benchlab.report.figures import Figure, Layer, short_label
 
 _DASH = {"solid": "solid", "dashed": "dashed", "dotted": "dotted"}
 
@@ -41,7 +41,9 @@ def to_bokeh(spec: Figure) -> Any:
     for axis, ticks in ((p.xaxis, spec.x_ticks), (p.yaxis, spec.y_ticks)):
         if ticks:
             axis.ticker = FixedTicker(ticks=list(ticks))
-            axis.major_label_overrides = {float(k): v for k, v in ticks.items()}
+            axis.major_label_overrides = {float(k): short_label(v) for k, v in ticks.items()}
+    if spec.x_ticks and max(len(v) for v in spec.x_ticks.values()) > 8:
+        p.xaxis.major_label_orientation = 0.5  # radians: long labels side by side overlap
     if items:  # below the plot: a legend inside would hide data, one beside it squeezes it
         p.add_layout(Legend(items=items, click_policy="hide", label_text_font_size="9pt",
                             orientation="horizontal", ncols=min(3, len(items)),

@@ -72,7 +72,10 @@ def write_atomically(path: str | os.PathLike, text: str) -> int:
         raise UserError(f"directory {parent} does not exist; create it or choose another -o")
     data = text.encode()
     fd, tmp = tempfile.mkstemp(prefix=".benchlab-report-", dir=parent)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp's 0600 would hide the report from the team
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, target)

@@ -1,0 +1,95 @@
+"""How long a report takes and how big it is at scale (prints figures).
+
+1. A session with one benchmark of 1,000,000 program-reported samples (log-normal around
+   10 µs with a 2 % level shift half-way): ``benchlab report`` as a user runs it (the console
+   script, so start-up and imports count), its wall time and the HTML file's size. Target
+   (issue 10): <= 5 s and <= 5 MB.
+2. A history of 200 sessions of one benchmark (30 runs each, a 5 % regression at session 150
+   and a kernel change at 100): ``benchlab history`` (text) and ``benchlab report --history``
+   (HTML), wall times. Target: <= 5 s.
+
+The stores are built once with the store's writer API (not timed). Each command is timed
+``--repeat`` times; the median is printed with the minimum and maximum.
+
+Usage:  .venv/bin/python bench/report_scale.py [--repeat N] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchlab.store.db import Store  # noqa: E402
+from tests.report.storebuild import add_session, environment  # noqa: E402
+
+BENCHLAB = str(Path(sys.executable).parent / "benchlab")
+
+
+def build_million(path: Path) -> None:
+    rng = np.random.default_rng(1)
+    x = 10_000 * rng.lognormal(0, 0.05, 1_000_000)
+    x[500_000:] *= 1.02
+    with Store.open(path) as store:
+        add_session(store, {"latency": x}, name="million", program_metric="latency")
+
+
+def build_history(path: Path, n: int = 200) -> None:
+    rng = np.random.default_rng(2)
+    with Store.open(path) as store:
+        for i in range(n):
+            env = environment(**{"git.commit": f"{i:04x}" * 10,
+                                 "os.kernel.release": "6.5.0" if i >= 100 else "6.1.0"})
+            level = 1e6 * (1.05 if i >= 150 else 1.0)
+            add_session(store, {"parse": level * rng.lognormal(0, 0.01, 30)},
+                        name=f"nightly-{i}", env=env)
+
+
+def timed(argv: list[str], repeat: int) -> tuple[float, float, float]:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times), max(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--keep", default=None, help="Keep the stores and reports in DIR.")
+    args = ap.parse_args()
+    work = Path(args.keep or tempfile.mkdtemp(prefix="benchlab-report-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    million, history = work / "million.db", work / "history.db"
+    if not million.exists():
+        build_million(million)
+    if not history.exists():
+        build_history(history)
+    out = work / "million.html"
+    med, lo, hi = timed([BENCHLAB, "report", "million", "-o", str(out), "--db", str(million)],
+                        args.repeat)
+    print(f"1M-sample report: {med:.2f} s (min {lo:.2f}, max {hi:.2f}; {args.repeat} runs), "
+          f"{out.stat().st_size / 1e6:.2f} MB  [target <= 5 s, <= 5 MB]")
+    med, lo, hi = timed([BENCHLAB, "history", "parse", "--db", str(history)], args.repeat)
+    print(f"history of 200 sessions (text): {med:.2f} s (min {lo:.2f}, max {hi:.2f})  "
+          f"[target <= 5 s]")
+    hout = work / "history.html"
+    med, lo, hi = timed([BENCHLAB, "report", "--history", "parse", "-o", str(hout), "--db",
+                         str(history)], args.repeat)
+    print(f"history of 200 sessions (HTML report): {med:.2f} s (min {lo:.2f}, max {hi:.2f}), "
+          f"{hout.stat().st_size / 1e6:.2f} MB  [target <= 5 s]")
+    print(f"files in {work}")
+
+
+if __name__ == "__main__":
+    main()

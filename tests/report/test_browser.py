@@ -1,0 +1,93 @@
+"""Reports opened in real headless Chromium: figures drawn, no console errors, the verdict
+and key numbers on the page, hostile names inert. Screenshots go to $BENCHLAB_SCREENSHOTS
+(default: the test's temporary directory) to be looked at."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchlab.store.db import Store
+from tests.conftest import run_cli
+from tests.report.browser import needs_chromium, open_report, screenshot
+from tests.report.storebuild import add_session, environment, two_command_store
+from tests.report.test_report_cli import _history_store
+
+pytestmark = [needs_chromium, pytest.mark.slow]
+
+
+def _shots(tmp_path: Path) -> Path:
+    return Path(os.environ.get("BENCHLAB_SCREENSHOTS") or tmp_path)
+
+
+def _assert_figures_drawn(page, expected: int) -> None:
+    assert len(page.figures) == expected, page.figures
+    for fig in page.figures:
+        assert fig["width"] > 200 and fig["height"] > 100 and fig["canvases"] >= 1, fig
+    assert page.errors == [], page.errors
+
+
+def test_comparison_report_in_chromium(tmp_path):
+    db = tmp_path / "pair.db"
+    uid, _ = two_command_store(db)
+    out = tmp_path / "comparison.html"
+    run_cli("report", "pair", "-o", str(out), db=db, check=True)
+    page = open_report(out, tmp_path)
+    # 3 comparison figures + 4 per benchmark (distribution, sequence, correlogram, CDF)
+    _assert_figures_drawn(page, 3 + 2 * 4)
+    with Store.open(db, readonly=True) as store:
+        fast = store.resolve_series(f"{uid}:fast").values
+    from benchlab.units import format_value
+    assert "Comparison against slow" in page.dom
+    assert "fast vs slow" in page.dom and 'data-outcome="faster"' in page.dom
+    assert format_value(float(np.median(fast)), "ns", 5) in page.dom
+    assert "level shifts at runs" in page.dom  # the 3 % shift built into 'slow' at run 300
+    screenshot(out, _shots(tmp_path) / "comparison.png", tmp_path, height=4200)
+
+
+def test_hostile_names_stay_text(tmp_path):
+    db = tmp_path / "hostile.db"
+    rng = np.random.default_rng(1)
+    names = {'<script>window.__pwned=1</script>': 5e6,
+             '<img src=x onerror="window.__pwned=2">': 5.2e6,
+             "quote\" ' and\nnewline [x](javascript:window.__pwned=6)": 5.1e6}
+    with Store.open(db) as store:
+        add_session(store, {n: level * rng.lognormal(0, 0.02, 40) for n, level in names.items()},
+                    name='<script>window.__pwned=3</script>',
+                    commands={n: "javascript:window.__pwned=4" for n in names},
+                    env=environment(**{"host.hostname": "<script>window.__pwned=5</script>"}),
+                    failed={next(iter(names)): "</pre><script>window.__pwned=7</script>"})
+    out = tmp_path / "hostile.html"
+    run_cli("report", "1", "-o", str(out), "--plots", str(tmp_path / "plots"), db=db,
+            check=True)
+    page = open_report(out, tmp_path)
+    assert page.pwned == "undefined"
+    assert page.javascript_links == 0
+    _assert_figures_drawn(page, 3 + 3 * 4)
+    assert "<img" not in page.dom
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page.dom
+    assert "&lt;/pre&gt;&lt;script&gt;window.__pwned=7" in page.dom
+    # figure files keep to the plots directory whatever the names
+    assert {p.parent for p in (tmp_path / "plots").iterdir()} == {tmp_path / "plots"}
+    md = tmp_path / "hostile.md"
+    run_cli("report", "1", "--format", "markdown", "-o", str(md), db=db, check=True)
+    text = md.read_text()
+    assert "<script" not in text and "<img" not in text
+    import re
+    assert re.search(r"(?<!\\)\]\(javascript", text) is None  # only an escaped \](
+    assert "\\](javascript" in text
+    screenshot(out, _shots(tmp_path) / "hostile.png", tmp_path)
+
+
+def test_history_report_in_chromium(tmp_path):
+    db = tmp_path / "h.db"
+    _history_store(db)
+    out = tmp_path / "history.html"
+    run_cli("report", "--history", "parse", "-o", str(out), db=db, check=True)
+    page = open_report(out, tmp_path)
+    _assert_figures_drawn(page, 1)
+    assert "Regression at" in page.dom and "kernel: 6.1.0 → 6.5.0" in page.dom
+    screenshot(out, _shots(tmp_path) / "history.png", tmp_path, height=1600)
