@@ -50,9 +50,11 @@ def _environment(store, series) -> dict | None:
                    "--jaybeams-compatible).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--report", "report_file", default=None, metavar="FILE",
+              help="Also write the self-contained HTML report of these series to FILE.")
 @db_option
 def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterations,
-                clock_ghz, jaybeams_compatible, resamples, seed, as_json, db):
+                clock_ghz, jaybeams_compatible, resamples, seed, as_json, db, report_file=None):
     """Compare A against baseline B: is A faster, slower, equivalent, or undecided?
 
     Each SERIES is [SESSION:]BENCHMARK[/METRIC]. Several candidates against one baseline
@@ -97,6 +99,10 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
         multi = compare_many(base.values, {labels[i]: c.values for i, c in enumerate(cands)},
                              baseline_name=labels[-1], options=options)
         results = multi.comparisons
+    if report_file is not None:
+        from benchlab.report.output import write_report
+        write_report(store, [*names, baseline], report_file, metric=metric, reference=baseline,
+                     options=options)
     env_base = _environment(store, base)
     diffs = {}
     for label, c in zip(labels, cands):
