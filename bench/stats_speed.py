@@ -24,6 +24,7 @@ import numpy as np
 
 from benchlab.stats.independence import check_independence
 from benchlab.stats.rank import hodges_lehmann, mann_whitney_u
+from benchlab.report.verdict_text import verdict_text
 from benchlab.stats.verdict import CompareOptions, compare, estimate_sd
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,9 +142,11 @@ def seed_analysis(data_dir: Path, skip_r: bool) -> None:
           f"{compat.plan_1x.n_required}")
     print(f"     p = {compat.p_value:g}; HL = {hl.estimate / 1e3:.4f} us, 95% CI "
           f"[{hl.ci_low / 1e3:.4f}, {hl.ci_high / 1e3:.4f}] us")
-    print(f"     verdict: {compat.verdict}")
-    print(f"   benchlab default flow (B = 2,000, upper-bound SD {default.sd_estimate.value / 1e3:.1f}"
-          f" us): {default.verdict}")
+    print(f"     sd bound {compat.sd_estimate.bound / 1e3:.2f} us ± "
+          f"{compat.sd_estimate.monte_carlo_error / 1e3:.2f} us (Monte-Carlo SD)")
+    print(f"     verdict: {verdict_text(compat)}")
+    print(f"   benchlab default flow (B = 2,000, robust spread {default.spread / 1e3:.1f}"
+          f" us, {default.spread_method}): {verdict_text(default)}")
     print(f"   benchlab seconds: compat total {t_compat:.2f}, default total {t_default:.2f} "
           f"(acf {t_acf:.2f}, sd bootstrap B=10k {t_boot10k:.2f}, B=2k {t_boot2k:.2f}, "
           f"Mann-Whitney {t_mw:.2f}, HL+CI {t_hl:.2f})")
