@@ -10,6 +10,12 @@ with them.
 ``--trace-children=yes`` follows every exec'd child (a shell running the command, a driver script
 starting the real program), each into its own output file; the count is their sum, so
 ``sh -c 'prog'`` counts ``prog`` too.
+
+What is deterministic is the program's work: a program that prints times it measured itself
+(the bundled workloads print ``BENCHLAB_SELF wall_ns=...``) executes 14 more instructions per
+extra decimal digit printed, so its count moves by a few tens of instructions (~1e-6) when a
+loaded machine pushes a printed time past a power of ten. Runs that printed the same number of
+digits give identical counts.
 """
 
 from __future__ import annotations
@@ -71,7 +77,8 @@ def _read_summary(path: Path) -> int:
 
 def count_instructions(argv: Sequence[str], *, cwd: str | None = None,
                        env: Mapping[str, str] | None = None, timeout_s: float | None = None,
-                       stdin_path: str | None = None) -> InstructionCount:
+                       stdin_path: str | None = None,
+                       stdout_path: str | None = None) -> InstructionCount:
     """Run ``argv`` once under cachegrind and return the instructions it executed.
 
     Args:
@@ -81,6 +88,7 @@ def count_instructions(argv: Sequence[str], *, cwd: str | None = None,
         timeout_s: wall-clock limit in seconds for the instrumented run (it runs 20-50x slower
             than natively); the run is killed and RuntimeError raised when it is exceeded.
         stdin_path: file to connect to the command's stdin (default: /dev/null).
+        stdout_path: file the command's stdout is written to (default: discarded).
 
     Returns:
         :class:`InstructionCount` with ``instructions`` in instructions (cachegrind ``Ir``).
@@ -98,9 +106,10 @@ def count_instructions(argv: Sequence[str], *, cwd: str | None = None,
         command = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
                    f"--cachegrind-out-file={pattern}", "--log-fd=2", "-q", *argv]
         stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+        stdout = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
         try:
             result = subprocess.run(command, cwd=cwd, env=dict(env) if env is not None else None,
-                                    stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
                                     timeout=timeout_s, start_new_session=True)
         except subprocess.TimeoutExpired as exc:
             raise RuntimeError(f"counting {argv[0]} under valgrind took longer than {timeout_s:g} s "
@@ -108,6 +117,8 @@ def count_instructions(argv: Sequence[str], *, cwd: str | None = None,
         finally:
             if stdin_path:
                 stdin.close()
+            if stdout_path:
+                stdout.close()
         tail = "\n".join(result.stderr.decode(errors="replace").strip().splitlines()[-5:])
         files = sorted(Path(out_dir).glob("cachegrind.*.out"))
         if not files:
