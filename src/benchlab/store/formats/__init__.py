@@ -32,7 +32,6 @@ value, :mod:`.csv_long`), ``json`` (every stored field, :mod:`.json_doc`, schema
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -40,9 +39,10 @@ from typing import Any, Callable, Sequence
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store
 from benchlab.store.formats._common import (
-    ImportedSession, content_digest, find_duplicate, read_text, sniff_json, write_imports)
+    ImportedSession, content_digest, find_duplicate, sniff_json, write_imports)
 from benchlab.store.formats._gather import resolve_sessions
 from benchlab.store.formats.metric_spec import MetricSpec, parse_metric_spec
+from benchlab.store.formats.readers import open_text, parse_json_text
 
 #: Formats this package parses itself; other layers add theirs with :func:`register_import_format`.
 BUILTIN_IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "json")
@@ -71,22 +71,21 @@ EXPORT_FORMATS = ("csv", "json", "hyperfine", "markdown", "hyperfine-csv", "asci
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """Guess the import format of ``path`` from its content (a directory -> ``metric``)."""
+    """Guess the import format of ``path`` from its content (a directory -> ``metric``;
+    JSON -> by its keys; anything else -> ``csv``). Reads only the start of a non-JSON file."""
     p = Path(path)
     if p.is_dir():
         return "metric"
-    text = read_text(p, "a result file")
-    head = text.lstrip()[:1]
-    if head in ("{", "["):
-        try:
-            guess = sniff_json(json.loads(text))
-        except json.JSONDecodeError:
-            guess = None
-        if guess is None or guess not in BUILTIN_IMPORT_FORMATS:
-            raise UserError(f"cannot tell which tool wrote {p}; give --format "
-                            f"{'|'.join(import_formats())}")
-        return guess
-    return "csv"
+    with open_text(p, "a result file") as fh:
+        head = fh.read(4096)
+        if head.lstrip("\ufeff \t\r\n")[:1] not in ("{", "["):
+            return "csv"
+        text = head + fh.read()
+    guess = sniff_json(parse_json_text(text, p, "a result file"))
+    if guess is None or guess not in BUILTIN_IMPORT_FORMATS:
+        raise UserError(f"cannot tell which tool wrote {p}; give --format "
+                        f"{'|'.join(import_formats())}")
+    return guess
 
 
 def parse_path(path: str | os.PathLike, fmt: str, *, name: str | None = None,

@@ -137,6 +137,8 @@ def write_imports(store: Store, imports: Sequence[ImportedSession], *,
     Raises UserError when content with the same ``input_digest`` was imported before, unless
     ``allow_duplicate``.
     """
+    for imp in imports:
+        check_import(imp)
     with store.transaction():
         if not allow_duplicate:
             dup = find_duplicate(store, input_digest)
@@ -146,6 +148,57 @@ def write_imports(store: Store, imports: Sequence[ImportedSession], *,
                     f"({dup['name'] or 'unnamed'}, from {dup['source']}); nothing imported; "
                     f"pass --allow-duplicate to import it again")
         return [write_import(store, imp, input_digest=input_digest) for imp in imports]
+
+
+#: Run columns that hold a duration (ns), a size (KiB) or a count: never negative.
+NON_NEGATIVE_FIELDS = ("wall_ns", "user_ns", "sys_ns", "shell_overhead_ns", "start_unix_ns",
+                       "start_mono_ns", "end_mono_ns", "max_rss_kib", "minflt", "majflt",
+                       "nvcsw", "nivcsw")
+
+
+def check_import(imp: ImportedSession) -> None:
+    """Refuse values no measurement can have, before anything is written (every format).
+
+    Benchmarks need distinct, non-empty names; harness times, sizes and counts must be finite
+    and not negative; samples must be finite numbers, and not negative in a time unit.
+    Raises a one-line UserError naming the file, the benchmark and the run.
+    """
+    where = imp.source
+    units = {m.name: m.unit for m in imp.metrics}
+    seen: set[str] = set()
+    for index, bench in enumerate(imp.benchmarks):
+        if not isinstance(bench.name, str) or not bench.name.strip():
+            raise UserError(f"{where}: benchmark #{index + 1} has no name; give every "
+                            f"benchmark a non-empty name in the file")
+        if bench.name in seen:
+            raise UserError(f"{where}: two benchmarks are named {bench.name[:60]!r}; a session "
+                            f"needs distinct names: rename one in the file")
+        seen.add(bench.name)
+        for r, run in enumerate(bench.runs):
+            at = f"{where}: benchmark {bench.name[:60]!r} run {r}"
+            for key in NON_NEGATIVE_FIELDS:
+                value = run.fields.get(key)
+                if value is None:
+                    continue
+                if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
+                        or not np.isfinite(value) or value < 0:
+                    raise UserError(f"{at}: {key} is {value!r}, not a finite number >= 0; "
+                                    f"fix the file (times, sizes and counts cannot be negative)")
+            for metric, values in run.samples.items():
+                try:
+                    arr = np.asarray(values, dtype=float)
+                except (TypeError, ValueError):
+                    raise UserError(f"{at}: samples of {metric!r} are not all numbers; "
+                                    f"fix the file") from None
+                bad = ~np.isfinite(arr)
+                if bad.any():
+                    i = int(np.argmax(bad))
+                    raise UserError(f"{at}: sample {i} of {metric!r} is {arr[i]!r}, not a finite "
+                                    f"number; fix the file or leave the value out")
+                if units.get(metric) in TIME_UNIT_TO_NS and arr.size and arr.min() < 0:
+                    i = int(np.argmax(arr < 0))
+                    raise UserError(f"{at}: sample {i} of {metric!r} is a negative time "
+                                    f"({arr[i]!r} {units[metric]}); fix the file")
 
 
 def _setup_id(store: Store, setup: Any) -> int | None:

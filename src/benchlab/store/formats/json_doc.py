@@ -140,8 +140,10 @@ def session_from_document(s: dict[str, Any], *, source: str, name: str | None,
                 seq=int(r["seq"]), worker=int(r.get("worker") or 0),
                 setup=setups.get(str(setup_id)) if setup_id is not None else None))
         bsetup = b.get("setup_id")
+        if not isinstance(b["name"], str):
+            raise ValueError(f"a benchmark name is {b['name']!r:.40}, not text")
         benchmarks.append(ImportedBenchmark(
-            name=str(b["name"]), command=b.get("command"), argv=b.get("argv"),
+            name=b["name"], command=b.get("command"), argv=b.get("argv"),
             parameters=b.get("parameters"), runs=runs,
             setup=setups.get(str(bsetup)) if bsetup is not None else None))
     provenance = {k: s.get(k) for k in _PROVENANCE_KEYS}

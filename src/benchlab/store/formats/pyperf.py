@@ -83,7 +83,11 @@ def parse_pyperf(path: str | os.PathLike, *, name: str | None = None,
         if unit not in _UNITS:
             raise UserError(f"{where} has unknown unit {unit!r}; pyperf units are "
                             f"second, byte and integer")
-        bname = str(merged.get("name") or f"benchmark{i}")
+        raw_name = merged.get("name")
+        if raw_name is not None and not isinstance(raw_name, str):
+            raise UserError(f"{where} has a name that is not text ({raw_name!r:.40}); the file "
+                            f"is not pyperf JSON or is damaged")
+        bname = raw_name or f"benchmark{i}"
         parsed.append((bname, unit, bmeta, bench["runs"]))
     units = {u for _, u, _, _ in parsed}
     mixed = len(units) > 1

@@ -39,6 +39,9 @@ def _fail(path: Any, reason: str, fix: str) -> UserError:
 
 def _check_head(path: Any, head: bytes, what: str) -> None:
     utf16 = head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    if not utf16 and b"\0" in head and len(head) < 16:
+        raise _fail(path, f"it is a binary file (NUL byte at offset {head.index(0)}), not {what}",
+                    "check the path and --format")
     if not utf16 and b"\0" in head:
         # UTF-16 without a BOM: ASCII characters leave a NUL in every other byte, on one side
         even, odd = head[0::2], head[1::2]
