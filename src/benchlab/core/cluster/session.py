@@ -90,7 +90,8 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
                             "hosts": {m.label: p["host"] for m, p in zip(machines, probes)}}}
         writer = SessionWriter.create(
             store, "run", name=name, command_line=list(argv) if argv else None,
-            protocol=plan.to_dict(), environment=collect_environment(argv=argv, cwd=plan.cwd),
+            protocol=plan.to_dict(),
+            environment=collect_environment(argv=argv, cwd=plan.cwd, env_key=store.env_key()),
             load_before=list(load_average()), metadata=meta)
         try:
             setup_ids = _store_machines(store, machines, probes, plan.placement.workers)
