@@ -395,3 +395,14 @@ def test_a_run_stores_env_values_only_as_the_stores_keyed_digest(tmp_path):
     assert "hunter2" not in json.dumps(stored[0])
     assert value == env_var_digests({"X": "hunter2"}, key=key)["X"]
     assert value not in _public_digests("hunter2")
+
+
+def test_diff_compares_env_values_only_when_stored_the_same_way():
+    key = os.urandom(32)
+    base = {"env_vars_digest": "k", "env_vars": env_var_digests({"A": "1", "B": "2"}, key=key)}
+    changed = {"env_vars_digest": "k", "env_vars": env_var_digests({"A": "1", "B": "3"}, key=key)}
+    assert [d[0] for d in diff_environments(base, changed)] == ["env_vars.B"]
+    unkeyed = {"env_vars_digest": "none", "env_vars": env_var_digests({"A": "1", "C": "2"})}
+    # Different schemes: only which variables are set is compared.
+    assert diff_environments(base, unkeyed) == [("env_vars.B", "set", None),
+                                                ("env_vars.C", None, "set")]
