@@ -91,3 +91,80 @@ def test_history_report_in_chromium(tmp_path):
     _assert_figures_drawn(page, 1)
     assert "Regression at" in page.dom and "kernel: 6.1.0 → 6.5.0" in page.dom
     screenshot(out, _shots(tmp_path) / "history.png", tmp_path, height=1600)
+
+
+STUDY_SUITE = """
+[study]
+name = "tiny"
+runs = 4
+warmup = 0
+seed = 3
+
+[[workload]]
+name = "exp_float"
+builtin = "exp_float"
+args = ["100000"]
+
+[[workload]]
+name = "gray2bin"
+builtin = "gray2bin"
+args = ["100000"]
+
+[matrix]
+isolation = ["bare", "cgroup"]
+workers = [1, 2]
+"""
+
+
+def test_study_report_in_chromium(tmp_path):
+    """A real study (real processes, bare and cgroup v1 isolation, 1 and 2 workers)."""
+    suite = tmp_path / "suite.toml"
+    suite.write_text(STUDY_SUITE)
+    db = tmp_path / "study.db"
+    uid = run_cli("study", str(suite), db=db, check=True, timeout=300).stdout.split()[1]
+    out = tmp_path / "study.html"
+    run_cli("report", "--study", uid, "-o", str(out), "--plots", str(tmp_path / "plots"),
+            db=db, check=True)
+    page = open_report(out, tmp_path)
+    # per workload: scatter by worker, boxes by workers and by isolation (2 x 3); then the
+    # interval-comparison summary, harness vs program, parallel ratios, correlations
+    _assert_figures_drawn(page, 2 * 3 + 4)
+    assert "Comparisons per family" in page.dom and "isolation: cgroup vs bare" in page.dom
+    keys = {p.stem for p in (tmp_path / "plots").glob("*.svg")}
+    assert {"interval_comparisons", "harness_vs_program", "parallel_ratios",
+            "perf_correlations", "cpu_by_cell-exp_float", "box_workers-gray2bin"} <= keys
+    screenshot(out, _shots(tmp_path) / "study.png", tmp_path, height=3600)
+
+
+def test_machine_report_in_chromium(tmp_path, shared):
+    """Seed 004's data: T3 (192.168.140.86) and its quota-throttled self against the base
+    machine; Figure 2 for both, Figure 3 for the applications against the throttled range."""
+    import json
+
+    from benchlab.machines.predict import applications_of_profiles
+    from benchlab.machines.variability import compute_variability
+    from benchlab.machines.varsys16 import read_profiles
+
+    profiles = read_profiles(shared / "data" / "varsys16" / "alltests.csv")
+    base = profiles["piha.soe.ucsc.edu"]
+    files = []
+    for name in ("192.168.140.86@quota-6352", "192.168.140.86"):
+        path = tmp_path / f"{name.replace('@', '_')}.json"
+        path.write_text(json.dumps(compute_variability(profiles[name], base).to_dict()))
+        files += ["--variability", str(path)]
+    apps = applications_of_profiles(profiles["192.168.140.86@quota-6352"], base)
+    csv_path = tmp_path / "apps.csv"
+    csv_path.write_text("name,base,target,lower_is_better\n" + "".join(
+        f"{a.name},{a.base!r},{a.target!r},{str(a.lower_is_better).lower()}\n" for a in apps))
+    out = tmp_path / "machines.html"
+    run_cli("report", *files, "--predict", str(csv_path), "-o", str(out), check=True)
+    page = open_report(out, tmp_path)
+    _assert_figures_drawn(page, 2)
+    from benchlab.machines.predict import predict
+
+    throttled = compute_variability(profiles["192.168.140.86@quota-6352"], base)
+    outside = [p.name for p in predict(throttled, apps) if p.inside is False]
+    assert f"{len(apps)} application(s) checked" in page.dom
+    assert f": {len(outside)} outside." in page.dom and all(n in page.dom for n in outside)
+    assert "Figure 2" in out.read_text() and "Figure 3" in out.read_text()
+    screenshot(out, _shots(tmp_path) / "machines.png", tmp_path, height=1400)
