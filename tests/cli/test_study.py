@@ -85,7 +85,8 @@ def test_builtin_study_runs_every_cell_and_reports_seed_000_tables(db_path, tmp_
     errors = list(csv.DictReader(open(out / "errors.csv")))
     assert {e["time"] for e in errors} == {"wall", "cpu"}
     assert all(float(e["relative_error"]) >= 0 for e in errors)
-    assert (out / "cpu_by_cell.png").stat().st_size > 1000
+    assert all(p.stat().st_size > 1000 for p in out.glob("cpu_by_cell-*.png"))  # per workload
+    assert len(list(out.glob("cpu_by_cell-*.png"))) == 2
 
 
 def _scratch_of(pid: int) -> list[str]:
