@@ -16,26 +16,20 @@ one-line :class:`~benchlab.errors.UserError`. The session never stays ``running`
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol as TypingProtocol
 
-import numpy as np
-
 from benchlab.core.placement import Execution, prepare_execution
 from benchlab.core.plan import RunPlan
 from benchlab.core.planner import PlannedRun, RunPlanner
-from benchlab.store.writer import SessionWriter
-from benchlab.core.samples import extract_metrics, read_samples_csv, tail
+from benchlab.core.run_one import (MeasuredRun, execute_planned_run, measure_shell_cost,
+                                   run_fields, run_hook)
 from benchlab.core.scratch import make_scratch, remove_scratch, terminate_children
 from benchlab.errors import UserError
-from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
+from benchlab.measure.spawn import RunMeasurement
 from benchlab.store.db import SessionRef
-
-SHELL_CALIBRATION_RUNS = 50
-
+from benchlab.store.writer import SessionWriter
 
 def merge_metadata(writer: SessionWriter, extra: dict[str, Any]) -> None:
     """Add keys to a session's metadata, keeping what is there."""
@@ -84,114 +78,6 @@ class SessionResult:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     shell_overhead_ns: int | None = None
     decision: dict | None = None
-
-
-@dataclass
-class MeasuredRun:
-    """One executed run: the harness measurement plus what the run reported."""
-
-    planned: PlannedRun
-    worker: int
-    measurement: RunMeasurement
-    measurements: list[dict]
-    extra: dict[str, Any]
-    samples: dict[str, list[float]]
-    failure: str | None = None
-
-
-def run_hook(command: str | None, what: str, cwd: str | None) -> None:
-    """Run a ``prepare``/``setup``/``cleanup`` shell command; UserError with its stderr tail."""
-    if not command:
-        return
-    proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if proc.returncode != 0:
-        lines = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        raise UserError(f"the {what} command {command!r} failed with exit code "
-                        f"{proc.returncode} ({lines[0][:200]}); fix it or remove --{what}")
-
-
-def measure_shell_cost(shell: str, runs: int = SHELL_CALIBRATION_RUNS) -> dict[str, int]:
-    """Median cost (ns) of starting ``shell -c ''``: what ``--shell`` adds to every run."""
-    walls, users, syss = [], [], []
-    for _ in range(runs):
-        m = spawn_measured(SpawnRequest(argv=[shell, "-c", ""]))
-        if m.status != "ok":
-            raise UserError(f"the shell {shell!r} does not run ({m.error or m.status}); "
-                            f"pass an existing shell to --shell")
-        walls.append(m.wall_ns)
-        users.append(m.user_ns)
-        syss.append(m.sys_ns)
-    return {"wall_ns": int(np.median(walls)), "user_ns": int(np.median(users)),
-            "sys_ns": int(np.median(syss)), "runs": runs}
-
-
-def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun, worker: int,
-                        scratch: str) -> MeasuredRun:
-    """Run ``planned`` once (its ``prepare`` first) and read what it reported."""
-    i = planned.benchmark
-    run_hook(plan.benchmarks[i].prepare, "prepare", plan.cwd)
-    samples_csv = plan.samples_csv.replace("{worker}", str(worker)) if plan.samples_csv else None
-    if samples_csv:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(samples_csv)
-    out_path = os.path.join(scratch, f"stdout-{worker}") \
-        if plan.metrics or plan.capture_stdout else None
-    err_path = os.path.join(scratch, f"stderr-{worker}")
-    env = dict(os.environ, BENCHLAB_WORKER=str(worker)) if plan.placement.workers > 1 else None
-    m, measurements, extra = execution.run(
-        plan.argv_for(i), worker=worker, cwd=plan.cwd, timeout_s=plan.timeout_s,
-        stdout_path=out_path, stderr_path=err_path, scratch=scratch, env=env)
-    run = MeasuredRun(planned, worker, m, measurements, extra, {})
-    if m.status == "ok":
-        extract_samples(plan, run, out_path, err_path, samples_csv)
-    else:
-        stderr_tail = tail(err_path)
-        if stderr_tail:
-            extra["stderr_tail"] = stderr_tail
-    return run
-
-
-def extract_samples(plan: RunPlan, run: MeasuredRun, out_path: str | None,
-                    err_path: str | None, samples_csv: str | None) -> None:
-    """Fill ``run.samples`` from ``--metric`` matches and the samples file.
-
-    A value the program reported that is not a number becomes the run's ``failure`` (the run is
-    kept, the session then fails) rather than an exception that would lose the run.
-    """
-    try:
-        run.samples = extract_metrics(plan.metrics, out_path, err_path)
-        empty = [k for k, v in run.samples.items() if not v]
-        if empty:
-            run.extra["warning"] = f"metric(s) {', '.join(empty)} matched nothing in the output"
-        if samples_csv:
-            if os.path.exists(samples_csv):
-                values, meta = read_samples_csv(samples_csv)
-                for label, vals in values.items():
-                    run.samples.setdefault(label, []).extend(vals)
-                if meta:
-                    run.extra["samples_csv_metadata"] = meta
-            else:
-                run.extra["warning"] = f"no samples file {samples_csv} after the run"
-    except UserError as exc:
-        run.samples = {}
-        run.extra["error"] = str(exc)
-        run.failure = str(exc)
-
-
-def run_fields(m: RunMeasurement, extra: dict[str, Any], shell_overhead_ns: int | None
-               ) -> dict[str, Any]:
-    """The stored columns of one run (times in ns, memory in KiB)."""
-    return {
-        "status": m.status, "exit_code": m.exit_code, "signal": m.signal, "error": m.error,
-        "start_unix_ns": m.start_unix_ns, "start_mono_ns": m.start_mono_ns,
-        "end_mono_ns": m.end_mono_ns, "wall_ns": m.wall_ns, "user_ns": m.user_ns,
-        "sys_ns": m.sys_ns, "max_rss_kib": m.max_rss_kib, "minflt": m.minflt,
-        "majflt": m.majflt, "nvcsw": m.nvcsw, "nivcsw": m.nivcsw,
-        "shell_overhead_ns": shell_overhead_ns,
-        "cpus": ",".join(map(str, m.cpus)) if m.cpus else None,
-        "spawn_method": m.method, "extra": extra or None,
-    }
 
 
 def _failure_text(plan: RunPlan, run: MeasuredRun, uid: str) -> str | None:
