@@ -73,20 +73,25 @@ def _system_checks() -> list[dict] | None:
     return [c.to_dict() for c in run_checks(include_contention=False)]
 
 
-def _sweep_leftovers() -> None:
-    """Remove what a killed benchlab left: scratch directories and run cgroups of dead pids."""
+def _sweep_leftovers(observer: Observer | None = None) -> None:
+    """Remove what a killed benchlab left: scratch directories and run cgroups of dead pids.
+
+    The cgroup sweep's messages (processes killed, cgroups removed) go to ``observer.message``,
+    so a quiet observer (``-q``) silences them.
+    """
     sweep_dead_scratch()
     try:
         from benchlab.control.cgroups import sweep_stale
 
-        sweep_stale()
+        sweep_stale(observer=observer.message if observer is not None else None)
     except (OSError, UserError):
         pass  # no cgroup filesystem or no permission: nothing of ours can be there
 
 
 def start_session(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = None,
                   name: str | None = None, metadata: dict[str, Any] | None = None,
-                  parent: SessionRef | None = None) -> SessionWriter:
+                  parent: SessionRef | None = None,
+                  observer: Observer | None = None) -> SessionWriter:
     """Validate ``plan``, then create its session with environment, checks, benchmarks, metrics.
 
     Raises UserError (nothing created) for any bad value, a missing executable, or a placement
@@ -95,7 +100,7 @@ def start_session(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = N
     from benchlab.environment import collect_environment, load_average
 
     plan.validate(store)
-    _sweep_leftovers()
+    _sweep_leftovers(observer)
     execution = prepare_execution(plan.placement)
     environment = collect_environment(argv=list(argv) if argv else None, cwd=plan.cwd,
                                       env_key=store.env_key())
@@ -127,7 +132,7 @@ def run_plan(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = None,
     ``on_start(session_ref)`` is called once the session exists (the CLI prints its id).
     """
     with interruptible():
-        writer = start_session(store, plan, argv=argv, name=name)
+        writer = start_session(store, plan, argv=argv, name=name, observer=observer)
         if on_start is not None:
             on_start(writer.ref)
         return run_session(writer, plan, observer=observer)
@@ -149,5 +154,5 @@ def resume_session(store: Store, key: str, *, observer: Observer | None = None) 
     plan.validate(store)
     with interruptible():
         writer = SessionWriter.resume(store, sess["uid"])
-        _sweep_leftovers()
+        _sweep_leftovers(observer)
         return run_session(writer, plan, observer=observer)
