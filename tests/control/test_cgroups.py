@@ -9,6 +9,7 @@ because this machine's cgroup2 mount has no controllers.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -613,3 +614,49 @@ def test_cgroup_support_read_only_mount(fake_v2):
     assert not info["writable"]
     assert info["reason"] == f"cannot create cgroup under {fake_v2}: read-only file system"
     assert not any(info["limits"].values())
+
+
+def _stale_leaf_with_survivor(parent: str) -> tuple[int, list[str]]:
+    """A benchlab-like holder creates a run cgroup with a setsid descendant, then is kill -9'd."""
+    holder = subprocess.Popen([sys.executable, "-c", _ESCAPER.format(src=SRC, session=SESSION,
+                                                                     parent=parent)],
+                              stdout=subprocess.PIPE, text=True)
+    lines = []
+    for line in holder.stdout:
+        if line.strip() == "READY":
+            break
+        lines.append(line.strip())
+    holder.kill()
+    holder.wait(timeout=10)
+    return int(lines[-1]), lines[:-1]
+
+
+def test_benchlab_run_sweeps_stale_cgroups_and_its_messages_respect_quiet(v1_layout, tmp_path):
+    """The next `benchlab run` kills the survivor; -q silences the message, and with messages on
+    (--style full: stderr is not a terminal here) it is shown."""
+    from benchlab.control.cgroups import DEFAULT_PARENT
+
+    for quiet in (True, False):
+        survivor, paths = _stale_leaf_with_survivor(DEFAULT_PARENT)
+        try:
+            argv = [sys.executable, "-m", "benchlab.cli.main", "run", "--db",
+                    str(tmp_path / "store.db"), "-r", "1",
+                    *(["-q"] if quiet else ["--style", "full"]), "--", "true"]
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stderr
+            deadline = time.monotonic() + 5
+            while Path(f"/proc/{survivor}").exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert not Path(f"/proc/{survivor}").exists()
+            assert not any(Path(p).exists() for p in paths)
+            plain = " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.stderr).split())
+            mentioned = "killed 1 process(es) left in stale cgroup" in plain
+            assert mentioned is (not quiet), done.stderr
+        finally:
+            try:
+                os.kill(survivor, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            for p in paths:
+                if Path(p).exists():
+                    os.rmdir(p)
