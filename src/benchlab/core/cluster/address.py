@@ -12,9 +12,10 @@ measurement) and every run asks for one slot, so Dask never puts two measurement
 machine by accident. Workers a team starts themselves must be started with the resource (see
 docs/cluster.md); a worker without it gets no run and is named in the error.
 
-A *machine* is a worker process: its label is its host when hosts are distinct, else
-``host/name`` (a LocalCluster's workers share one host but are distinct machines for us). Labels
-are stable across worker restarts (Dask's nanny restarts a killed worker under the same name),
+A *machine* is a worker process: its label is its host for a worker started without
+``--name``, else ``host/name`` (a LocalCluster's workers ``0``, ``1``... share one host but are
+distinct machines for us). Labels are stable across worker restarts (Dask's nanny restarts a
+killed worker under the same name),
 so a lost run goes back to the same machine and a resumed session finds its machines again.
 """
 
@@ -115,6 +116,10 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
     import dask
     from distributed import Client
 
+    # Dask logs its own view of a fault (a lost scheduler, a killed worker: tracebacks from its
+    # reconnect loop, even after the client closed) on stderr; benchlab says it once, in one
+    # line, with what to do. So Dask's loggers stay at CRITICAL in this process from here on.
+    _silence_dask_logs()
     with dask.config.set(quiet_config()):
         cluster = None
         try:
@@ -154,6 +159,13 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
                     raise UserError(f"the cluster {spec.text} started fewer than "
                                     f"{spec.n_workers} workers in {timeout_s:g} s "
                                     f"({_short(exc)}); check the hosts and their logs") from None
+            else:  # a team's scheduler: its workers may still be joining (started together)
+                try:
+                    client.wait_for_workers(1, timeout=min(timeout_s, 30.0))
+                except Exception:
+                    raise UserError(f"no worker has joined the scheduler {spec.text} in "
+                                    f"{min(timeout_s, 30.0):g} s; start workers with "
+                                    f"--resources {SLOT}=1 (docs/cluster.md)") from None
             yield client
         finally:
             with contextlib.suppress(Exception):
@@ -161,6 +173,15 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
             if cluster is not None:
                 with contextlib.suppress(Exception):
                     cluster.close(timeout=10)
+
+
+def _silence_dask_logs() -> None:
+    import logging
+
+    names = [n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in
+             ("distributed", "tornado", "asyncssh")]
+    for name in {"distributed", "tornado", "asyncssh", *names}:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _short(exc: BaseException) -> str:
@@ -183,13 +204,13 @@ def machines_of(client: Any) -> list[Machine]:
     """The cluster's workers as machines, sorted by label (may raise OSError when the
     scheduler is gone)."""
     workers = client.scheduler_info(n_workers=-1)["workers"]
-    hosts = [w.get("host") or addr.split("://")[-1].rsplit(":", 1)[0]
-             for addr, w in workers.items()]
-    unique = len(set(hosts)) == len(hosts)
     result = []
-    for (addr, w), host in zip(workers.items(), hosts):
+    for addr, w in workers.items():
+        host = w.get("host") or addr.split("://")[-1].rsplit(":", 1)[0]
         name = str(w.get("name", addr))
-        label = host if unique else f"{host}/{name}"
+        # only from this worker's own identity, never from the others present: a label must
+        # not change when another worker leaves (its runs would look like a new machine's)
+        label = host if name == addr else f"{host}/{name}"
         slots = int((w.get("resources") or {}).get(SLOT, 0))
         result.append(Machine(label, addr, host, name, slots))
     return sorted(result, key=lambda m: m.label)

@@ -105,6 +105,7 @@ class ClusterDispatch:
         self.host = {m.label: m.host for m in machines}
         self.busy: dict[str, set[int]] = {m.label: set() for m in machines}
         self.down_since: dict[str, float] = {}
+        self.dead: set[str] = set()  # addresses of workers that died (never sent to again)
         self.env_known: set[str] = {m.address for m in machines}  # probed before the session
         self.setup_ids = dict(setup_ids)
         self.shell_ns: dict[str, int | None] = {}
@@ -269,7 +270,7 @@ class ClusterDispatch:
         for label in self.labels:
             m = current.get(label)
             old = self.address.get(label)
-            if m is not None and m.slots >= 1:
+            if m is not None and m.slots >= 1 and m.address not in self.dead:
                 if old != m.address:
                     if old is not None:
                         self._machine_lost(label, old, "the worker process was replaced")
@@ -280,8 +281,10 @@ class ClusterDispatch:
                 self._machine_lost(label, old, "the worker left the cluster")
 
     def _machine_lost(self, label: str, address: str, reason: str) -> None:
-        self.address[label] = None
-        self.down_since[label] = time.monotonic()
+        self.dead.add(address)
+        if self.address.get(label) == address:
+            self.address[label] = None
+            self.down_since[label] = time.monotonic()
         for key, entry in list(self.inflight.items()):
             if entry.address == address:
                 self._lost(key, f"{reason} ({address}) during the run")
@@ -323,7 +326,9 @@ class ClusterDispatch:
         exc = fut.exception() if fut.status == "error" else None
         if exc is None or type(exc).__name__ in ("KilledWorker", "CommClosedError",
                                                  "FutureCancelledError"):
-            self._lost(fut.key, f"the worker died ({type(exc).__name__ if exc else fut.status})")
+            # the whole worker is gone, not just this run: nothing more goes to its address
+            self._machine_lost(entry.machine, entry.address,
+                               f"the worker died ({type(exc).__name__ if exc else fut.status})")
             return
         del self.inflight[fut.key]
         self.futures.pop(fut.key, None)

@@ -1,0 +1,101 @@
+"""Helpers of the cluster tests: plans, the worker processes of a LocalCluster, free ports."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+from benchlab.core.plan import BenchmarkSpec, RunPlan
+
+
+class Recorder:
+    """An observer that keeps what the cluster session reported (events in order)."""
+
+    def __init__(self):
+        self.finished: list[tuple[str, int]] = []
+        self.messages: list[str] = []
+        self.machines: dict[str, int] = {}
+
+    def started(self, session, plan, total):
+        pass
+
+    def run_finished(self, name, run, m, total, done):
+        self.finished.append((name, done))
+
+    def message(self, text):
+        self.messages.append(text)
+
+    def machine_progress(self, label, done, total):
+        self.machines[label] = done
+
+
+def plan_of(*commands: str, runs: int = 3, warmup: int = 0, **placement) -> RunPlan:
+    """A plan of argv commands with a fixed run count (cwd: /tmp)."""
+    plan = RunPlan(benchmarks=[BenchmarkSpec(c, c) for c in commands], runs=runs, warmup=warmup,
+                   min_runs=1, cwd="/tmp")
+    for key, value in placement.items():
+        setattr(plan.placement, key, value)
+    return plan
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            kids.append(int(entry))
+    return kids
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (from /proc)."""
+    out, todo = [], [pid]
+    while todo:
+        for kid in _children(todo.pop()):
+            out.append(kid)
+            todo.append(kid)
+    return out
+
+
+def comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def worker_processes() -> list[int]:
+    """This process's LocalCluster worker processes (multiprocessing children running Python)."""
+    found = []
+    for kid in _children(os.getpid()):
+        try:
+            cmdline = Path(f"/proc/{kid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+            found.append(kid)
+    return found
+
+
+def wait_for(predicate, timeout_s: float, what: str):
+    """Poll ``predicate`` every 20 ms until it returns a true value; fail naming ``what``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -1,0 +1,128 @@
+"""Faults of a cluster session on real processes: a worker killed with SIGKILL mid-run, a
+scheduler that goes away, and the resume of the interrupted session on a new scheduler."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from benchlab.core.cluster.session import run_cluster_plan
+from benchlab.store.db import Store
+from tests.cluster.helpers import (Recorder, comm, descendants, free_port, plan_of, wait_for,
+                                   worker_processes)
+from tests.conftest import run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
+
+
+def test_worker_killed_mid_run_is_recorded_requeued_and_never_duplicated(db_path):
+    store = Store.open(db_path)
+    killed: list[int] = []
+
+    def kill_one_worker_mid_run():
+        def running_worker():
+            for pid in worker_processes():
+                if any(comm(d) == "sleep" for d in descendants(pid)):
+                    return pid
+            return None
+
+        # after the first runs are stored, so the kill is mid-session and mid-run
+        wait_for(lambda: len(recorder.finished) >= 2, 60, "two stored runs")
+        pid = wait_for(running_worker, 30, "a worker with a running sleep")
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+
+    recorder = Recorder()
+    killer = threading.Thread(target=kill_one_worker_mid_run, daemon=True)
+    killer.start()
+    result = run_cluster_plan(store, plan_of("sleep 0.3", runs=4), "local:2", observer=recorder)
+    killer.join(5)
+    assert killed, "the test did not kill a worker"
+    assert result.status == "complete"
+    session = store.get_session(result.session.uid)
+    assert session["status"] == "complete"
+    runs = store.runs(session_id=result.session.id)
+    assert len(runs) == 8, [(r["worker"], r["iteration"]) for r in runs]
+    assert Counter((r["worker"], r["iteration"]) for r in runs) == \
+        {(w, i): 1 for w in (0, 1) for i in range(4)}
+    lost = session["metadata"]["lost_runs"]
+    assert len(lost) == 1, lost
+    assert "died" in lost[0]["reason"] or "left" in lost[0]["reason"] \
+        or "replaced" in lost[0]["reason"]
+    assert [r["seq"] for r in runs].count(lost[0]["seq"]) == 1, "the lost run was not re-run once"
+    assert killed[0] not in {r["extra"]["worker_pid"] for r in runs if r["seq"] == lost[0]["seq"]}
+    store.close()
+
+
+def _start(*argv: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+def _scheduler_and_worker(port: int) -> tuple[subprocess.Popen, subprocess.Popen]:
+    scheduler = _start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+                       str(port), "--no-dashboard")
+    worker = _start("distributed.cli.dask_worker", f"tcp://127.0.0.1:{port}", "--nthreads",
+                    "1", "--resources", "benchlab-slot=1", "--no-dashboard", "--name", "w")
+    return scheduler, worker
+
+
+def _stored_runs(db_path) -> int:
+    try:
+        with Store.open(db_path, readonly=True) as store:
+            return store.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    except Exception:
+        return 0
+
+
+def test_scheduler_gone_keeps_what_arrived_and_resume_completes(db_path):
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler, worker = _scheduler_and_worker(port)
+    try:
+        env = dict(os.environ, COLUMNS="160")
+        client = subprocess.Popen(
+            [os.path.join(os.path.dirname(sys.executable), "benchlab"), "run", "--cluster",
+             address, "-r", "12", "sleep 0.2", "--db", str(db_path), "-q"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        wait_for(lambda: _stored_runs(db_path) >= 3 or client.poll() is not None, 90,
+                 "three runs stored")
+        assert client.poll() is None, client.communicate()
+        _stop(scheduler)
+        out, err = client.communicate(timeout=90)
+        assert client.returncode == 2, (out, err)
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert len(lines) == 1 and "Traceback" not in err, err
+        assert "scheduler" in lines[0] and "went away" in lines[0] and "--resume" in lines[0]
+        kept = _stored_runs(db_path)
+        assert kept >= 3
+        with Store.open(db_path, readonly=True) as store:
+            session = store.sessions()[0]
+            assert session["status"] == "interrupted"
+            uid = session["uid"]
+        _stop(worker)
+        scheduler, worker = _scheduler_and_worker(port)
+        resumed = run_cli("run", "--resume", uid, db=db_path, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        with Store.open(db_path, readonly=True) as store:
+            session = store.get_session(uid)
+            runs = store.runs(session_id=session["id"])
+            assert session["status"] == "complete"
+            assert sorted(r["iteration"] for r in runs) == list(range(12))
+            assert len({r["seq"] for r in runs}) == 12
+    finally:
+        _stop(scheduler)
+        _stop(worker)
