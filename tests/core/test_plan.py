@@ -71,9 +71,6 @@ def test_a_plan_stored_before_the_core_is_read_with_its_hooks_and_control():
     ({"max_time_s": math.nan}, "--max-time"),
     ({"order": "random"}, "--order"),
     ({"seed": -3}, "--seed"),
-    ({"metrics": [MetricSpec("x", "(a)(b)")]}, "exactly one"),
-    ({"metrics": [MetricSpec("x", "no group")]}, "exactly one"),
-    ({"metrics": [MetricSpec("x", "(unclosed")]}, "not a valid regular expression"),
     ({"benchmarks": [BenchmarkSpec("x", "no-such-program-xyz")]}, "not found"),
     ({"benchmarks": [BenchmarkSpec("x", "./no/such/file")]}, "does not exist"),
     ({"benchmarks": [BenchmarkSpec("x", "/")]}, "not an executable"),
@@ -92,6 +89,15 @@ def test_bad_values_are_one_line_user_errors(kwargs, needle):
         _plan(**kwargs).validate()
     message = str(info.value)
     assert "\n" not in message and needle.lower() in message.lower(), message
+
+
+@pytest.mark.parametrize("regex,needle", [("(a)(b)", "exactly one"), ("no group", "exactly one"),
+                                          ("(unclosed", "not a valid regular expression")])
+def test_metric_regexes_need_exactly_one_group_even_from_a_stored_plan(regex, needle):
+    stored = _plan().to_dict()
+    stored["metrics"] = [{"name": "x", "regex": regex, "unit": "ns"}]
+    with pytest.raises(UserError, match=needle):
+        RunPlan.from_dict(stored)
 
 
 def test_a_plain_file_is_not_an_executable(tmp_path):

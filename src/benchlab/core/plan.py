@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlab.errors import UserError
+from benchlab.store.formats.metric_spec import MetricSpec  # the one metric spec (plain data)
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -53,15 +54,6 @@ class BenchmarkSpec:
     prepare: str | None = None
     setup: str | None = None
     cleanup: str | None = None
-
-
-@dataclass
-class MetricSpec:
-    """A program-reported metric read from the program's output: one regex group per sample."""
-
-    name: str
-    regex: str
-    unit: str | None = None
 
 
 @dataclass

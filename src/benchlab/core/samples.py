@@ -74,8 +74,6 @@ def extract_metrics(metrics: list[MetricSpec], out_path: str | None, err_path: s
     """
     if not metrics:
         return {}
-    from benchlab.measure import metrics as metric_parsing
-
     text = ""
     for p in (out_path, err_path):
         if p and os.path.exists(p):
@@ -83,10 +81,7 @@ def extract_metrics(metrics: list[MetricSpec], out_path: str | None, err_path: s
                 text += fh.read().decode(errors="replace")
     out: dict[str, list[float]] = {}
     for spec in metrics:
-        compiled = metric_parsing.MetricSpec(
-            name=spec.name, unit=spec.unit or "", regex=spec.regex,
-            pattern=metric_parsing.compile_metric_regex(spec.regex))
-        out[spec.name] = metric_parsing.extract(compiled, text)
+        out[spec.name] = spec.extract(text)
     return out
 
 
