@@ -364,9 +364,36 @@ static int list_children(pid_t *out, int max, int scan)
     return n;
 }
 
+/* Whether a process is already on its way out: a zombie, or SIGKILL pending (the run's
+ * process-group kill reached it before it was orphaned to us).  Such a process is reaped but
+ * not counted as a descendant this helper killed. */
+static int already_dying(pid_t pid)
+{
+    char path[64], text[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open_cloexec(path, O_RDONLY);
+    if (fd < 0)
+        return 1; /* gone already */
+    ssize_t len = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (len <= 0)
+        return 1;
+    text[len] = '\0';
+    char state = '?';
+    const char *line = strstr(text, "\nState:");
+    if (line && sscanf(line + 7, " %c", &state) == 1 && state == 'Z')
+        return 1;
+    static const char *const pending[] = {"\nShdPnd:", "\nSigPnd:"};
+    for (size_t k = 0; k < sizeof pending / sizeof pending[0]; k++) {
+        line = strstr(text, pending[k]);
+        if (line && (strtoull(line + strlen(pending[k]), NULL, 16) & (1ULL << (SIGKILL - 1))))
+            return 1;
+    }
+    return 0;
+}
+
 /* SIGKILL and reap every remaining child (= orphaned descendant of a finished run); returns how
- * many were alive and died of that SIGKILL (an orphan that had already exited is reaped, not
- * counted). */
+ * many were alive (not already dying, see already_dying) and died of that SIGKILL. */
 static int kill_descendants(void)
 {
     int killed = 0, scan = 0;
@@ -387,20 +414,21 @@ static int kill_descendants(void)
                 scan = 1;
                 continue;
             }
-            if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-                killed++;
-            continue;
+            continue; /* it had died by itself (or of the run's group kill): reaped, not counted */
         }
         scan = 0;
-        for (int i = 0; i < n; i++)
+        char dying[512];
+        for (int i = 0; i < n; i++) {
+            dying[i] = (char)already_dying(kids[i]);
             kill(kids[i], SIGKILL);
+        }
         for (int i = 0; i < n; i++) {
             int status;
             pid_t got;
             do {
                 got = waitpid(kids[i], &status, 0);
             } while (got < 0 && errno == EINTR);
-            if (got == kids[i] && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+            if (got == kids[i] && !dying[i] && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
                 killed++;
         }
     }
