@@ -130,5 +130,8 @@ def run_fields(m: RunMeasurement, extra: dict[str, Any], shell_overhead_ns: int 
         "majflt": m.majflt, "nvcsw": m.nvcsw, "nivcsw": m.nivcsw,
         "shell_overhead_ns": shell_overhead_ns,
         "cpus": ",".join(map(str, m.cpus)) if m.cpus else None,
-        "spawn_method": m.method, "extra": extra or None,
+        "spawn_method": m.method,
+        # Processes the run left behind and that were killed after it (none: not recorded).
+        "extra": ({**extra, "descendants_killed": m.descendants_killed}
+                  if m.descendants_killed else extra or None),
     }
