@@ -158,6 +158,15 @@ def test_through_benchlab_run_with_and_without_timeout(tmp_path, reaper):
         grandchild = int(pidfile.read_text())
         reaper.append(grandchild)
         assert not _alive(grandchild), (extra, done.stderr)
+    # The count is stored with each run.
+    import json
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "store.db") as conn:
+        stored = [json.loads(row[0])["descendants_killed"]
+                  for row in conn.execute("SELECT extra FROM runs WHERE warmup = 0 ORDER BY id")]
+    # With --timeout the run's processes are killed as a group first; those are not counted.
+    assert stored == [1, 1]
 
 
 def test_after_kill_9_of_benchlab_run_no_descendant_survives(tmp_path, reaper):
