@@ -121,7 +121,10 @@ def _label_value_session(path: Any, comments: list[str], lines: Iterator[tuple[i
     values: dict[str, array] = {}  # insertion order = order of first appearance
     rows = 0
     time_unit = unit in TIME_UNIT_TO_NS
-    for lineno, line in lines:
+    for lineno, line in _fast_blocks(lines, values):
+        if lineno < 0:  # a block the fast path took: ``line`` holds how many rows it had
+            rows += int(line)
+            continue
         if line.startswith("#"):
             comments.append(line)
             continue
@@ -174,6 +177,64 @@ def _label_value_session(path: Any, comments: list[str], lines: Iterator[tuple[i
         name=name or default_session_name(path), source=source_of(path), metadata=metadata,
         benchmarks=benchmarks, metrics=[ImportedMetric(METRIC, unit or "", "import:csv")],
         command_line=command_line)
+
+
+#: Lines the fast path parses at once.
+_BLOCK_LINES = 20_000
+
+
+def _fast_blocks(lines: Iterator[tuple[int, str]], values: dict[str, array]
+                 ) -> Iterator[tuple[int, str]]:
+    """Pass ``lines`` through, except that after the first data row, blocks of plain
+    ``label,value`` rows (no comments, quotes, blank lines, odd field counts, non-finite or
+    negative values) are parsed here at numpy speed straight into ``values``; each such block
+    yields ``(-1, "<rows>")``. Anything unusual goes through line by line, so errors still
+    name their line."""
+    seen_data = False
+    while True:
+        block: list[tuple[int, str]] = []
+        for item in lines:
+            block.append(item)
+            if len(block) >= (_BLOCK_LINES if seen_data else 1):
+                break
+        if not block:
+            return
+        texts = [text for _, text in block]
+        parsed = _parse_block(texts, values) if seen_data else None
+        if parsed is None:
+            yield from block
+            seen_data = seen_data or any(t.strip() and not t.startswith("#") for t in texts)
+        else:
+            yield -1, str(parsed)
+
+
+def _parse_block(texts: list[str], values: dict[str, array]) -> int | None:
+    """Rows of a plain block added to ``values`` (their count), or None (nothing added) when
+    the block needs the line-by-line parser."""
+    if any(not t or t[0] == "#" or '"' in t for t in texts):
+        return None
+    parts = [t.split(",") for t in texts]
+    if any(len(p) != 2 for p in parts):
+        return None
+    labels = [p[0].strip() for p in parts]
+    try:
+        vals = np.array([p[1] for p in parts], dtype=float)
+    except ValueError:
+        return None
+    # negatives are left to the line parser, which knows whether the unit is a time
+    if not np.isfinite(vals).all() or (vals < 0).any() or not all(labels):
+        return None
+    distinct = dict.fromkeys(labels)
+    if len(distinct) == 1:
+        values.setdefault(labels[0], array("d")).extend(vals)
+    elif len(distinct) <= 64:
+        label_arr = np.array(labels, dtype=object)
+        for label in distinct:
+            values.setdefault(label, array("d")).extend(vals[label_arr == label])
+    else:
+        for label, v in zip(labels, vals.tolist()):
+            values.setdefault(label, array("d")).append(v)
+    return len(texts)
 
 
 def _field_count_error(path: str | os.PathLike, lineno: int, line: str, n: int) -> str:
