@@ -179,14 +179,16 @@ class Queries:
 
     def sample_values(self, benchmark_id: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
         """Program-reported samples of a benchmark's non-warmup ok runs, in order: (values, run ids)."""
-        rows = self.conn.execute(
+        cur = self.conn.cursor()
+        cur.row_factory = None  # plain tuples: sqlite3.Row objects double the cost at 1M samples
+        rows = cur.execute(
             "SELECT s.run_id, s.value FROM samples s JOIN runs r ON r.id = s.run_id"
             " WHERE r.benchmark_id = ? AND r.warmup = 0 AND r.status IN ('ok', 'imported')"
             " AND s.metric = ? ORDER BY r.seq, s.seq", (benchmark_id, metric)).fetchall()
         if not rows:
             return np.empty(0), np.empty(0, dtype=np.int64)
-        arr = np.array(rows, dtype=float)
-        return arr[:, 1].copy(), arr[:, 0].astype(np.int64)
+        arr = np.array(rows, dtype=[("run_id", np.int64), ("value", float)])
+        return arr["value"].copy(), arr["run_id"].copy()
 
     def metric_unit(self, session_id: int, metric: str) -> str:
         """Unit of a metric: harness units, or the declared unit of a program metric ('' if none)."""
