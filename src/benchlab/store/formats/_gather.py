@@ -135,7 +135,9 @@ def wall_series(bench: BenchData) -> SummarySeries | None:
         r = run.row
         if r["warmup"] or r["status"] not in TIMED_STATUSES or r["wall_ns"] is None:
             continue
-        values.append(float(r["wall_ns"] - (r["shell_overhead_ns"] or 0)))
+        # Clamped at 0 as hyperfine does: the subtracted shell cost is a median, so a command
+        # faster than an empty shell would otherwise get a negative time.
+        values.append(float(max(0, r["wall_ns"] - (r["shell_overhead_ns"] or 0))))
         runs.append(run)
     if not values:
         return None
