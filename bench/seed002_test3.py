@@ -67,10 +67,11 @@ def main() -> None:
     args = parser.parse_args()
 
     task = [str(_build.build_source_text("seed002_test3_task", FIXED_TASK)), str(args.work)]
-    alone = subprocess.run([str(ROOT / ".venv" / "bin" / "benchlab"), "run", "--db", ":memory:",
-                            "-r", "3", "--json", "--", " ".join(task)], capture_output=True, text=True)
     with tempfile.TemporaryDirectory(prefix="benchlab-seed002-") as tmp:
         db = Path(tmp) / "test3.db"
+        alone = subprocess.run([str(ROOT / ".venv" / "bin" / "benchlab"), "run", "--db", str(db),
+                                "-r", "3", "--json", "--", " ".join(task)],
+                               capture_output=True, text=True)
         if alone.returncode == 0:
             alone_s = json.loads(alone.stdout)["benchmarks"][0]["wall"]["median"] / 1e9
             print(f"fixed task alone: {alone_s:.3f} s (median of 3)")
