@@ -72,7 +72,8 @@ def _runs(db: Path, uid: str) -> list[dict]:
 
 def test_sigterm_is_an_interruption_and_resume_completes_the_exact_count(db_path):
     marker = f"benchlab-sigterm-{os.getpid()}"
-    proc = _start("run", "--runs", "12", "--shell", "-n", marker, f"sleep 0.15; : {marker}",
+    # explicit sh -c: the same program whether or not benchlab runs commands through a shell
+    proc = _start("run", "--runs", "12", "-n", marker, f"/bin/sh -c 'sleep 0.15; : {marker}'",
                   db=db_path)
     _wait_for_runs(db_path, 3)
     assert _scratch(proc.pid), "a running session has its scratch directory"
