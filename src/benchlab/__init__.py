@@ -12,3 +12,17 @@ Layers (data flows one way: run -> store -> analyse -> report):
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``benchlab.open(path)``: a store's sessions, runs, samples and environments as pandas
+    DataFrames (:class:`benchlab.store.notebook.Results`).
+
+    Resolved on first use, so ``import benchlab`` stays light (no store, no pandas). This is the
+    one documented exception to the layer rule (docs/architecture.md): rank 0 reaching rank 1.
+    """
+    if name == "open":
+        from benchlab.store.notebook import open_results
+
+        return open_results
+    raise AttributeError(f"module 'benchlab' has no attribute {name!r}")
