@@ -163,3 +163,28 @@ def test_heavy_libraries_stay_unimported_until_rendering():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_counted_instructions_appear_beside_the_timings(tmp_path):
+    """Real runs: two commands timed, then counted under valgrind's cachegrind."""
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed (scripts/setup.sh installs it)")
+    db = tmp_path / "cnt.db"
+    run_cli("run", "-r", "5", "--count", "instructions", "/bin/true", "/bin/echo hi", db=db,
+            check=True, timeout=300)
+    out = tmp_path / "cnt.html"
+    run_cli("report", "-o", str(out), db=db, check=True)
+    html = out.read_text()
+    with Store.open(db, readonly=True) as store:
+        uid = store.sessions(limit=1)[0]["uid"]
+        for name in ("/bin/true", "/bin/echo hi"):
+            counts = store.resolve_series(f"{uid}:{name}/instructions").values
+            wall = store.resolve_series(f"{uid}:{name}/wall").values
+            assert counts.size >= 1 and wall.size == 5
+            assert f"{np.median(counts):,.0f}" in html  # the count, beside...
+            from benchlab.units import format_value
+            assert format_value(float(np.median(wall)), "ns", 5) in html  # ...the timing
+    assert "instructions / run" in html

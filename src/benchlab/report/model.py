@@ -133,12 +133,12 @@ def select_series(store: Store, selectors: Sequence[str], metric: str | None) ->
     out: list[Series] = []
     for sel in selectors:
         try:
-            found = [store.resolve_series(sel, metric)]
+            found = [_timing_by_default(store, sel, metric)]
         except UserError:
             if ":" in sel or "/" in sel:
                 raise
             sess = store.get_session(sel)  # raises the store's one-line error when unknown
-            found = [store.resolve_series(f"{sess['uid']}:{b['name']}", metric)
+            found = [_timing_by_default(store, f"{sess['uid']}:{b['name']}", metric)
                      for b in store.benchmarks(sess["id"])]
             if not found:
                 raise UserError(f"session {sess['uid']} has no benchmarks; choose another "
@@ -147,6 +147,16 @@ def select_series(store: Store, selectors: Sequence[str], metric: str | None) ->
             if all(s.benchmark_id != o.benchmark_id or s.metric != o.metric for o in out):
                 out.append(s)
     return out
+
+
+def _timing_by_default(store: Store, selector: str, metric: str | None) -> Series:
+    """The store's default series, except that counted instructions (the only program metric
+    of `run --count instructions`) are shown beside the timing, not instead of it."""
+    series = store.resolve_series(selector, metric)
+    if metric is None and series.metric == "instructions" \
+            and not selector.endswith("/instructions"):  # asked for explicitly
+        return store.resolve_series(selector, "wall")
+    return series
 
 
 def labels_of(series: Sequence[Series]) -> list[str]:
@@ -178,7 +188,7 @@ def benchmark_section(store: Store, series: Series, label: str, colours: F.Colou
         warm = np.array([r["wall_ns"] - (r.get("shell_overhead_ns") or 0) for r in runs
                          if r["warmup"] and r["status"] == "ok" and r["wall_ns"] is not None],
                         dtype=float)
-    instructions = _instructions(store, runs)
+    instructions = _instructions(store, series.benchmark_id, runs)
     colour = colours(label)
     figs = [F.distribution_figure(f"{key}-distribution", [(label, x)], series.unit, colours,
                                   series.metric),
@@ -195,9 +205,11 @@ def benchmark_section(store: Store, series: Series, label: str, colours: F.Colou
                             figs)
 
 
-def _instructions(store: Store, runs: list[dict]) -> float | None:
-    """Median instructions per measured run (perf counter or program metric), else None."""
-    values = []
+def _instructions(store: Store, benchmark_id: int, runs: list[dict]) -> float | None:
+    """Median instructions per run, from counted runs (metric ``instructions``, e.g.
+    cachegrind's) and perf counters of timed runs (measurement ``instructions``); else None."""
+    counted, _ = store.sample_values(benchmark_id, "instructions")
+    values = [float(v) for v in counted]
     for r in runs:
         if r["warmup"] or r["status"] != "ok":
             continue
