@@ -75,6 +75,7 @@ def test_compare_reproduces_seed_001_workstation_report(jaybeams_db):
     assert "197 µs" in out  # SD estimate
     assert "should be >= 36000" in out  # the post's 36000 samples for the minimum effect
     assert "5000 samples detect 10x the minimum effect" in out
+    assert re.search(r"Monte-Carlo error of ±[\d.]+ (ns|µs) at 10000 resamples", out)
     assert re.search(r"-771\.5\d* µs", out)  # Hodges-Lehmann estimate
     assert re.search(r"\[-773\.7\d*, -769\.3\d*\]|\[-773\.8, -769\.3\]", out)
     assert "verdict: array is faster than map by 771.5" in out

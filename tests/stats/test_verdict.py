@@ -129,6 +129,9 @@ def test_vm_sd_estimate_matches_the_post_within_monte_carlo_error() -> None:
     assert bound == pytest.approx(r_bound, abs=4 * mc_sd)
     assert 395 - 4 * mc_sd < bound <= 396 + 4 * mc_sd  # the post's ceil was 396
     assert result.sd_estimate.value == 396_000
+    # The bound's Monte-Carlo SD, as printed with --jaybeams-compatible: ~0.27 us at B = 10,000
+    assert result.sd_estimate.monte_carlo_error == pytest.approx(mc_sd * 1000, rel=0.15)
+    assert result.sd_estimate.bound_source == "map/normal/high"
     assert round(result.plan_10x.n_t_test) == 1259 and result.plan_10x.n_required == 5000
     assert round(result.plan_1x.n_t_test) == 125711 and result.plan_1x.n_required == 145000
     assert any("should be >= 145000" in text for _, text in check_lines(result))

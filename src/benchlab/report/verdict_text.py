@@ -76,7 +76,7 @@ def _spread_line(c: Comparison) -> str:
     return (f"standard deviation for the power analysis: {format_duration(sd.value)} (ceiling "
             f"(µs) of max(percentile low, basic low, normal high) over both samples, as seed "
             f"001; the bound {format_duration(sd.bound, 6)} ({sd.bound_source}) has a "
-            f"Monte-Carlo error of ±{format_duration(sd.monte_carlo_error, 2)} at "
+            f"Monte-Carlo error of ±{format_duration(sd.monte_carlo_error, 3)} at "
             f"{sd.n_resamples} resamples, seed {sd.seed}: the rounded value can change with "
             "the seed)")
 
