@@ -63,7 +63,6 @@ def quiet_config() -> dict[str, Any]:
         "distributed.scheduler.worker-ttl": "15 minutes",
         "distributed.scheduler.allowed-failures": 0,
         "distributed.comm.timeouts.connect": "10s",
-        "distributed.logging.distributed": "error",
     }
 
 

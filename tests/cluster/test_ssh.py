@@ -1,0 +1,81 @@
+"""A cluster session over SSH: a private sshd on 127.0.0.1 (Debian's openssh-server, a key made
+by the test, a free port) and benchlab's ``ssh:`` cluster (Dask's SSHCluster) pointed at it.
+
+The scheduler and the worker are started through SSH on this same machine: a second machine is
+what this test machine cannot have.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+from benchlab.core.cluster.session import run_cluster_plan
+from benchlab.store.db import Store
+from tests.cluster.helpers import free_port, plan_of
+
+pytestmark = pytest.mark.slow
+
+SSHD = "/usr/sbin/sshd"
+
+
+@pytest.fixture
+def sshd(tmp_path):
+    """A private sshd on 127.0.0.1:<free port> accepting one generated key; yields (port, key)."""
+    if not os.path.exists(SSHD) or shutil.which("ssh-keygen") is None:
+        pytest.skip("openssh-server is not installed (apt-get install -y openssh-server)")
+    pytest.importorskip("asyncssh", reason="asyncssh (Dask's SSHCluster transport) is not "
+                                           "installed; uv pip install asyncssh")
+    key, host_key = tmp_path / "id_ed25519", tmp_path / "host_ed25519"
+    for path in (key, host_key):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)],
+                       check=True)
+    (tmp_path / "authorized_keys").write_text((tmp_path / "id_ed25519.pub").read_text())
+    os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege-separation directory
+    port = free_port()
+    config = tmp_path / "sshd_config"
+    config.write_text(f"Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\n"
+                      f"AuthorizedKeysFile {tmp_path}/authorized_keys\n"
+                      f"PidFile {tmp_path}/sshd.pid\nPermitRootLogin prohibit-password\n"
+                      f"PasswordAuthentication no\nUsePAM no\nStrictModes no\n")
+    log = open(tmp_path / "sshd.log", "wb")  # a file: an unread pipe could block sshd
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
+                            stderr=log)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        assert proc.poll() is None, (tmp_path / "sshd.log").read_text()
+        time.sleep(0.05)
+    yield port, str(key)
+    proc.terminate()
+    proc.wait(10)
+    log.close()
+
+
+def test_runs_over_an_ssh_cluster(sshd, db_path):
+    port, key = sshd
+    store = Store.open(db_path)
+    result = run_cluster_plan(
+        store, plan_of("true", runs=3, warmup=1), "ssh:127.0.0.1",
+        connect_options={"port": port, "client_keys": [key], "known_hosts": None})
+    assert result.status == "complete"
+    runs = store.runs(session_id=result.session.id)
+    assert len(runs) == 4 and all(r["status"] == "ok" for r in runs)
+    session = store.get_session(result.session.uid)
+    machines = session["metadata"]["cluster"]["machines"]
+    assert len(machines) == 1
+    assert {r["extra"]["machine"] for r in runs} == set(machines)
+    # the worker was a process started through sshd, not one of this test's children
+    pids = {r["extra"]["worker_pid"] for r in runs}
+    assert len(pids) == 1
+    pid = pids.pop()
+    assert pid != os.getpid()
+    assert session["metadata"]["cluster"]["address"] == "ssh:127.0.0.1"
+    store.close()
