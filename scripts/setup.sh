@@ -16,6 +16,7 @@ have taskset   || need_pkgs+=(util-linux)
 have perf      || need_pkgs+=(linux-perf)
 have valgrind  || need_pkgs+=(valgrind)
 have chromium  || need_pkgs+=(chromium)
+[[ -x /usr/sbin/sshd ]] || need_pkgs+=(openssh-server)  # tests/cluster: SSHCluster to this machine
 if ((${#need_pkgs[@]})); then
   if [[ $(id -u) -ne 0 ]]; then
     echo "setup: missing Debian packages: ${need_pkgs[*]}; run: sudo apt-get install -y ${need_pkgs[*]}" >&2
