@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -156,3 +157,34 @@ def test_report_of_a_non_study_session_is_refused(db_path):
     with Store.open(db_path) as store:
         uid = store.sessions()[0]["uid"]
     assert_one_line_error(run_cli("study", "report", uid, db=db_path), "not a study")
+
+
+def test_sigterm_interrupts_a_study_which_then_resumes_to_every_cell(db_path, tmp_path):
+    suite = _suite(tmp_path, SUITE.replace('isolation = ["bare", "cgroup"]', 'isolation = ["bare"]'))
+    proc = subprocess.Popen([BENCHLAB, "study", str(suite), "--db", str(db_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        try:
+            with Store.open(db_path, readonly=True) as store:
+                if sum(s["n_runs"] for s in store.sessions()) >= 6:
+                    break
+        except Exception:
+            continue
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "study run --resume" in err and "Traceback" not in err
+    with Store.open(db_path) as store:
+        study = next(s for s in store.sessions() if s["kind"] == "study")
+        assert study["status"] == "interrupted"
+        assert all(s["status"] != "running" for s in store.sessions())
+    assert not _scratch_of(proc.pid)
+    run_cli("study", "run", "--resume", study["uid"], db=db_path, check=True, timeout=300)
+    with Store.open(db_path) as store:
+        study = store.get_session(study["uid"])
+        assert study["status"] == "complete"
+        total = sum(len(store.runs(session_id=store.get_session(c["session"])["id"]))
+                    for c in study["metadata"]["cells"].values())
+    assert total == 2 * 4 * (1 + 2)  # workloads x runs x (1 + 2 workers)
