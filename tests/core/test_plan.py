@@ -83,6 +83,9 @@ def test_a_plan_stored_before_the_core_is_read_with_its_hooks_and_control():
     ({"placement": Placement(memory_limit_bytes=10**30)}, "--memory-limit"),
     ({"placement": Placement(smt="sideways")}, "--smt"),
     ({"samples_csv": "/tmp/s.csv", "placement": Placement(workers=2)}, "{worker}"),
+    ({"until_decided": {"alpha": 0.01}}, "exactly two"),
+    ({"until_decided": {"alpha": 0.01}, "placement": Placement(workers=2),
+      "benchmarks": [BenchmarkSpec("a", "true"), BenchmarkSpec("b", "true")]}, "--workers"),
 ])
 def test_bad_values_are_one_line_user_errors(kwargs, needle):
     with pytest.raises(UserError) as info:

@@ -213,6 +213,10 @@ class RunPlan:
         for spec in self.metrics:
             _check_metric(spec)
         self.placement.validate()
+        if self.until_decided is not None and (self.placement.workers != 1
+                                               or len(self.benchmarks) != 2):
+            raise UserError("--until-decided compares exactly two commands in one worker; give "
+                            "A and B and drop --workers")
         if self.samples_csv:
             if store is not None:
                 for w in range(self.placement.workers):
