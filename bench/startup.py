@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 TARGETS_S = {"--version": 0.15, "--help": 0.15, "run": 0.6}
+HEAVY = ("numpy", "scipy", "pandas", "matplotlib", "rich", "dask", "jinja2", "bokeh", "psycopg")
 
 
 def wall_s(argv: list[str]) -> float:
@@ -32,6 +33,41 @@ def wall_s(argv: list[str]) -> float:
         sys.exit(f"startup: {' '.join(argv)} failed ({proc.returncode}): "
                  f"{proc.stderr.decode(errors='replace').strip()[-500:]}")
     return elapsed
+
+
+def heavy_importers(argv: list[str]) -> list[tuple[str, str, float]]:
+    """(heavy package, the benchlab module whose import pulled it in first, total import time of
+    the package's modules in s) for one run of ``argv`` (a benchlab command line)."""
+    code = ("import sys; from benchlab.cli.main import main; sys.argv = ['benchlab'] + "
+            f"{argv!r}; main()")
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    rows = []  # (depth, module, self us), in completion order: children before their parents
+    for line in proc.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        own, _, name = line[len("import time:"):].split("|")
+        depth = (len(name) - len(name.lstrip())) // 2
+        rows.append((depth, name.strip(), int(own)))
+    first: dict[str, str] = {}
+    total: dict[str, float] = {}
+    for index, (depth, name, own) in enumerate(rows):
+        top = name.split(".")[0]
+        if top not in HEAVY:
+            continue
+        total[top] = total.get(top, 0.0) + own / 1e6
+        if top in first:
+            continue
+        # The nearest enclosing benchlab module; depth 0 means a function imported it at run time.
+        culprit, level = "(a function, at run time)", depth
+        for later_depth, later_name, _ in rows[index + 1:]:
+            if later_depth < level:
+                level = later_depth
+                if later_name.startswith("benchlab"):
+                    culprit = later_name
+                    break
+        first[top] = culprit
+    return [(top, first[top], total[top]) for top in first]
 
 
 def main() -> None:
@@ -74,6 +110,13 @@ def main() -> None:
           f"{medians['benchlab --version'] / medians['hyperfine --version']:6.1f}x")
     print("ratio benchlab run -r 3 / hyperfine -N -r 3 (/bin/true): "
           f"{medians['benchlab run -r 3 /bin/true'] / medians['hyperfine -N -r 3 /bin/true']:6.1f}x")
+    with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
+        pulled = heavy_importers(["run", "-q", "-r", "3", "/bin/true", "--db",
+                                  str(Path(tmp) / "who.db")])
+    print()
+    print("heavy packages imported by `benchlab run -r 3 /bin/true` (first importer, s spent importing it):")
+    for top, culprit, cost in pulled or [("none", "-", 0.0)]:
+        print(f"  {top:12} via {culprit:45} {cost:6.3f} s")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                            "undecided?"),
     "analyze": ("analyze", "Analyse each SERIES ([SESSION:]BENCHMARK[/METRIC], or a session with "
                            "one benchmark)."),
-    "list": ("data", "List the sessions in the database, newest first."),
+    "list": ("data", "List the sessions in the database, newest first, with their commands."),
     "show": ("data", "Show one session: environment, protocol, benchmarks with run counts, "
                      "metrics."),
     "import": ("data", "Import results of another tool (or raw program outputs) as a new "
