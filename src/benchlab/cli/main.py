@@ -29,8 +29,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("analyze", "Analyse each SERIES ([SESSION:]BENCHMARK[/METRIC], or a session with "
                            "one benchmark)."),
     "list": ("data", "List the sessions in the database, newest first, with their commands."),
-    "show": ("data", "Show one session: environment, protocol, benchmarks with run counts, "
-                     "metrics."),
+    "show": ("data", "Show a session (default: the newest): timings of each benchmark, the "
+                     "verdict between them, failed runs with their stderr, environment, protocol "
+                     "and metrics."),
     "import": ("data", "Import results of another tool (or raw program outputs) as a new "
                        "session."),
     "export": ("data", "Export sessions (uid, id or name; default: the newest session)."),
