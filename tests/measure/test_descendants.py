@@ -203,3 +203,38 @@ def test_python_fallback_in_a_run_cgroup_kills_a_setsid_grandchild(tmp_path, rea
         assert _gone_within(grandchild, 5)
         assert result.descendants_killed == 1
         assert group.pids() == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="tracking cgroups need root")
+def test_when_harness_and_helper_both_die_of_sigkill_the_next_sweep_kills_the_survivors(
+        tmp_path, reaper):
+    """The one case the subreaper cannot cover: nobody is left to kill the escaped grandchild.
+    It was born in the helper's tracking cgroup, so the next start's sweep finds and kills it."""
+    pidfile = tmp_path / "grandchild.pid"
+    harness = subprocess.Popen([sys.executable, "-c", _HARNESS,
+                                *_escaping_target(pidfile, "exec sleep 300")])
+    deadline = time.monotonic() + 30
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        assert time.monotonic() < deadline, "the grandchild never started"
+        time.sleep(0.02)
+    grandchild = int(pidfile.read_text())
+    reaper.append(grandchild)
+    helper = int(Path(f"/proc/{harness.pid}/task/{harness.pid}/children").read_text().split()[0])
+    target = int(Path(f"/proc/{helper}/task/{helper}/children").read_text().split()[0])
+    reaper.append(target)
+    tracked = Path(f"/proc/{grandchild}/cgroup").read_text()
+    assert "/benchlab/track-" in tracked, tracked
+    # Both at once: stop the harness so it cannot react to the helper's death in between.
+    os.kill(harness.pid, signal.SIGSTOP)
+    os.kill(helper, signal.SIGKILL)
+    os.kill(harness.pid, signal.SIGKILL)
+    harness.wait()
+    time.sleep(0.2)
+    assert _alive(grandchild) and _alive(target)  # nobody killed them: the gap is real
+    sweep = subprocess.run(
+        [sys.executable, "-c", "from benchlab.control.cgroups import sweep_stale; "
+                               "sweep_stale(observer=print)"],
+        capture_output=True, text=True, timeout=60)
+    assert sweep.returncode == 0, sweep.stderr
+    assert _gone_within(grandchild, 10) and _gone_within(target, 10), sweep.stdout
+    assert f"dead benchlab pid {harness.pid}" in sweep.stdout

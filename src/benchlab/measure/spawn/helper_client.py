@@ -130,6 +130,20 @@ def _high_fd(fd: int) -> int:
     return high
 
 
+def _track(pid: int):
+    """Put the helper in a tracking cgroup (see :mod:`benchlab.control.cgroups.tracking`).
+
+    Then even if the harness and the helper are both killed with SIGKILL, what a run left behind
+    is found and killed by the next start's sweep. None where cgroups cannot be used (not root,
+    no freezer or pids hierarchy): the helper's subreaper still covers every other case.
+    """
+    if os.geteuid() != 0:
+        return None
+    from benchlab.control.cgroups.tracking import track_process
+
+    return track_process(pid)
+
+
 class _HelperServer:
     """One long-lived exec helper process, used by one thread of one process.
 
@@ -164,6 +178,7 @@ class _HelperServer:
         self.request_fd = req_w
         self.result_fd = res_r
         self.closed = False
+        self.tracking = _track(self.pid)
         if deferred.pending:
             self.abort()
             deferred.raise_if_pending()
@@ -233,6 +248,12 @@ class _HelperServer:
         os.close(self.request_fd)
         os.close(self.result_fd)
         self.exit_status = _reap(self.pid)
+        self._untrack()
+
+    def _untrack(self) -> None:
+        tracking, self.tracking = getattr(self, "tracking", None), None
+        if tracking is not None:
+            tracking.remove()
 
     def close(self) -> None:
         """Let the helper finish (EOF on its request pipe) and reap it."""
@@ -243,6 +264,7 @@ class _HelperServer:
         os.close(self.result_fd)
         if self.owner_pid == os.getpid():
             _reap(self.pid)
+            self._untrack()
 
     def __del__(self) -> None:
         try:
