@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from benchlab.cli.common import db_option
@@ -59,8 +61,16 @@ def calibrate_cmd(base, period_us, cpus, methods, duration, repeat, max_trials, 
 
     click.echo(f"calibrating against {base_p.name} on {len(names)} methods ({', '.join(names)}), "
                f"period {period_us} us", err=True)
-    result = calibrate(base_p, names, period_us=period_us, cpus=parse_cpus(cpus), duration_s=duration,
-                       repeat=repeat, max_trials=max_trials, observer=observer, binary=binary)
+    from benchlab.core.session import interruptible
+
+    with interruptible() as received:  # SIGTERM stops the trials like Ctrl-C
+        try:
+            result = calibrate(base_p, names, period_us=period_us, cpus=parse_cpus(cpus),
+                               duration_s=duration, repeat=repeat, max_trials=max_trials,
+                               observer=observer, binary=binary)
+        except KeyboardInterrupt:
+            click.echo(f"benchlab: calibration interrupted; {output} not written", err=True)
+            sys.exit(128 + (received.signum or 2))
     result.save(output)
     rb, ra = result.range_before, result.range_after
     click.echo(f"quota {result.cpu_quota_us} us per {result.cpu_period_us} us "
