@@ -67,15 +67,15 @@ def open_text(path: str | os.PathLike, what: str) -> Iterator[TextIO]:
     try:
         raw = open(p, "rb")
     except FileNotFoundError:
-        raise UserError(f"cannot import {p}: no such file; check the path") from None
+        raise UserError(f"cannot read {what} {p}: no such file; check the path") from None
     except IsADirectoryError:
-        raise UserError(f"cannot import {p}: it is a directory, but {what} is one file; "
+        raise UserError(f"cannot read {what} {p}: it is a directory, but {what} is one file; "
                         f"give the file (only --format metric reads a directory)") from None
     except PermissionError:
-        raise UserError(f"cannot import {p}: permission denied; make it readable "
+        raise UserError(f"cannot read {what} {p}: permission denied; make it readable "
                         f"(chmod u+r) or copy it somewhere readable") from None
     except OSError as exc:
-        raise UserError(f"cannot import {p}: {exc.strerror or exc}; check the file") from None
+        raise UserError(f"cannot read {what} {p}: {exc.strerror or exc}; check the file") from None
     try:
         stream: Any = raw
         if raw.peek(2)[:2] == GZIP_MAGIC:
@@ -129,7 +129,7 @@ def parse_json_text(text: str, path: Any, what: str, fmt: str | None = None) -> 
     format writes them for a measured value); so is nesting deeper than Python can parse.
     """
     if not text.strip():
-        raise UserError(f"cannot import {path}: the file is empty; expected {what}")
+        raise UserError(f"cannot read {what} {path}: the file is empty; check the path")
     choose = f", or choose the right --format (now {fmt})" if fmt else ""
     try:
         return json.loads(text, parse_constant=_reject_constant)
@@ -138,13 +138,13 @@ def parse_json_text(text: str, path: Any, what: str, fmt: str | None = None) -> 
         if text.lstrip()[:1] not in "{[":
             hint = " (it does not look like JSON at all; for label,value files use --format csv)"
         raise UserError(
-            f"malformed JSON in {path} at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}; "
-            f"fix or re-create the file{choose}") from None
+            f"{path} is not valid JSON (malformed JSON at line {exc.lineno} column {exc.colno}: "
+            f"{exc.msg}){hint}; fix or re-create the file{choose}") from None
     except RecursionError:
-        raise UserError(f"cannot import {path}: JSON nested too deeply to be {what}; "
+        raise UserError(f"cannot read {what} {path}: JSON nested too deeply; "
                         f"check the file{choose}") from None
     except ValueError as exc:  # from _reject_constant
-        raise UserError(f"cannot import {path}: it holds {exc}, which is not a JSON number; "
+        raise UserError(f"cannot read {what} {path}: it holds {exc}, which is not a JSON number; "
                         f"write measured values as finite numbers or leave them out") from None
 
 
