@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Any
 
 from benchlab.errors import UserError
@@ -17,14 +15,14 @@ def read_json_document(path: str | os.PathLike, fmt: str, what: str, how_to_make
     that writes one. Raises a one-line UserError for an unreadable file, bad JSON or another
     kind of document.
     """
+    from benchlab.store.formats.readers import load_json
+
     try:
-        doc = json.loads(Path(path).read_text())
-    except OSError as err:
-        raise UserError(f"cannot read {what} {path}: {err.strerror}; create it with "
-                        f"`{how_to_make}`") from None
-    except json.JSONDecodeError as err:
-        raise UserError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}); recreate "
-                        f"it with `{how_to_make}`") from None
+        # the store's reader: binary, UTF-16, gzip, truncated or too deeply nested files and
+        # NaN/Infinity become one line instead of a traceback
+        doc = load_json(path, what)
+    except UserError as err:
+        raise UserError(f"{err}; or create a {what} with `{how_to_make}`") from None
     if not isinstance(doc, dict) or doc.get("format") != fmt:
         raise UserError(f"{path} is not a {what} (no \"format\": \"{fmt}\"); create one with "
                         f"`{how_to_make}`")

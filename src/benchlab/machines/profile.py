@@ -154,16 +154,12 @@ class Profile:
 
 def load_profile_file(path: str | os.PathLike) -> Profile:
     """Read a profile JSON file; UserError for a missing file, bad JSON or another document."""
+    from benchlab.store.formats.readers import load_json
+
     try:
-        text = Path(path).read_text()
-    except OSError as err:
-        raise UserError(f"cannot read profile {path}: {err.strerror}; give a profile JSON file "
-                        f"(benchlab profile -o FILE) or a profile name in the store") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise UserError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}); "
-                        f"regenerate it with `benchlab profile -o FILE`") from None
+        doc = load_json(path, "profile")  # the store's reader: one line per problem
+    except UserError as err:
+        raise UserError(f"{err}; or regenerate it with `benchlab profile -o FILE`") from None
     return Profile.from_dict(doc, str(path))
 
 
@@ -191,26 +187,13 @@ Observer = Callable[..., None]
 
 
 def _placement(limits, cpus: Sequence[int] | None, nice: int | None):
-    """The core placement of a profile's runs.
-
-    Each run gets its own cgroup (to read CPU time and throttling back; required for a quota,
-    optional otherwise). With ``nice`` and no quota the runs get no cgroup: a cgroup is one
+    """The core placement of a profile's runs: each in its own cgroup (to read CPU time and
+    throttling back; required for a quota), except with ``nice`` and no quota — a cgroup is one
     scheduling entity with the weight of benchlab's parent cgroup, so a nice value inside it
-    would not count against processes outside.
-    """
-    from benchlab.core.plan import Placement
-    from benchlab.units import format_cpu_list
+    would not count against processes outside."""
+    from benchlab.core.driven import placement_for_limits
 
-    quota = limits is not None and not limits.unconstrained
-    return Placement(
-        affinity=f"cores:{format_cpu_list(cpus)}" if cpus else "none",
-        isolation="bare" if nice is not None and not quota else "cgroup",
-        cpu_quota_us=limits.cpu_quota_us if quota else None,
-        cpu_period_us=limits.cpu_period_us if quota else None,
-        cpu_weight=limits.cpu_weight if quota else None,
-        cpuset=format_cpu_list(limits.cpuset_cpus) if quota and limits.cpuset_cpus else None,
-        memory_limit_bytes=limits.memory_limit_bytes if quota else None,
-        allow_unconstrained=not quota)
+    return placement_for_limits(limits, cpus, accounting=nice is None)
 
 
 def _start_session(store, placement, quota: bool, **kwargs):
