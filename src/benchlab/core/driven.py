@@ -21,6 +21,26 @@ from benchlab.store.db import SessionRef, Store
 from benchlab.store.writer import SessionWriter
 
 
+def placement_for_limits(limits: Any, cpus: Sequence[int] | None, *,
+                         accounting: bool = True) -> Placement:
+    """The placement for runs under ``limits`` (a :class:`benchlab.control.cgroups.CgroupLimits`
+    or None) pinned to ``cpus``: limits in a cgroup of their own (required), or without limits a
+    cgroup for CPU accounting only (optional: dropped where cgroups cannot be made) when
+    ``accounting``, else no cgroup. Quota and period in microseconds, memory in bytes."""
+    from benchlab.units import format_cpu_list
+
+    limited = limits is not None and not limits.unconstrained
+    return Placement(
+        affinity=f"cores:{format_cpu_list(cpus)}" if cpus else "none",
+        isolation="cgroup" if limited or accounting else "bare",
+        cpu_quota_us=limits.cpu_quota_us if limited else None,
+        cpu_period_us=limits.cpu_period_us if limited else None,
+        cpu_weight=limits.cpu_weight if limited else None,
+        cpuset=format_cpu_list(limits.cpuset_cpus) if limited and limits.cpuset_cpus else None,
+        memory_limit_bytes=limits.memory_limit_bytes if limited else None,
+        allow_unconstrained=not limited)
+
+
 class DrivenSession:
     """Execute and store the runs a caller asks for, under one placement.
 
