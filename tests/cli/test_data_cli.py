@@ -185,6 +185,7 @@ def _measured(db: Path, names_and_walls: dict[str, list[float]], *, name: str = 
         return w.ref.uid
 
 
+@pytest.mark.slow
 def test_show_defaults_to_newest_with_timings_verdict_and_failed_stderr(db_path):
     import numpy as np
 
@@ -274,6 +275,7 @@ def test_ambiguous_uid_prefix_lists_the_candidates(db_path):
     assert run_cli("show", "beef1", "--json", db=db_path, check=True).returncode == 0
 
 
+@pytest.mark.slow
 def test_default_store_is_per_user_unless_a_project_store_exists(tmp_path):
     home = tmp_path / "home"
     project = tmp_path / "project"

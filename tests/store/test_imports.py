@@ -117,3 +117,21 @@ def test_kill_9_mid_import_leaves_nothing(db_path, tmp_path):
         n = store.conn.execute("SELECT COUNT(*) FROM samples s JOIN runs r ON r.id = s.run_id"
                                " WHERE r.session_id = ?", (ref.id,)).fetchone()[0]
         assert n == 600_000
+
+
+@pytest.mark.slow
+def test_import_memory_stays_within_three_times_the_file_plus_150_mb(tmp_path):
+    """Peak RSS of a real import process (ru_maxrss) of a generated 12 MB label,value CSV."""
+    big = _big_csv(tmp_path / "m.csv", 700_000)
+    size_mb = big.stat().st_size / 2**20
+    code = ("import resource, sys\nfrom benchlab.store import Store\n"
+            "from benchlab.store.formats import import_path\n"
+            "with Store.open(sys.argv[1]) as s:\n    import_path(s, sys.argv[2], 'csv')\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.db"), str(big)],
+                         capture_output=True, text=True, check=True, timeout=600)
+    peak_mb = int(out.stdout.strip()) / 1024
+    assert size_mb > 10
+    assert peak_mb <= 3 * size_mb + 150, (peak_mb, size_mb)
+    with Store.open(tmp_path / "m.db", readonly=True) as store:
+        assert store.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 700_000
