@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from benchlab.cli.cluster_options import calibrate_cluster, cluster_on_options
 from benchlab.cli.common import db_option
 from benchlab.errors import UserError
 
@@ -26,8 +27,10 @@ DEFAULT_METHODS = "int64,double,matrixprod,trig,fft,queens"
 @click.option("--repeat", type=click.IntRange(min=2), default=3, help="Rounds per trial.")
 @click.option("--max-trials", type=click.IntRange(min=2), default=15, help="Most search trials.")
 @click.option("-o", "--output", default="calibration.json", metavar="FILE", help="Calibration JSON.")
+@cluster_on_options
 @db_option
-def calibrate_cmd(base, period_us, cpus, methods, duration, repeat, max_trials, output, db):
+def calibrate_cmd(base, period_us, cpus, methods, duration, repeat, max_trials, output, db,
+                  cluster, on):
     """Search the cgroup CPU quota so the chosen microbenchmarks run as fast as on BASE.
 
     Objective |geometric-mean speedup - 1|; a bracketing, noise-aware search (see
@@ -52,6 +55,13 @@ def calibrate_cmd(base, period_us, cpus, methods, duration, repeat, max_trials, 
     if unknown:
         raise UserError(f"method(s) {', '.join(unknown)} are not stress-ng methods here; list them with "
                         f"`stress-ng --cpu-method which`")
+
+    if cluster is not None:
+        if cpus:
+            raise UserError("with --cluster each machine is calibrated as it is; drop --cpus")
+        return calibrate_cluster(db, cluster, on, base, names, {
+            "period_us": period_us, "duration_s": duration, "repeat": repeat,
+            "max_trials": max_trials}, output)
 
     def observer(trial, bracket):
         lo, hi = trial.ci

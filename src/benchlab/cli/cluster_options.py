@@ -60,18 +60,54 @@ class MachineProgress:
         progress.update(self.tasks[label], completed=done, total=total)
 
 
+def _is_fleet_calibration(path: str) -> bool:
+    import json
+
+    try:
+        with open(path) as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return False  # load_calibration says what is wrong with it
+    from benchlab.machines.fleet import FLEET_CALIBRATION_FORMAT
+
+    return isinstance(doc, dict) and doc.get("format") == FLEET_CALIBRATION_FORMAT
+
+
+def calibration_limits(path: str):
+    """``run --calibration FILE``: the CgroupLimits of a one-machine calibration; for a fleet
+    calibration (each machine its own quota) limits without a quota, applied per machine by
+    :func:`start_run`."""
+    if _is_fleet_calibration(path):
+        from benchlab.control.cgroups import CgroupLimits
+
+        return CgroupLimits()
+    from benchlab.machines.calibrate import load_calibration
+
+    return load_calibration(path)
+
+
 def start_run(store, plan, cluster: str | None, on: str, spread: bool, *, argv, name,
               observer, on_start):
     """Run ``plan`` here (no ``--cluster``) or on the cluster; returns the SessionResult."""
     check_cluster_flags(cluster, on, spread)
+    fleet = plan.placement.calibration and _is_fleet_calibration(plan.placement.calibration)
     if cluster is None:
+        if fleet:
+            raise UserError(f"{plan.placement.calibration} is a fleet calibration (a quota per "
+                            f"machine); use it with --cluster, or give a one-machine one")
         from benchlab.core.session import run_plan
 
         return run_plan(store, plan, argv=argv, name=name, observer=observer, on_start=on_start)
     from benchlab.core.cluster.session import run_cluster_plan
 
+    placements = None
+    if fleet:
+        from benchlab.machines.fleet import load_fleet_calibration
+
+        placements = load_fleet_calibration(plan.placement.calibration)
     return run_cluster_plan(store, plan, cluster, on=on, spread=spread, argv=argv, name=name,
-                            observer=MachineProgress(observer), on_start=on_start)
+                            observer=MachineProgress(observer), on_start=on_start,
+                            placements=placements)
 
 
 def resume_run(store, key: str, cluster: str | None, observer):
@@ -88,3 +124,73 @@ def resume_run(store, key: str, cluster: str | None, observer):
 
     return resume_cluster_session(store, key, cluster=cluster,
                                   observer=MachineProgress(observer))
+
+
+def cluster_on_options(f):
+    """``--cluster`` and ``--on`` (no ``--spread``): profile and calibrate each machine."""
+    f = click.option("--on", "on", default="all", show_default=True, metavar="all|N|HOST,...",
+                     help="With --cluster: the machines to characterise.")(f)
+    f = click.option("--cluster", default=None, metavar="tcp://HOST:PORT|local:N|ssh:HOST,...",
+                     help="Do it on every machine of a Dask cluster (docs/cluster.md).")(f)
+    return f
+
+
+def profile_cluster(db: str | None, cluster: str, on: str, options: dict[str, Any]) -> None:
+    """``benchlab profile --cluster``: profile every machine, store each, print a summary."""
+    from benchlab.cli.common import open_store
+    from benchlab.machines.fleet import profile_fleet
+
+    store = open_store(db)
+    try:
+        def arrived(label, profile):
+            click.echo(f"profile of {label}: {len(profile.methods)} methods "
+                       f"(stored as profile {label!r})", err=True)
+
+        fleet_id, profiles = profile_fleet(store, cluster, options, on=on, observer=arrived)
+    finally:
+        store.close()
+    names = [p.name for p in profiles]
+    click.echo(f"fleet {fleet_id}: {len(profiles)} machine profiles ({', '.join(names)}) in "
+               f"{store.path}; compare them with `benchlab variability --fleet`")
+
+
+def fleet_variability(db: str | None, fleet_id: str | None, kinds, per_cpu_second: bool,
+                      as_json: bool) -> None:
+    """``benchlab variability --fleet``: the pairwise range matrix and the slowest common base."""
+    import json
+
+    from benchlab.cli.common import open_store
+    from benchlab.machines.fleet import fleet_matrix, fleet_profiles
+
+    store = open_store(db, readonly=True)
+    try:
+        fleet_id, profiles = fleet_profiles(store, fleet_id)
+    finally:
+        store.close()
+    matrix = fleet_matrix(profiles, kinds=kinds, per_cpu_second=per_cpu_second)
+    if as_json:
+        click.echo(json.dumps({**matrix.to_dict(), "fleet": fleet_id}, indent=1))
+    else:
+        click.echo(f"fleet {fleet_id}")
+        click.echo(matrix.format_text())
+
+
+def calibrate_cluster(db: str | None, cluster: str, on: str, base_spec: str, methods: list[str],
+                      options: dict[str, Any], output: str) -> None:
+    """``benchlab calibrate --cluster``: each machine's quota against BASE, one fleet file."""
+    from benchlab.machines.fleet import calibrate_fleet
+    from benchlab.machines.store_io import resolve_profile
+
+    base = resolve_profile(base_spec, db)
+
+    def arrived(label, cal):
+        click.echo(f"  {label}: quota {cal['cpu_quota_us']} us per {cal['cpu_period_us']} us, "
+                   f"residual ratio {cal['residual_ratio']:.3f}", err=True)
+
+    doc = calibrate_fleet(cluster, base, methods, options, output, on=on, observer=arrived)
+    for label, cal in sorted(doc["machines"].items()):
+        what = "the base: no quota" if cal is None else \
+            f"quota {cal['cpu_quota_us']} us per {cal['cpu_period_us']} us"
+        click.echo(f"{label}: {what}")
+    click.echo(f"written to {output}; apply it with `benchlab run --cluster {cluster} "
+               f"--calibration {output}`")

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
+from benchlab.cli.cluster_options import cluster_on_options, profile_cluster
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 
@@ -53,13 +54,22 @@ def quota_limits(cpu_quota_us: int | None, cpu_period_us: int | None):
               help="Run stress-ng under nice -n N (e.g. -20 as root on a shared machine; no effect with --cpu-quota).")
 @click.option("--seed", type=int, default=1, help="Seed of the per-round method order.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@cluster_on_options
 @db_option
 def profile_cmd(methods, duration, repeat, target_cv, max_repeat, time_budget, output, name,
-                cpu_quota_us, cpu_period_us, cpus, nice, seed, no_progress, db):
+                cpu_quota_us, cpu_period_us, cpus, nice, seed, no_progress, db, cluster, on):
     """Profile this machine: stress-ng bogo-ops/s per method, repeated and interleaved.
 
     Stores the profile as a session of kind 'profile' and prints each method's value and CV.
+    With --cluster, profiles every machine of the cluster (one profile each, named after it).
     """
+    if cluster is not None:
+        if output or name or cpu_quota_us or cpus or nice is not None:
+            raise UserError("with --cluster each machine is profiled as it is, named after "
+                            "itself; drop -o/--name/--cpu-quota/--cpus/--nice")
+        return profile_cluster(db, cluster, on, {
+            "methods": methods, "duration_s": duration, "repeat": repeat, "seed": seed,
+            "target_cv": target_cv, "max_repeat": max_repeat, "time_budget_s": time_budget})
     from benchlab.machines import stressng
     from benchlab.machines.profile import run_profile
 

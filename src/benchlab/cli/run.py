@@ -281,9 +281,9 @@ def _placement(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, c
     if calibration:
         if cpu_quota_us is not None:
             raise UserError("--calibration sets the CPU quota; drop --cpu-quota or --calibration")
-        from benchlab.machines.calibrate import load_calibration
+        from benchlab.cli.cluster_options import calibration_limits
 
-        limits = load_calibration(calibration)
+        limits = calibration_limits(calibration)
         cpu_quota_us = limits.cpu_quota_us
         cpu_period_us = limits.cpu_period_us
         calibration = os.path.abspath(calibration)

@@ -7,11 +7,15 @@ import json
 import click
 
 from benchlab.cli.common import db_option
+from benchlab.errors import UserError
 
 
 @click.command("variability", context_settings={"show_default": True})
-@click.argument("target")
-@click.argument("base")
+@click.argument("target", required=False)
+@click.argument("base", required=False)
+@click.option("--fleet", "fleet", is_flag=False, flag_value="newest", default=None,
+              metavar="[ID]", help="Every pair of a fleet profiled with `profile --cluster` "
+                                   "(default: the newest): range matrix and slowest common base.")
 @click.option("--also", "also", multiple=True, metavar="TARGET2",
               help="Another target against the same BASE, drawn and summarised beside (e.g. the throttled one).")
 @click.option("--kinds", default="cpu-method", metavar="KINDS",
@@ -22,7 +26,8 @@ from benchlab.cli.common import db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the variability document as JSON.")
 @click.option("--plot", default=None, metavar="FILE", help="Histogram plot (.png, .svg or .pdf).")
 @db_option
-def variability_cmd(target, base, also, kinds, methods, per_cpu_second, as_json, plot, db):
+def variability_cmd(target, base, also, kinds, methods, per_cpu_second, as_json, plot, db,
+                    fleet):
     """Speedup of TARGET over BASE per method (each a profile JSON file or a profile in the store).
 
     Ratios are target/base for rates and base/target for lower-is-better results, so > 1 means
@@ -34,6 +39,17 @@ def variability_cmd(target, base, also, kinds, methods, per_cpu_second, as_json,
                                                plot_variability)
 
     kind_list = parse_kinds(kinds)
+    if fleet is not None:
+        from benchlab.cli.cluster_options import fleet_variability
+
+        if target or base or also or methods or plot:
+            raise UserError("--fleet compares every machine of a fleet; drop TARGET/BASE, "
+                            "--also, --methods and --plot")
+        return fleet_variability(db, None if fleet == "newest" else fleet, kind_list,
+                                 per_cpu_second, as_json)
+    if not target or not base:
+        raise UserError("variability needs TARGET and BASE profiles (or --fleet); usage: "
+                        "benchlab variability TARGET BASE")
     method_list = [m.strip() for m in methods.split(",")] if methods else None
     base_p = resolve_profile(base, db)
     main = compute_variability(resolve_profile(target, db), base_p, kinds=kind_list, methods=method_list,

@@ -94,11 +94,14 @@ class ClusterDispatch:
 
     def __init__(self, client: Any, writer: SessionWriter, plan: RunPlan, machines: list[Machine],
                  *, spread: bool, observer: Observer, setup_ids: dict[str, int],
-                 machine_grace_s: float = 60.0):
+                 machine_grace_s: float = 60.0,
+                 machine_plans: dict[str, dict[str, Any]] | None = None):
         self.client, self.writer, self.plan, self.observer = client, writer, plan, observer
         self.store = writer.store
         self.uid = writer.ref.uid
         self.plan_dict = plan.to_dict()
+        # a machine's own placement (its calibrated quota), else the plan's
+        self.machine_plans = machine_plans or {}
         self.slots = plan.placement.workers
         self.labels = [m.label for m in machines]
         self.address: dict[str, str | None] = {m.label: m.address for m in machines}
@@ -189,7 +192,8 @@ class ClusterDispatch:
         address = self.address[label]
         want_env = address not in self.env_known
         fut = self.client.submit(
-            run_one, self.plan_dict, self.uid, vars(planned), slot, want_env,
+            run_one, self.machine_plans.get(label, self.plan_dict), self.uid, vars(planned),
+            slot, want_env,
             key=f"benchlab-run-{self.uid}-{seq}-{time.monotonic_ns()}", pure=False,
             workers=[address], allow_other_workers=False, resources={SLOT: 1}, retries=0)
         self.inflight[fut.key] = Inflight(lane, planned, seq, label, address, slot)

@@ -34,9 +34,31 @@ def check_cluster_plan(plan: RunPlan) -> None:
         raise UserError("--until-decided with --cluster is not supported; run it on one machine")
 
 
-def _on_each(client: Any, machines: list[Machine], fn, *args) -> list[Any]:
-    """Run ``fn(*args)`` once on each machine; a UserError there names the machine."""
-    futures = [client.submit(fn, *args, workers=[m.address], allow_other_workers=False,
+def machine_plans(plan: RunPlan, machines: list[Machine],
+                  placements: dict[str, dict[str, Any] | None] | None) -> dict[str, dict]:
+    """Each machine's plan dict: the plan with that machine's placement changes applied
+    (``placements[label]``: e.g. its calibrated ``cpu_quota_us``/``cpu_period_us``; None: none).
+
+    Raises UserError when ``placements`` is given and lacks a chosen machine.
+    """
+    base = plan.to_dict()
+    if placements is None:
+        return {m.label: base for m in machines}
+    missing = [m.label for m in machines if m.label not in placements]
+    if missing:
+        raise UserError(f"the calibration has no quota for {', '.join(missing)} (it has "
+                        f"{', '.join(placements) or 'none'}); calibrate them with `benchlab "
+                        f"calibrate --cluster` or choose others with --on")
+    return {m.label: {**base, "placement": {**base["placement"], **(placements[m.label] or {})}}
+            for m in machines}
+
+
+def _on_each(client: Any, machines: list[Machine], fn, *args,
+             plans: dict[str, dict] | None = None) -> list[Any]:
+    """Run ``fn(*args)`` once on each machine (``fn(plan, *args)`` with ``plans``: that
+    machine's plan first); a UserError there names the machine."""
+    futures = [client.submit(fn, *(((plans[m.label],) if plans else ()) + args),
+                             workers=[m.address], allow_other_workers=False,
                              pure=False, retries=0) for m in machines]
     results = []
     for m, fut in zip(machines, futures):
@@ -67,8 +89,13 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
                      spread: bool = False, argv: Sequence[str] | None = None,
                      name: str | None = None, observer: Observer | None = None, on_start=None,
                      connect_options: dict[str, Any] | None = None,
-                     machine_grace_s: float = 60.0) -> SessionResult:
+                     machine_grace_s: float = 60.0,
+                     placements: dict[str, dict[str, Any] | None] | None = None
+                     ) -> SessionResult:
     """Run ``plan`` on the machines of ``cluster`` (``--on``), or spread over them.
+
+    ``placements``: each machine's own placement changes by label (``run --calibration`` with
+    a fleet calibration: its quota), stored with the session for a resume.
 
     Raises UserError (nothing stored) for a bad address, an unreachable cluster, or a machine
     that cannot run the plan; once the session exists, as :func:`benchlab.core.session.run_plan`
@@ -83,10 +110,12 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
                                        connect_options=connect_options) as client:
         machines = choose_machines(machines_of(client), on, spec.text)
         _check_slots(machines, plan.placement.workers)
-        probes = _on_each(client, machines, probe_machine, plan.to_dict(),
-                          list(argv) if argv else None)
+        plans = machine_plans(plan, machines, placements)
+        probes = _on_each(client, machines, probe_machine, list(argv) if argv else None,
+                          plans=plans)
         meta = {"cluster": {"address": spec.text, "on": on, "spread": spread,
                             "machines": [m.label for m in machines],
+                            "placements": placements,
                             "hosts": {m.label: p["host"] for m, p in zip(machines, probes)}}}
         writer = SessionWriter.create(
             store, "run", name=name, command_line=list(argv) if argv else None,
@@ -109,7 +138,7 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
         if on_start is not None:
             on_start(writer.ref)
         return _execute(client, writer, plan, machines, spread, observer, setup_ids,
-                        spec.text, machine_grace_s)
+                        spec.text, machine_grace_s, plans)
 
 
 def resume_cluster_session(store: Store, key: str, *, cluster: str | None = None,
@@ -139,14 +168,15 @@ def resume_cluster_session(store: Store, key: str, *, cluster: str | None = None
                             f"(same names) and resume again")
         machines = [current[label] for label in info["machines"]]
         _check_slots(machines, plan.placement.workers)
-        probes = _on_each(client, machines, probe_machine, plan.to_dict(), None)
+        plans = machine_plans(plan, machines, info.get("placements"))
+        probes = _on_each(client, machines, probe_machine, None, plans=plans)
         writer = SessionWriter.resume(store, sess["uid"])
         setup_ids = _store_machines(store, machines, probes, plan.placement.workers)
         if cluster and cluster != info["address"]:
             meta = store.get_session(sess["uid"]).get("metadata") or {}
             writer.update(metadata={**meta, "cluster": {**info, "address": spec.text}})
         return _execute(client, writer, plan, machines, bool(info.get("spread")), observer,
-                        setup_ids, spec.text, machine_grace_s)
+                        setup_ids, spec.text, machine_grace_s, plans)
 
 
 def _check_slots(machines: list[Machine], slots: int) -> None:
@@ -159,7 +189,8 @@ def _check_slots(machines: list[Machine], slots: int) -> None:
 
 def _execute(client: Any, writer: SessionWriter, plan: RunPlan, machines: list[Machine],
              spread: bool, observer: Observer | None, setup_ids: dict[str, int],
-             address: str, machine_grace_s: float) -> SessionResult:
+             address: str, machine_grace_s: float, plans: dict[str, dict]
+             ) -> SessionResult:
     """Begin each machine, dispatch every run, finish each machine, end the session."""
     from benchlab.environment import load_average
 
@@ -167,10 +198,10 @@ def _execute(client: Any, writer: SessionWriter, plan: RunPlan, machines: list[M
     uid = writer.ref.uid
     resume = f"benchlab run --resume {uid} --cluster {address}"
     try:
-        begun = _on_each(client, machines, begin_machine, plan.to_dict(), uid)
+        begun = _on_each(client, machines, begin_machine, uid, plans=plans)
         dispatch = ClusterDispatch(client, writer, plan, machines, spread=spread,
                                    observer=observer, setup_ids=setup_ids,
-                                   machine_grace_s=machine_grace_s)
+                                   machine_grace_s=machine_grace_s, machine_plans=plans)
         for m, b in zip(machines, begun):
             cost = b.get("shell_overhead")
             dispatch.shell_ns[m.label] = cost["wall_ns"] if cost else None
@@ -178,8 +209,8 @@ def _execute(client: Any, writer: SessionWriter, plan: RunPlan, machines: list[M
         alive = [m for m in machines if dispatch.address.get(m.label) is not None]
         with contextlib.suppress(UserError):
             _on_each(client, [Machine(m.label, dispatch.address[m.label], m.host, m.name,
-                                      m.slots) for m in alive], finish_machine, plan.to_dict(),
-                     uid)
+                                      m.slots) for m in alive], finish_machine, uid,
+                     plans=plans)
         if dispatch.failed_machines:
             writer.finish("interrupted", load_after=list(load_average()))
             lost = ", ".join(sorted(dispatch.failed_machines))
