@@ -22,10 +22,10 @@ away ends the session ``interrupted`` with everything received kept.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from benchlab.core.cluster.address import SLOT, Machine, machines_of
+from benchlab.core.cluster.lanes import Inflight, Lane, has_work, reserve
 from benchlab.core.cluster.worker_side import run_one
 from benchlab.core.executor import (MeasuredRun, Observer, SessionResult, _failure_text,
                                     merge_metadata, run_fields)
@@ -42,51 +42,6 @@ CHECK_MACHINES_S = 0.5
 
 class SchedulerGone(Exception):
     """The Dask scheduler stopped answering; everything received is stored."""
-
-
-@dataclass
-class Lane:
-    """A planner and the machines that may serve it (one slot each at a time)."""
-
-    index: int
-    planner: RunPlanner
-    machines: list[str]
-    capacity: int
-    retry: list[tuple[PlannedRun, int]] = field(default_factory=list)
-    inflight: int = 0
-    abandoned: bool = False
-
-
-@dataclass
-class Inflight:
-    lane: Lane
-    planned: PlannedRun
-    seq: int
-    machine: str
-    address: str
-    slot: int
-
-
-def _reserve(planner: RunPlanner, planned: PlannedRun, sign: int = 1) -> None:
-    """Count a sent run as done for planning (the planner would hand it out again otherwise)."""
-    if planned.warmup:
-        planner.done_warmups[planned.benchmark] += sign
-    else:
-        planner.done_runs[planned.benchmark] += sign
-
-
-def _has_work(lane: Lane) -> bool:
-    """Whether a lane still has runs to send (without drawing from its planner's order)."""
-    if lane.retry:
-        return True
-    p, planner = lane.planner.p, lane.planner
-    for i in range(len(p.benchmarks)):
-        if planner.done_warmups[i] < p.warmup:
-            return True
-        target = planner.target(i)
-        if planner.done_runs[i] < (target if target is not None else 1):
-            return True
-    return False
 
 
 class ClusterDispatch:
@@ -162,7 +117,7 @@ class ClusterDispatch:
         planned = lane.planner.next()
         if planned is None:
             return None
-        _reserve(lane.planner, planned)
+        reserve(lane.planner, planned)
         self.seq += 1
         return planned, self.seq - 1
 
@@ -244,7 +199,7 @@ class ClusterDispatch:
         for lane in self.lanes:
             if lane.abandoned:
                 continue
-            if not _has_work(lane):
+            if not has_work(lane):
                 continue
             alive = [lb for lb in lane.machines if self.address.get(lb) is not None]
             if alive:
