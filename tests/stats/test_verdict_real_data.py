@@ -180,3 +180,12 @@ def test_importing_stats_does_not_import_scipy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "benchlab.stats.rank"
+
+
+def test_every_lazily_exported_name_resolves() -> None:
+    import benchlab.stats as stats
+
+    missing = [name for name in stats.__all__ if getattr(stats, name, None) is None]
+    assert not missing and "relative_speed" in stats.__all__ and "compare" in dir(stats)
+    with pytest.raises(AttributeError):
+        stats.no_such_function  # noqa: B018

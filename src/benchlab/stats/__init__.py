@@ -29,7 +29,7 @@ _export("bootstrap", "KINDS", "ONE_SAMPLE_STATISTICS", "TWO_SAMPLE_STATISTICS", 
         "BootstrapDistribution", "bca_acceleration", "bootstrap_ci", "bootstrap_ci_2samp",
         "bootstrap_cis", "bootstrap_distribution", "bootstrap_distribution_2samp", "ci_mean",
         "ci_mean_diff", "ci_median", "ci_median_ratio", "ci_sd", "interval_from_distribution",
-        "jackknife_diffs", "norm_inter")
+        "jackknife_diffs", "norm_inter", "interval_with_fallback")
 _export("ci_compare", "GroupComparison", "compare_groups", "compare_intervals")
 _export("correlation", "CorrelationResult", "pearson", "spearman")
 _export("descriptive", "MAD_NORMAL_SCALE", "InvalidSampleError", "Summary", "as_sample",
@@ -50,7 +50,7 @@ _export("sequential", "Decision", "SequentialDesign", "critical_values", "max_sa
         "rejection_probability", "spent_alpha")
 _export("verdict", "Check", "CompareOptions", "Comparison", "MultiComparison", "compare",
         "compare_many")
-_export("spread", "SdEstimate", "estimate_sd", "robust_spread")
+_export("spread", "SdEstimate", "estimate_sd", "robust_spread", "RunsPlan", "plan_runs")
 _export("relative", "RelativeResult", "CandidateResult", "relative_speed")
 
 __all__ = sorted(_EXPORTS)
