@@ -57,7 +57,7 @@ def hyperfine_options(f: Callable) -> Callable:
         click.option("-N", "no_shell", is_flag=True,
                      help="No shell (--shell none): a command with shell syntax is an error."),
         click.option("--shell-path", "shell_path", default=None, hidden=True,
-                     help="Older spelling of -S/--shell SHELL."),
+                     help="Replaced by -S/--shell SHELL (an error naming it)."),
         click.option("-C", "--conclude", "conclude", multiple=True, metavar="CMD",
                      help="Shell command after every timing run (one for all, or one per command)."),
         click.option("--reference", default=None, metavar="CMD",
@@ -279,7 +279,10 @@ def resolve_shell(shell: str | None, no_shell: bool, shell_path: str | None) -> 
             raise UserError(f"-N runs without a shell but --shell {shell} asks for one; "
                             f"drop one of them")
         return None
-    given = shell if shell is not None else shell_path
+    if shell_path is not None:
+        raise UserError("--shell-path is now -S/--shell SHELL (hyperfine's option); commands run "
+                        "through sh by default, so drop --shell-path or write --shell SHELL")
+    given = shell
     if given == "none":
         return None
     if given in (None, "default"):

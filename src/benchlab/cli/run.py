@@ -14,6 +14,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
 
 from benchlab.cli.cluster_options import cluster_options, resume_run, start_run
 from benchlab.cli.common import db_option, open_store
+from benchlab.cli.hyperfine_options import HyperfineOptions, hyperfine_options, speed_verdict
 from benchlab.core.executor import SessionInterrupted
 from benchlab.core.plan import (MetricSpec, Placement, RunPlan, expand_benchmarks, parse_memory,
                                 scan_values)
@@ -62,8 +63,9 @@ class ProgressObserver:
 
 
 def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, min_time, max_time,
-                           prepare, setup, cleanup, order, seed, timeout, ignore_failure, shell,
-                           shell_path, scans, step, lists, metrics, samples_csv) -> RunPlan:
+                           prepare, setup, cleanup, order, seed, timeout, ignore_failure,
+                           hf: HyperfineOptions, scans, step, lists, metrics,
+                           samples_csv) -> RunPlan:
     parameters: list[tuple[str, list[str]]] = []
     for name, low, high in scans:
         parameters.append((name, scan_values(name, low, high, step)))
@@ -81,32 +83,35 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
         m = parse_metric_spec(text)
         metric_specs.append(MetricSpec(name=m.name, regex=m.regex, unit=m.unit or None))
     n = len(specs)
-    for opt, hooks in (("prepare", prepare), ("setup", setup), ("cleanup", cleanup)):
+    hook_options = (("prepare", prepare), ("setup", setup), ("cleanup", cleanup),
+                    ("conclude", hf.conclude))
+    for opt, hooks in hook_options:
         if len(hooks) > 1 and len(hooks) != len(commands):
             raise UserError(f"{len(hooks)} --{opt} commands for {len(commands)} commands; give one "
                             f"for all or one per command")
     per_command = n // len(commands)  # parameter combinations per command, in command order
     for i, spec in enumerate(specs):
-        for opt, hooks in (("prepare", prepare), ("setup", setup), ("cleanup", cleanup)):
+        for opt, hooks in hook_options:
             if hooks:
                 setattr(spec, opt, hooks[0] if len(hooks) == 1 else hooks[i // per_command])
-    if shell_path is not None and not shell:
-        raise UserError("--shell-path needs --shell; add --shell or drop --shell-path")
     plan = RunPlan(
         benchmarks=specs, runs=runs, warmup=warmup, min_runs=min_runs if runs is None else 1,
         max_runs=max_runs, min_time_s=min_time, max_time_s=max_time, order=order, seed=seed,
         timeout_s=timeout, ignore_failure=ignore_failure,
-        shell=(shell_path or "/bin/sh") if shell else None,
+        shell=shlex.join(hf.shell) if hf.shell else None, stdin_path=hf.input_path,
+        stdout=hf.output, count=hf.count,
         metrics=metric_specs, samples_csv=os.path.abspath(samples_csv) if samples_csv else None,
         cwd=os.getcwd())
     if runs is not None and (max_runs is not None or min_time != 3.0):
         raise UserError("--runs fixes the count; drop --max-runs/--min-time or drop --runs")
+    hf.check_commands([spec.command for spec in specs])
     return plan
 
 
-@click.command("run", context_settings={"show_default": True})
+@click.command("run", context_settings={"show_default": True,
+                                        "help_option_names": ["-h", "--help"]})
 @click.argument("commands", nargs=-1)
-@click.option("-n", "--name", "names", multiple=True, help="Name of a command (once per command).")
+@hyperfine_options
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=None,
               help="Exact number of measured runs per command.")
 @click.option("-w", "--warmup", type=click.IntRange(min=0), default=0,
@@ -127,9 +132,6 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="Kill a run after this many seconds (status: timeout).")
 @click.option("-i", "--ignore-failure", is_flag=True,
               help="Keep measuring when a run fails; only ok runs yield samples.")
-@click.option("--shell", is_flag=True,
-              help="Run through a shell; its startup cost is measured and subtracted.")
-@click.option("--shell-path", default=None, help="Shell for --shell (default /bin/sh).")
 @click.option("-P", "--parameter-scan", "scans", nargs=3, multiple=True,
               metavar="NAME LOW HIGH", help="Substitute {NAME} with LOW..HIGH.")
 @click.option("-D", "--parameter-step-size", "--step", "step", default=None,
@@ -182,11 +184,12 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @cluster_options
 @db_option
-def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_time, prepare, setup,
-            cleanup, order, seed, timeout, ignore_failure, shell, shell_path, scans, step, lists,
+def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prepare, setup,
+            cleanup, order, seed, timeout, ignore_failure, scans, step, lists,
             metrics, samples_csv, affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us,
             cpu_weight, cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
-            until_decided, alpha, equivalence_margin, look_every, session_name, resume, as_json, quiet, db, cluster, on, spread):
+            until_decided, alpha, equivalence_margin, look_every, session_name, resume, as_json, quiet, db, cluster, on, spread,
+            **hyperfine):
     """Measure COMMANDS, each run stored as soon as it ends.
 
     \b
@@ -195,10 +198,14 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
       benchlab run --runs 50 --warmup 3 -n map -n array './bm map' './bm array'
       benchlab run --metric 'latency_ns:ns=<<BENCHMARK>> (\\d+)' ./client
       benchlab run -P n 1 4 'sleep 0.0{n}'
+      benchlab run -N --reference ./old ./new --export-json r.json
     """
-    console = Console(stderr=True, quiet=quiet)
+    hf = HyperfineOptions.from_kwargs(hyperfine)
+    quiet = quiet or hf.quiet
+    console = Console(stderr=True, quiet=quiet, no_color=hf.color is False,
+                      force_terminal=True if hf.style in ("full", "nocolor") else None)
     store = open_store(db)
-    show_progress = not quiet and sys.stderr.isatty()
+    show_progress = not quiet and hf.progress(sys.stderr.isatty())
     try:
         with ProgressObserver(console, show_progress) as observer:
             if resume:
@@ -212,10 +219,11 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
                                     "[COMMAND ...] (see benchlab run --help)")
                 if seed is None:
                     seed = int.from_bytes(os.urandom(4), "little")
+                commands, names = hf.commands_with_reference(list(commands))
                 plan = _protocol_from_options(
                     commands, names, runs, warmup, min_runs, max_runs, min_time, max_time,
-                    prepare, setup, cleanup, order, seed, timeout, ignore_failure, shell,
-                    shell_path, scans, step, lists, metrics, samples_csv)
+                    prepare, setup, cleanup, order, seed, timeout, ignore_failure, hf,
+                    scans, step, lists, metrics, samples_csv)
                 if until_decided:
                     _until_decided(plan, runs, max_runs, alpha, equivalence_margin,
                                    look_every, metrics)
@@ -237,14 +245,16 @@ def run_cmd(commands, names, runs, warmup, min_runs, max_runs, min_time, max_tim
                    err=True)
         sys.exit(128 + exc.signum)
     summaries = session_summaries(store, result.session.id)
+    reference = _reference_name(hf, result.session.id, store)
+    hf.write_exports(store, result.session.uid, reference)
     if as_json:
         click.echo(json.dumps({"session": result.session.uid, "status": result.status,
                                "db": store.path, "until_decided": result.decision,
                                "benchmarks": [s.to_dict() for s in summaries]}, indent=2))
     elif not quiet:
-        out = Console()
+        out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
         render_summary_table(summaries, out)
-        _print_relative(summaries, out)
+        _print_verdict(store, result.session.id, hf, reference, out)
         if result.decision is not None:
             d = result.decision["decision"]
             names = [s.name for s in summaries]
@@ -295,16 +305,26 @@ def _placement(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, c
         calibration=calibration)
 
 
-def _print_relative(summaries, console: Console) -> None:
-    meds = [(s.name, s.wall.median) for s in summaries if s.wall.median]
-    if len(meds) < 2:
-        return
-    meds.sort(key=lambda x: x[1])
-    fastest, base = meds[0]
-    console.print(f"[bold]{fastest}[/bold] is fastest (median wall time); "
-                  f"use `benchlab compare` for a verdict with confidence intervals")
-    for name, med in meds[1:]:
-        console.print(f"  {med / base:6.2f}x  slower: {name}")
+def _reference_name(hf: HyperfineOptions, session_id: int, store) -> str | None:
+    """The benchmark name of ``--reference`` (None without one, or on --resume)."""
+    if hf.reference is None:
+        return None
+    for bench in store.benchmarks(session_id):
+        if bench["command"] == hf.reference:
+            return bench["name"]
+    return None
+
+
+def _print_verdict(store, session_id: int, hf: HyperfineOptions, reference: str | None,
+                   console: Console) -> None:
+    """hyperfine's relative-speed summary, with a test and an interval (see speed_verdict)."""
+    series = [(b["name"], store.harness_values(b["id"], "wall")[0])
+              for b in store.benchmarks(session_id)]
+    names = [name for name, _ in series]
+    lines = speed_verdict(series, sort=hf.sort,
+                          reference_index=names.index(reference) if reference in names else None)
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 commands = [run_cmd]

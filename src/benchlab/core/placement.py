@@ -54,8 +54,10 @@ class Execution:
 
     def run(self, argv: list[str], *, worker: int, cwd: str | None, timeout_s: float | None,
             stdout_path: str | None, stderr_path: str | None, scratch: str,
-            env: dict[str, str] | None = None) -> tuple[RunMeasurement, list[dict], dict[str, Any]]:
-        """Execute one run; return (measurement, extra measurements, extra notes)."""
+            env: dict[str, str] | None = None, stdin_path: str | None = None,
+            ) -> tuple[RunMeasurement, list[dict], dict[str, Any]]:
+        """Execute one run (stdin from ``stdin_path``, default /dev/null); return
+        (measurement, extra measurements, extra notes)."""
         full = list(self.numa_prefix) + list(argv)
         perf_out = meta_out = None
         if self.perf_events:
@@ -74,14 +76,16 @@ class Execution:
             with RunCgroup(self.limits, session=self.session_label,
                            layout=cgroup_layout()) as group:
                 m = spawn_measured(SpawnRequest(
-                    argv=full, cwd=cwd, env=env, stdout_path=stdout_path, stderr_path=stderr_path,
+                    argv=full, cwd=cwd, env=env, stdin_path=stdin_path, stdout_path=stdout_path,
+                    stderr_path=stderr_path,
                     timeout_s=timeout_s, cpus=self.worker_cpus[worker],
                     cgroup_procs=group.procs_paths))
                 usage = group.usage()
             measurements += _cgroup_measurements(usage)
         else:
             m = spawn_measured(SpawnRequest(
-                argv=full, cwd=cwd, env=env, stdout_path=stdout_path, stderr_path=stderr_path,
+                argv=full, cwd=cwd, env=env, stdin_path=stdin_path, stdout_path=stdout_path,
+                    stderr_path=stderr_path,
                 timeout_s=timeout_s, cpus=self.worker_cpus[worker]))
         if perf_out is not None:
             try:

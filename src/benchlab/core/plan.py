@@ -45,7 +45,8 @@ class BenchmarkSpec:
     """One benchmark: display name, command as typed, parameter values, its own hooks.
 
     ``prepare`` runs before each of its runs, ``setup`` once before its first run, ``cleanup``
-    once after its last; each is a ``/bin/sh`` command or None.
+    once after its last, ``conclude`` after each of its runs (hyperfine's ``-C``); each is a
+    ``/bin/sh`` command or None.
     """
 
     name: str
@@ -54,6 +55,7 @@ class BenchmarkSpec:
     prepare: str | None = None
     setup: str | None = None
     cleanup: str | None = None
+    conclude: str | None = None
 
 
 @dataclass
@@ -116,8 +118,11 @@ class Placement:
 class RunPlan:
     """Everything that defines a run session; JSON round trip via :meth:`to_dict`/:meth:`from_dict`.
 
-    Times are in seconds. ``shell`` is the shell path when commands run through a shell.
-    ``planned_runs`` (by benchmark name) fixes each count once estimated from the first run.
+    Times are in seconds. ``shell`` is the shell (a command line such as ``sh`` or
+    ``bash --norc``) when commands run through one. ``planned_runs`` (by benchmark name) fixes
+    each count once estimated from the first run. hyperfine's stream options: ``stdin_path``
+    (None: /dev/null), ``stdout`` (``null``, ``pipe``, ``inherit`` or an absolute file path);
+    ``count`` (``instructions`` or None) adds counted runs after the timed ones.
     """
 
     benchmarks: list[BenchmarkSpec]
@@ -139,6 +144,9 @@ class RunPlan:
     placement: Placement = field(default_factory=Placement)
     until_decided: dict[str, Any] | None = None
     planned_runs: dict[str, int] = field(default_factory=dict)
+    stdin_path: str | None = None
+    stdout: str = "null"
+    count: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form stored with the session (JSON-serialisable)."""
@@ -167,7 +175,7 @@ class RunPlan:
         """The argv to execute for benchmark ``index`` (through the shell when ``shell`` is set)."""
         command = self.benchmarks[index].command
         if self.shell:
-            return [self.shell, "-c", command]
+            return [*shlex.split(self.shell), "-c", command]
         try:
             argv = shlex.split(command)
         except ValueError as exc:
@@ -209,7 +217,15 @@ class RunPlan:
             raise UserError(f"benchmark names repeat ({', '.join(sorted(dup))}); give distinct "
                             f"names with -n/--name, or use {{PARAM}} in the name")
         if self.shell is not None:
-            _check_executable(self.shell, "--shell-path", self.cwd, "the shell")
+            _check_executable(shlex.split(self.shell)[0], "--shell", self.cwd, "the shell")
+        if self.count not in (None, "instructions"):
+            raise UserError(f"--count {self.count!r} is not known; use --count instructions")
+        if self.count:
+            from benchlab.measure.counts import valgrind_path
+
+            valgrind_path()  # UserError naming the fix when valgrind is not installed
+        if self.stdout not in ("null", "pipe", "inherit") and store is not None:
+            store.refuse_output_path(self.stdout, "--output")
         for spec in self.metrics:
             _check_metric(spec)
         self.placement.validate()
@@ -229,6 +245,8 @@ class RunPlan:
         for i, bench in enumerate(self.benchmarks):
             _check_executable(self.argv_for(i)[0], f"benchmark {bench.name!r}", self.cwd,
                               "command")
+            if self.shell:
+                _check_shell_command(bench.command, bench.name, self.cwd)
 
 
 # -- checks ----------------------------------------------------------------------------------
@@ -269,6 +287,25 @@ def _check_metric(spec: MetricSpec) -> None:
                         f"exactly one (around the number; write others as (?:...))")
 
 
+_SHELL_WORDS = frozenset(
+    ". : [ alias bg break cd command continue eval exec exit export false fg getopts hash jobs "
+    "kill local printf pwd read readonly return set shift test times trap true type ulimit umask "
+    "unalias unset wait if then else elif fi for while until do done case esac { } ! function "
+    "source".split())
+
+
+def _check_shell_command(command: str, name: str, cwd: str | None) -> None:
+    """A plain command (no shell syntax) run through the shell must name something that
+    exists: otherwise every run would fail with the shell's exit code 127."""
+    from benchlab.measure.shell_syntax import find_shell_syntax
+
+    if find_shell_syntax(command):
+        return  # the shell decides what runs; its exit code tells
+    words = shlex.split(command)
+    if words and words[0] not in _SHELL_WORDS:
+        _check_executable(words[0], f"benchmark {name!r}", cwd, "command")
+
+
 def _check_executable(exe: str, what: str, cwd: str | None, role: str) -> None:
     if "/" in exe:
         path = Path(exe) if os.path.isabs(exe) else Path(cwd or ".") / exe
@@ -279,7 +316,7 @@ def _check_executable(exe: str, what: str, cwd: str | None, role: str) -> None:
                             f"run it through an interpreter")
     elif shutil.which(exe) is None:
         raise UserError(f"{role} {exe!r} not found in PATH ({what}); check the spelling, give a "
-                        f"path, or use --shell for shell syntax")
+                        f"path, or run it through a shell for shell syntax")
 
 
 def parse_memory(text: str | None) -> int | None:
@@ -337,7 +374,10 @@ def expand_benchmarks(commands: list[str], names: list[str],
     dup = {p for p in pnames if pnames.count(p) > 1}
     if dup:
         raise UserError(f"parameter {sorted(dup)[0]!r} is defined twice; define each once")
-    combos = list(itertools.product(*[vals for _, vals in parameters])) if parameters else [()]
+    # hyperfine's order: the first parameter varies fastest (x=a,y=1; x=b,y=1; x=a,y=2; ...)
+    combos = ([tuple(reversed(c)) for c in
+               itertools.product(*[vals for _, vals in reversed(parameters)])]
+              if parameters else [()])
     specs = []
     for i, command in enumerate(commands):
         used = set(_PLACEHOLDER.findall(command))
