@@ -105,7 +105,7 @@ def test_failure_without_ignore_stops_keeps_the_run_and_says_how(db_path):
 
 
 def test_failed_and_signaled_runs_have_their_status(db_path):
-    run_cli("run", "--runs", "2", "-i", "sh -c 'kill -SEGV $$'", "sh -c 'exit 4'", db=db_path,
+    run_cli("run", "-N", "--runs", "2", "-i", "sh -c 'kill -SEGV $$'", "sh -c 'exit 4'", db=db_path,
             check=True)
     statuses = {(r["status"], r["exit_code"], r["signal"]) for r in _runs(db_path)}
     assert statuses == {("signaled", None, 11), ("failed", 4, None)}
@@ -128,7 +128,7 @@ def test_parameter_scan_and_list_substitute_names_and_commands(db_path):
 
 def test_metric_regex_gives_many_samples_per_run_linked_to_the_run(db_path):
     prog = "echo 'lat 10 ns'; echo 'lat 12 ns' >&2; echo 'lat 11 ns'"
-    proc = run_cli("run", "--runs", "3", "--metric", r"latency:ns=lat (\d+) ns", "--shell",
+    proc = run_cli("run", "--runs", "3", "--metric", r"latency:ns=lat (\d+) ns",
                    prog, db=db_path, check=True)
     assert "latency" in proc.stdout
     with Store.open(db_path) as store:
@@ -158,7 +158,7 @@ def test_samples_csv_is_read_after_each_run(db_path, tmp_path):
 
 
 def test_shell_cost_is_measured_and_subtracted(db_path):
-    run_cli("run", "--runs", "5", "--shell", "true", db=db_path, check=True)
+    run_cli("run", "--runs", "5", "true", db=db_path, check=True)
     with Store.open(db_path) as store:
         sess = store.sessions()[0]
         cal = sess["metadata"]["shell_overhead"]
@@ -225,7 +225,7 @@ def test_kill_9_loses_no_completed_run_and_resume_finishes(db_path):
 
 def test_ctrl_c_stops_cleanly_keeps_runs_and_prints_resume(db_path):
     marker = f"benchlab-ctrlc-{os.getpid()}"
-    proc = subprocess.Popen([BENCHLAB, "run", "--runs", "50", "--shell", "-n", marker,
+    proc = subprocess.Popen([BENCHLAB, "run", "--runs", "50", "-n", marker,
                              "sleep 0.2; : " + marker, "--db", str(db_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for_runs(db_path, 2)
