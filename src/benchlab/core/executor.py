@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol as TypingProtocol
 
+from benchlab.core.counted import COUNT_METHOD, run_counted
 from benchlab.core.placement import Execution, prepare_execution
 from benchlab.core.plan import RunPlan
 from benchlab.core.planner import PlannedRun, RunPlanner
@@ -130,6 +131,8 @@ class SessionRun:
         elapsed = [0.0] * workers
         first_wall: list[float | None] = [None] * n
         for run in self.writer.store.runs(session_id=self.writer.ref.id):
+            if run["spawn_method"] == COUNT_METHOD:
+                continue  # counted runs are not timed runs (see benchlab.core.counted)
             i = self.bench_ids.index(run["benchmark_id"])
             w = min(run["worker"], workers - 1)
             if run["warmup"]:
@@ -276,6 +279,9 @@ def run_session(writer: SessionWriter, plan: RunPlan, *,
             session.run_workers()
         if session.failure:
             raise UserError(session.failure)
+        if plan.count:
+            run_counted(writer, plan, session.bench_ids, session.setup_ids, run_hook,
+                        observer.message)
         for bench in plan.benchmarks:
             run_hook(bench.cleanup, "cleanup", plan.cwd)
         writer.finish("done", load_after=list(load_average()))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import subprocess
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from benchlab.core.placement import Execution
 from benchlab.core.plan import RunPlan
 from benchlab.core.planner import PlannedRun
 from benchlab.core.samples import extract_metrics, read_samples_csv, tail
+from benchlab.core.streams import open_streams
 from benchlab.errors import UserError
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
 
@@ -55,7 +57,7 @@ def measure_shell_cost(shell: str, runs: int = SHELL_CALIBRATION_RUNS) -> dict[s
     """Median cost (ns) of starting ``shell -c ''``: what ``--shell`` adds to every run."""
     walls, users, syss = [], [], []
     for _ in range(runs):
-        m = spawn_measured(SpawnRequest(argv=[shell, "-c", ""]))
+        m = spawn_measured(SpawnRequest(argv=[*shlex.split(shell), "-c", ""]))
         if m.status != "ok":
             raise UserError(f"the shell {shell!r} does not run ({m.error or m.status}); "
                             f"pass an existing shell to --shell")
@@ -75,13 +77,19 @@ def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun
     if samples_csv:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(samples_csv)
-    out_path = os.path.join(scratch, f"stdout-{worker}") \
-        if plan.metrics or plan.capture_stdout else None
-    err_path = os.path.join(scratch, f"stderr-{worker}")
+    streams = open_streams(plan.stdout, scratch, worker, bool(plan.metrics or plan.capture_stdout))
+    out_path, err_path = streams.stdout_path, streams.stderr_path
     env = dict(os.environ, BENCHLAB_WORKER=str(worker)) if plan.placement.workers > 1 else None
-    m, measurements, extra = execution.run(
-        plan.argv_for(i), worker=worker, cwd=plan.cwd, timeout_s=plan.timeout_s,
-        stdout_path=out_path, stderr_path=err_path, scratch=scratch, env=env)
+    try:
+        m, measurements, extra = execution.run(
+            plan.argv_for(i), worker=worker, cwd=plan.cwd, timeout_s=plan.timeout_s,
+            stdout_path=out_path, stderr_path=err_path, scratch=scratch, env=env,
+            stdin_path=plan.stdin_path)
+    finally:
+        streams.finish()
+    run_hook(plan.benchmarks[i].conclude, "conclude", plan.cwd)
+    if not err_path.startswith(scratch):
+        err_path = None  # inherited: benchlab's own stderr, no file to read a tail from
     run = MeasuredRun(planned, worker, m, measurements, extra, {})
     if m.status == "ok":
         extract_samples(plan, run, out_path, err_path, samples_csv)
