@@ -20,7 +20,10 @@ import secrets
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
+from itertools import repeat
 from typing import Any, Iterator
+
+import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -30,6 +33,8 @@ BUSY_TIMEOUT_MS = 5000
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Length of :meth:`StoreConnection.env_key` in bytes (256 bits: HMAC-SHA-256's block of key).
 ENV_KEY_BYTES = 32
+#: Samples converted to Python floats (and sent) at a time by :meth:`StoreConnection.insert_samples`.
+SAMPLE_CHUNK = 100_000
 
 
 def utc_now() -> str:
@@ -157,6 +162,8 @@ class StoreConnection:
         A readable store in a read-only directory opens read-only for reading commands.
         """
         path = os.fspath(path) if path is not None else default_db_path()
+        if path.startswith(("postgresql://", "postgres://")):
+            return cls._open_postgres(path, readonly)
         p, exists = _check_path(path, readonly)
         if readonly:
             uri = f"file:{p.resolve()}?mode=ro"
@@ -224,6 +231,46 @@ class StoreConnection:
             raise
         return store
 
+    @classmethod
+    def _open_postgres(cls, url: str, readonly: bool):
+        """Open a team store on PostgreSQL (psycopg is imported here, never before)."""
+        from benchlab.store.backends.postgres import connect, redact
+
+        conn = connect(url, readonly)
+        store = cls(conn, redact(url), readonly)  # type: ignore[arg-type]
+        try:
+            store._migrate()
+        except sqlite3.Error as exc:
+            conn.close()
+            raise translate_error(exc, store.path) from None
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    @property
+    def is_postgres(self) -> bool:
+        """True for a team store on PostgreSQL, False for an SQLite file."""
+        return not isinstance(self.conn, sqlite3.Connection)
+
+    def insert_samples(self, run_id: int, metric: str, values: Any) -> None:
+        """Append one run's samples of ``metric`` (seq 0, 1, ...; values in the metric's unit).
+
+        The bulk path of every writer: numpy converts a chunk to Python floats in one call
+        (``tolist``), and the rows go in as plain tuples through one prepared statement
+        (SQLite) or as one ``COPY`` buffer per chunk (PostgreSQL). Chunks bound the memory a
+        million samples take.
+        """
+        arr = np.asarray(values, dtype=float)
+        for start in range(0, len(arr), SAMPLE_CHUNK):
+            floats = arr[start:start + SAMPLE_CHUNK].tolist()
+            if self.is_postgres:
+                self.conn.copy_samples(run_id, metric, floats, start)  # type: ignore[attr-defined]
+            else:
+                self.conn.executemany(
+                    "INSERT INTO samples (run_id, metric, seq, value) VALUES (?,?,?,?)",
+                    zip(repeat(run_id), repeat(metric), range(start, start + len(floats)), floats))
+
     def _migrate(self) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
@@ -238,6 +285,8 @@ class StoreConnection:
                             f"{self.path} -r 1 true`) or make it writable")
         for target in range(version, SCHEMA_VERSION):
             with self.transaction():
+                if self.schema_version() > target:
+                    continue  # another process (a team store's other client) migrated meanwhile
                 for statement in _split_sql(MIGRATIONS[target]):
                     self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version = {target + 1}")
@@ -318,6 +367,8 @@ class StoreConnection:
 
     def store_files(self) -> list[str]:
         """Absolute paths of the database and its ``-wal``, ``-shm`` and ``-journal`` files."""
+        if self.is_postgres:
+            return []
         base = os.path.realpath(self.path)
         return [base, base + "-wal", base + "-shm", base + "-journal"]
 
