@@ -11,7 +11,6 @@ import secrets
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -24,9 +23,6 @@ RUN_COLUMNS = (
     "wall_ns", "user_ns", "sys_ns", "max_rss_kib", "minflt", "majflt", "nvcsw", "nivcsw",
     "shell_overhead_ns", "cpus", "spawn_method", "extra",
 )
-
-#: Samples converted to Python floats at a time by :meth:`RowWriter.add_samples_bulk`.
-SAMPLE_CHUNK = 50_000
 
 #: Session columns :meth:`RowWriter.update_session` may set.
 SESSION_FIELDS = frozenset({
@@ -181,9 +177,7 @@ class RowWriter:
                             f"({', '.join('?' * len(cols))})", vals)
             run_id = int(cur.lastrowid)
             for metric, values in (samples or {}).items():
-                arr = np.asarray(values, dtype=float)
-                c.executemany("INSERT INTO samples (run_id, metric, seq, value) VALUES (?,?,?,?)",
-                              ((run_id, metric, i, float(v)) for i, v in enumerate(arr)))
+                self.insert_samples(run_id, metric, values)
             for m in measurements:
                 c.execute("INSERT OR REPLACE INTO measurements (run_id, source, name, value, unit,"
                           " status, note) VALUES (?,?,?,?,?,?,?)",
@@ -194,13 +188,7 @@ class RowWriter:
     def add_samples_bulk(self, run_id: int, samples: Mapping[str, Sequence[float] | np.ndarray]) -> None:
         """Insert many samples of one existing run (values converted in one go by ``tolist``,
         about 3x faster than one by one for 100,000 values)."""
-        with self.transaction() as conn:
+        with self.transaction():
             for metric, values in samples.items():
-                arr = np.asarray(values, dtype=float)
-                # in chunks, so a million samples never become a million Python floats at once
-                for start in range(0, len(arr), SAMPLE_CHUNK):
-                    floats = arr[start:start + SAMPLE_CHUNK].tolist()
-                    conn.executemany(
-                        "INSERT INTO samples (run_id, metric, seq, value) VALUES (?,?,?,?)",
-                        zip(repeat(run_id), repeat(metric), range(start, start + len(floats)),
-                            floats))
+                # chunked (SQLite) or COPY (PostgreSQL): StoreConnection.insert_samples
+                self.insert_samples(run_id, metric, values)
