@@ -97,3 +97,22 @@ def test_cli_on_one_machine_and_bad_choices(db_path):
     assert_one_line_error(run_cli("run", "--spread", "true", db=db_path), "--cluster")
     with Store.open(db_path, readonly=True) as after:
         assert len(after.sessions()) == sessions, "bad input stored a session"
+
+
+def test_study_cells_run_on_the_cluster(db_path, tmp_path):
+    from benchlab.core.study import load_suite, run_study
+
+    suite_file = tmp_path / "suite.toml"
+    suite_file.write_text('[study]\nname = "tiny"\nruns = 2\nwarmup = 0\nseed = 3\n\n'
+                          '[[workload]]\nname = "true"\ncommand = "true"\n\n'
+                          '[matrix]\nisolation = ["bare"]\nworkers = [1]\n')
+    store = Store.open(db_path)
+    study = run_study(store, load_suite(str(suite_file)), cluster="local:1")
+    session = store.get_session(study.uid)
+    assert session["status"] == "complete"
+    assert session["metadata"]["cluster"] == "local:1"
+    cells = [s for s in store.sessions() if s.get("parent_id") == study.id]
+    assert len(cells) == 1 and cells[0]["status"] == "complete"
+    runs = store.runs(session_id=cells[0]["id"])
+    assert len(runs) == 2 and {r["extra"]["machine"] for r in runs} == {"127.0.0.1/0"}
+    store.close()

@@ -130,7 +130,7 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
 
                 cluster = LocalCluster(n_workers=spec.n_workers, threads_per_worker=slots,
                                        processes=True, resources={SLOT: slots},
-                                       dashboard_address=None, silence_logs=50)
+                                       dashboard_address=":0", silence_logs=50)
                 client = Client(cluster, set_as_default=False)
             else:
                 from distributed import SSHCluster
@@ -138,7 +138,7 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
                 cluster = SSHCluster(
                     [spec.hosts[0], *spec.hosts], connect_options=connect_options or {},
                     worker_options={"nthreads": slots, "resources": {SLOT: slots}},
-                    scheduler_options={"port": 0, "dashboard_address": None},
+                    scheduler_options={"port": 0, "dashboard_address": ":0"},
                     remote_python=sys.executable)
                 client = Client(cluster, set_as_default=False)
         except UserError:
@@ -167,6 +167,11 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
                                     f"--resources {SLOT}=1 (docs/cluster.md)") from None
             yield client
         finally:
+            if cluster is not None:
+                # a cluster benchlab started: stop its scheduler too (over SSH, closing the
+                # channel does not stop the remote scheduler process)
+                with contextlib.suppress(Exception):
+                    client.shutdown()
             with contextlib.suppress(Exception):
                 client.close(timeout=5)
             if cluster is not None:

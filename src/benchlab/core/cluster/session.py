@@ -90,12 +90,13 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
                      name: str | None = None, observer: Observer | None = None, on_start=None,
                      connect_options: dict[str, Any] | None = None,
                      machine_grace_s: float = 60.0,
-                     placements: dict[str, dict[str, Any] | None] | None = None
-                     ) -> SessionResult:
+                     placements: dict[str, dict[str, Any] | None] | None = None,
+                     parent: Any = None) -> SessionResult:
     """Run ``plan`` on the machines of ``cluster`` (``--on``), or spread over them.
 
     ``placements``: each machine's own placement changes by label (``run --calibration`` with
-    a fleet calibration: its quota), stored with the session for a resume.
+    a fleet calibration: its quota), stored with the session for a resume. ``parent``: the
+    session this one belongs to (a study's cell).
 
     Raises UserError (nothing stored) for a bad address, an unreachable cluster, or a machine
     that cannot run the plan; once the session exists, as :func:`benchlab.core.session.run_plan`
@@ -121,7 +122,7 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
             store, "run", name=name, command_line=list(argv) if argv else None,
             protocol=plan.to_dict(),
             environment=collect_environment(argv=argv, cwd=plan.cwd, env_key=store.env_key()),
-            load_before=list(load_average()), metadata=meta)
+            load_before=list(load_average()), metadata=meta, parent=parent)
         try:
             setup_ids = _store_machines(store, machines, probes, plan.placement.workers)
             first = setup_ids[machines[0].label]
