@@ -33,8 +33,10 @@ def study_group():
 @click.argument("suite", required=False)
 @click.option("--builtin", is_flag=True, help="Run the small built-in suite (< 2 minutes).")
 @click.option("--resume", default=None, metavar="SESSION", help="Resume an interrupted study.")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT|local:N|ssh:HOST,...",
+              help="Run every cell on each machine of a Dask cluster (docs/cluster.md).")
 @db_option
-def study_run(suite, builtin, resume, db):
+def study_run(suite, builtin, resume, cluster, db):
     """Run SUITE.toml (or --builtin): every cell in seeded random order, resumable."""
     if not suite and not builtin and not resume:
         raise click.UsageError("give a SUITE.toml, --builtin, or --resume SESSION")
@@ -44,7 +46,7 @@ def study_run(suite, builtin, resume, db):
     try:
         with ProgressObserver(console, sys.stderr.isatty()) as observer:
             study = run_study(store, parsed, argv=["benchlab", *sys.argv[1:]], observer=observer,
-                              resume=resume)
+                              resume=resume, cluster=cluster)
     except SessionInterrupted as exc:
         db_hint = f" --db {shlex.quote(store.path)}" if db else ""
         click.echo(f"benchlab: interrupted; completed cells are stored. Resume with: "

@@ -263,8 +263,12 @@ def cell_protocol(suite: Suite, cell: dict[str, Any], seed: int) -> RunPlan:
 
 
 def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = None,
-              observer: Observer | None = None, resume: str | None = None) -> SessionRef:
+              observer: Observer | None = None, resume: str | None = None,
+              cluster: str | None = None) -> SessionRef:
     """Run (or resume) every cell of a study; return the study session.
+
+    ``cluster`` (``--cluster``): every cell runs on each machine of that Dask cluster
+    (:mod:`benchlab.core.cluster`); stored with the study, so a resume uses it too.
 
     Raises :class:`SessionInterrupted` (for the study session) on Ctrl-C or SIGTERM after
     marking it interrupted; completed cells stay stored.
@@ -272,7 +276,7 @@ def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = Non
     with interruptible():
         study, suite, meta = _open_study(store, suite, argv, resume)
         try:
-            _run_cells(store, study, suite, meta, argv, observer)
+            _run_cells(store, study, suite, meta, argv, observer, cluster)
         except SessionInterrupted as exc:
             study.finish("interrupted")
             raise SessionInterrupted(study.ref, 0, exc.signum) from None
@@ -306,11 +310,15 @@ def _open_study(store: Store, suite: Suite | None, argv: list[str] | None,
 
 
 def _run_cells(store: Store, study: SessionWriter, suite: Suite, meta: dict[str, Any],
-               argv: list[str] | None, observer: Observer | None) -> None:
+               argv: list[str] | None, observer: Observer | None,
+               cluster: str | None = None) -> None:
     """Every cell in the study's seeded order: skip complete ones, resume or start the rest."""
     cells = suite.cells()
     order = np.random.default_rng(suite.seed).permutation(len(cells))
     meta.setdefault("cells", {})
+    if cluster is not None:
+        meta["cluster"] = cluster
+    cluster = meta.get("cluster")
     meta["order"] = [cell_label(cells[i]) for i in order]
     study.update(metadata=meta)
     for k, idx in enumerate(order):
@@ -319,9 +327,24 @@ def _run_cells(store: Store, study: SessionWriter, suite: Suite, meta: dict[str,
         known = meta["cells"].get(label)
         if known:
             if store.get_session(known["session"])["status"] != "complete":
-                resume_session(store, known["session"], observer=observer)
+                if cluster:
+                    from benchlab.core.cluster.session import resume_cluster_session
+
+                    resume_cluster_session(store, known["session"], observer=observer)
+                else:
+                    resume_session(store, known["session"], observer=observer)
             continue
         plan = cell_protocol(suite, cell, seed=suite.seed * 1000 + k)
+        if cluster:
+            from benchlab.core.cluster.session import run_cluster_plan
+
+            def started(ref, label=label, cell=cell):
+                meta["cells"][label] = {"session": ref.uid, "cell": cell}
+                study.update(metadata=meta)
+
+            run_cluster_plan(store, plan, cluster, argv=argv, name=f"{suite.name}/{label}",
+                             parent=study.ref, observer=observer, on_start=started)
+            continue
         writer = start_session(store, plan, argv=argv, name=f"{suite.name}/{label}",
                                parent=study.ref)
         meta["cells"][label] = {"session": writer.ref.uid, "cell": cell}
