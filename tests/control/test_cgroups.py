@@ -633,30 +633,39 @@ def _stale_leaf_with_survivor(parent: str) -> tuple[int, list[str]]:
 
 def test_benchlab_run_sweeps_stale_cgroups_and_its_messages_respect_quiet(v1_layout, tmp_path):
     """The next `benchlab run` kills the survivor; -q silences the message, and with messages on
-    (--style full: stderr is not a terminal here) it is shown."""
+    (--style full: stderr is not a terminal here) it is shown. Any benchlab start sweeps every
+    stale leaf, so a concurrent one (other tests, other users) may get there first: then the
+    survivor is dead all the same, and the shown-message case is tried again."""
     from benchlab.control.cgroups import DEFAULT_PARENT
 
     for quiet in (True, False):
-        survivor, paths = _stale_leaf_with_survivor(DEFAULT_PARENT)
-        try:
-            argv = [sys.executable, "-m", "benchlab.cli.main", "run", "--db",
-                    str(tmp_path / "store.db"), "-r", "1",
-                    *(["-q"] if quiet else ["--style", "full"]), "--", "true"]
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-            assert done.returncode == 0, done.stderr
-            deadline = time.monotonic() + 5
-            while Path(f"/proc/{survivor}").exists() and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert not Path(f"/proc/{survivor}").exists()
-            assert not any(Path(p).exists() for p in paths)
-            plain = " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.stderr).split())
-            mentioned = "killed 1 process(es) left in stale cgroup" in plain
-            assert mentioned is (not quiet), done.stderr
-        finally:
+        for attempt in range(4):
+            survivor, paths = _stale_leaf_with_survivor(DEFAULT_PARENT)
             try:
-                os.kill(survivor, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            for p in paths:
-                if Path(p).exists():
-                    os.rmdir(p)
+                argv = [sys.executable, "-m", "benchlab.cli.main", "run", "--db",
+                        str(tmp_path / "store.db"), "-r", "1",
+                        *(["-q"] if quiet else ["--style", "full"]), "--", "true"]
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+                assert done.returncode == 0, done.stderr
+                deadline = time.monotonic() + 5
+                while Path(f"/proc/{survivor}").exists() and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                assert not Path(f"/proc/{survivor}").exists()
+                assert not any(Path(p).exists() for p in paths)
+                plain = " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.stderr).split())
+                mentioned = f"dead benchlab pid" in plain and str(survivor) in plain
+            finally:
+                try:
+                    os.kill(survivor, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                for p in paths:
+                    if Path(p).exists():
+                        os.rmdir(p)
+            if quiet:
+                assert "stale cgroup" not in plain, done.stderr
+                break
+            if mentioned:
+                break
+        else:
+            pytest.fail(f"benchlab run never reported the sweep it made: {done.stderr!r}")
