@@ -156,6 +156,16 @@ NON_NEGATIVE_FIELDS = ("wall_ns", "user_ns", "sys_ns", "shell_overhead_ns", "sta
                        "nvcsw", "nivcsw")
 
 
+def check_measured(value: Any, where: str, unit: str = "") -> None:
+    """Raise a one-line UserError naming ``value`` as written in the file when it is not a
+    finite number >= 0 (a time, size or count as a tool reported it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not np.isfinite(value) or value < 0:
+        shown = f"{value!r} {unit}".strip()
+        raise UserError(f"{where} is {shown}, not a finite number >= 0; fix the file "
+                        f"(a measured time cannot be negative or infinite)")
+
+
 def check_import(imp: ImportedSession) -> None:
     """Refuse values no measurement can have, before anything is written (every format).
 
@@ -195,10 +205,15 @@ def check_import(imp: ImportedSession) -> None:
                     i = int(np.argmax(bad))
                     raise UserError(f"{at}: sample {i} of {metric!r} is {arr[i]!r}, not a finite "
                                     f"number; fix the file or leave the value out")
-                if units.get(metric) in TIME_UNIT_TO_NS and arr.size and arr.min() < 0:
+                # benchlab's own exports keep program metrics as measured (a --metric may be
+                # negative); other tools' results are times, rates and counts
+                own_copy = isinstance(imp.metadata, dict) and "imported_from" in imp.metadata
+                if arr.size and arr.min() < 0 and (
+                        units.get(metric) in TIME_UNIT_TO_NS or not own_copy):
                     i = int(np.argmax(arr < 0))
-                    raise UserError(f"{at}: sample {i} of {metric!r} is a negative time "
-                                    f"({arr[i]!r} {units[metric]}); fix the file")
+                    raise UserError(f"{at}: sample {i} of {metric!r} is negative ({arr[i]!r} "
+                                    f"{units.get(metric) or ''}); results cannot be negative: "
+                                    f"fix the file")
 
 
 def _setup_id(store: Store, setup: Any) -> int | None:

@@ -28,7 +28,7 @@ from typing import Any
 from benchlab.errors import UserError
 from benchlab.store.formats._common import (
     TIME_UNIT_TO_NS, ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession,
-    default_session_name, load_json, source_of, wrong_format,
+    check_measured, default_session_name, load_json, source_of, wrong_format,
 )
 
 _AGG_SUFFIXES = ("_mean", "_median", "_stddev", "_cv", "_BigO", "_RMS")
@@ -105,6 +105,7 @@ def parse_gbench(path: str | os.PathLike, *, name: str | None = None,
                 if not _number(entry[key]):
                     raise UserError(f"{where} ({entry['name']}): {key} is not a number; "
                                     f"the file is damaged")
+                check_measured(entry[key], f"{where} ({entry['name']}) {key}", unit)
                 samples[key] = [float(entry[key]) * factor]
                 metrics.setdefault(key, ImportedMetric(key, "ns", "import:gbench"))
         for key, value in entry.items():

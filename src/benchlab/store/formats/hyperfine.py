@@ -34,7 +34,7 @@ import numpy as np
 from benchlab.errors import UserError
 from benchlab.store.formats._common import (
     TIME_UNIT_TO_NS, ImportedBenchmark, ImportedRun, ImportedSession, default_session_name,
-    load_json, source_of, wrong_format,
+    check_measured, load_json, source_of, wrong_format,
 )
 from benchlab.store.formats._gather import SessionData, primary_series
 
@@ -64,6 +64,8 @@ def parse_hyperfine(path: str | os.PathLike, *, name: str | None = None,
         if not isinstance(times, list) or not all(_is_number(t) for t in times):
             raise UserError(f"{where} ({res['command']!r}) has no 'times' list of numbers; "
                             f"export with a hyperfine that writes per-run times (>= 1.6)")
+        for t in times:
+            check_measured(t, f"{where} ({res['command'][:60]!r}) time", "s")
         codes = res.get("exit_codes")
         if codes is not None and (not isinstance(codes, list) or len(codes) != len(times)):
             raise UserError(f"{where}: 'exit_codes' does not hold one entry per time; "

@@ -13,7 +13,7 @@ Each distinct label becomes one benchmark (in order of first appearance) with ON
 values in file order. The unit is ``--unit``, else derived from the header's second field
 (nanoseconds/ns -> ns, microseconds/us -> us, milliseconds/ms -> ms, seconds/s -> s), else ''.
 Values are stored as written (no unit conversion); they must be finite numbers, and not
-negative when the unit is a time. The header is the first row whose second field is not a
+negative (results are times, rates or counts). The header is the first row whose second field is not a
 number at all (``a,nan`` is a row with a value that is not finite: an error).
 """
 
@@ -30,7 +30,7 @@ import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.formats._common import (
-    TIME_UNIT_TO_NS, ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession,
+    ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession,
     default_session_name, source_of,
 )
 from benchlab.store.formats.readers import iter_lines, open_text
@@ -120,7 +120,6 @@ def _label_value_session(path: Any, comments: list[str], lines: Iterator[tuple[i
     header: str | None = None
     values: dict[str, array] = {}  # insertion order = order of first appearance
     rows = 0
-    time_unit = unit in TIME_UNIT_TO_NS
     for lineno, line in _fast_blocks(lines, values):
         if lineno < 0:  # a block the fast path took: ``line`` holds how many rows it had
             rows += int(line)
@@ -143,7 +142,6 @@ def _label_value_session(path: Any, comments: list[str], lines: Iterator[tuple[i
                 header = line
                 if unit is None:
                     unit = unit_from_header(header)
-                    time_unit = unit in TIME_UNIT_TO_NS
                 continue
             raise UserError(
                 f"malformed CSV {path} line {lineno}: value {raw[:40]!r} of label {label[:40]!r} "
@@ -151,9 +149,10 @@ def _label_value_session(path: Any, comments: list[str], lines: Iterator[tuple[i
         if not math.isfinite(value):
             raise UserError(f"malformed CSV {path} line {lineno}: value {raw[:40]!r} is not a "
                             f"finite number; fix or delete that line")
-        if value < 0 and time_unit:
-            raise UserError(f"malformed CSV {path} line {lineno}: negative time {raw[:40]!r} "
-                            f"({unit}); fix or delete that line, or drop the time unit")
+        if value < 0:
+            raise UserError(f"malformed CSV {path} line {lineno}: negative value {raw[:40]!r}"
+                            f"{f' ({unit})' if unit else ''}; results cannot be negative: fix or "
+                            f"delete that line")
         if not label:
             raise UserError(f"malformed CSV {path} line {lineno}: empty label; "
                             f"every row needs label,value")
@@ -221,7 +220,7 @@ def _parse_block(texts: list[str], values: dict[str, array]) -> int | None:
         vals = np.array([p[1] for p in parts], dtype=float)
     except ValueError:
         return None
-    # negatives are left to the line parser, which knows whether the unit is a time
+    # negatives and the rest are left to the line parser, whose errors name the line
     if not np.isfinite(vals).all() or (vals < 0).any() or not all(labels):
         return None
     distinct = dict.fromkeys(labels)

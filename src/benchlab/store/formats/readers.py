@@ -122,17 +122,33 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(name)
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Python keeps the last of two equal keys silently; a result file with two "results" or
+    # "benchmarks" lists would lose one of them without a word
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def parse_json_text(text: str, path: Any, what: str, fmt: str | None = None) -> Any:
     """Parse JSON text read from ``path``; every problem is a one-line UserError.
 
     ``NaN``, ``Infinity`` and ``-Infinity`` are refused (they are not JSON, and no result
-    format writes them for a measured value); so is nesting deeper than Python can parse.
+    format writes them for a measured value); so are a key repeated in one object (Python would
+    keep the last silently) and nesting deeper than Python can parse.
     """
     if not text.strip():
         raise UserError(f"cannot read {what} {path}: the file is empty; check the path")
     choose = f", or choose the right --format (now {fmt})" if fmt else ""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         hint = ""
         if text.lstrip()[:1] not in "{[":
@@ -143,6 +159,9 @@ def parse_json_text(text: str, path: Any, what: str, fmt: str | None = None) -> 
     except RecursionError:
         raise UserError(f"cannot read {what} {path}: JSON nested too deeply; "
                         f"check the file{choose}") from None
+    except _DuplicateKey as exc:
+        raise UserError(f"cannot read {what} {path}: the key {str(exc)[:60]!r} appears twice in "
+                        f"one JSON object (one of them would be lost); keep one") from None
     except ValueError as exc:  # from _reject_constant
         raise UserError(f"cannot read {what} {path}: it holds {exc}, which is not a JSON number; "
                         f"write measured values as finite numbers or leave them out") from None
