@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
 from collections import defaultdict
@@ -99,16 +100,30 @@ def _parse_row(raw: dict, line: int, path: str) -> Row:
 
 def read_rows(path: str | os.PathLike) -> list[Row]:
     """All rows of an ``alltests.csv``; UserError when missing or not in the varsys16 format."""
-    try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            expected = ["machine", "limits", "benchmark", "lower_is_better", "class", "repetition", "result"]
-            if reader.fieldnames != expected:
-                raise UserError(f"{path} is not varsys16 alltests.csv: header {reader.fieldnames} "
-                                f"should be {','.join(expected)}")
-            return [_parse_row(r, i + 2, str(path)) for i, r in enumerate(reader)]
-    except OSError as err:
-        raise UserError(f"cannot read {path}: {err.strerror}; give the path of varsys16's alltests.csv") from None
+    from benchlab.store.formats.readers import iter_lines, open_text
+
+    # the store's reader: binary, UTF-16, corrupt gzip and endless lines are one-line errors
+    with open_text(path, "varsys16 alltests.csv") as f:
+        lines = (line for _, line in iter_lines(f, path))
+        reader = csv.DictReader(lines)
+        expected = ["machine", "limits", "benchmark", "lower_is_better", "class", "repetition", "result"]
+        try:
+            fieldnames = reader.fieldnames
+        except csv.Error as err:
+            raise UserError(f"{path} is not varsys16 alltests.csv ({err}); give the path of "
+                            f"varsys16's alltests.csv") from None
+        if fieldnames != expected:
+            raise UserError(f"{path} is not varsys16 alltests.csv: header {fieldnames} "
+                            f"should be {','.join(expected)}")
+        try:
+            rows = [_parse_row(r, i + 2, str(path)) for i, r in enumerate(reader)]
+        except csv.Error as err:
+            raise UserError(f"{path}: malformed CSV ({err}); fix the file") from None
+    for i, row in enumerate(rows):
+        if not math.isfinite(row.result) or row.result < 0:
+            raise UserError(f"{path}:{i + 2}: result {row.result!r} is not a finite number >= 0 "
+                            f"(stress-ng rates and benchmark results cannot be); fix the row")
+    return rows
 
 
 def derive_cpu_methods(rows: list[Row]) -> list[str]:
