@@ -17,6 +17,7 @@ have perf      || need_pkgs+=(linux-perf)
 have valgrind  || need_pkgs+=(valgrind)
 have chromium  || need_pkgs+=(chromium)
 [[ -x /usr/sbin/sshd ]] || need_pkgs+=(openssh-server)  # tests/cluster: SSHCluster to this machine
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_pkgs+=(postgresql)  # tests/store: team store
 if ((${#need_pkgs[@]})); then
   if [[ $(id -u) -ne 0 ]]; then
     echo "setup: missing Debian packages: ${need_pkgs[*]}; run: sudo apt-get install -y ${need_pkgs[*]}" >&2
