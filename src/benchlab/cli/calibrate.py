@@ -42,6 +42,8 @@ def calibrate_cmd(base, period_us, cpus, methods, duration, repeat, max_trials, 
     from benchlab.machines.calibrate import calibrate
     from benchlab.machines.store_io import resolve_profile
 
+    from benchlab.store.connection import default_db_path, refuse_output_path
+    refuse_output_path(output, db or default_db_path(), "-o")  # before any trial runs
     binary = stressng.find_stress_ng()
     base_p = resolve_profile(base, db)
     if methods == "all":

@@ -73,6 +73,9 @@ def profile_cmd(methods, duration, repeat, target_cv, max_repeat, time_budget, o
     from benchlab.machines import stressng
     from benchlab.machines.profile import run_profile
 
+    if output:  # before measuring: -o onto the store would destroy it
+        from benchlab.store.connection import default_db_path, refuse_output_path
+        refuse_output_path(output, db or default_db_path(), "-o")
     binary = stressng.find_stress_ng()
     names = stressng.resolve_methods(methods, binary)
     limits = quota_limits(cpu_quota_us, cpu_period_us)
