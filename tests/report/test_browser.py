@@ -168,3 +168,19 @@ def test_machine_report_in_chromium(tmp_path, shared):
     assert f": {len(outside)} outside." in page.dom and all(n in page.dom for n in outside)
     assert "Figure 2" in out.read_text() and "Figure 3" in out.read_text()
     screenshot(out, _shots(tmp_path) / "machines.png", tmp_path, height=1400)
+
+
+def test_seed_001_data_shows_seed_001_numbers(tmp_path, shared):
+    """seed 001's published workstation data, imported as users import it: the page states
+    the post's verdict and its Hodges-Lehmann estimate and interval (-771.55 µs,
+    [-773.77, -769.32] µs)."""
+    db = tmp_path / "jb.db"
+    run_cli("import", str(shared / "data" / "jaybeams" / "workstation-results.csv"), db=db,
+            check=True)
+    out = tmp_path / "seed001.html"
+    run_cli("report", "array", "map", "-o", str(out), db=db, check=True, timeout=300)
+    page = open_report(out, tmp_path)
+    _assert_figures_drawn(page, 3 + 2 * 4)
+    assert "array is faster than map by 771.5 µs, 95% CI [769.3, 773.8] µs" in page.dom
+    assert "-771.55 µs, 95% CI [-773.77, -769.32] µs" in page.dom
+    screenshot(out, _shots(tmp_path) / "seed001.png", tmp_path, height=4200)

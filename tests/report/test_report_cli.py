@@ -188,3 +188,46 @@ def test_counted_instructions_appear_beside_the_timings(tmp_path):
             from benchlab.units import format_value
             assert format_value(float(np.median(wall)), "ns", 5) in html  # ...the timing
     assert "instructions / run" in html
+
+
+EDGE_CASES = {
+    "all failed beside a good one": ({"ok": [5e6, 5.1e6, 5.2e6, 4.9e6], "none": []},
+                                     "none: no successful measured run"),
+    "too few runs to compare": ({"a": [5e6, 5.1e6, 5.2e6, 4.9e6], "b": [1e6, 2e6],
+                                 "c": [5e6, 5.1e6, 5.3e6, 4.9e6]}, "b: only 2 successful"),
+    "identical constants": ({"c1": [5e6] * 5, "c2": [5e6] * 5}, None),
+    "zero medians": ({"z": [0.0] * 5, "z2": [0, 0, 0, 1.0, 0]}, None),
+    "clock-grid ties": ({"t": [1e6, 2e6] * 20, "t2": [1e6, 2e6, 3e6] * 10}, None),
+    "a 1e15 outlier": ({"spike": [1e6] * 30 + [1e15],
+                        "n": list(np.random.default_rng(0).normal(1e6, 1e3, 31))}, None),
+}
+
+
+@pytest.mark.parametrize("case", list(EDGE_CASES))
+def test_legal_data_never_crashes_the_report(tmp_path, case):
+    from benchlab.report.html.render import render_html
+    from benchlab.report.markdown import render_markdown
+    from benchlab.report.model import build_report
+
+    data, note = EDGE_CASES[case]
+    with Store.open(tmp_path / "e.db") as store:
+        add_session(store, {k: np.asarray(v, dtype=float) for k, v in data.items()},
+                    failed={"none": "boom"} if "none" in data else None)
+        model = build_report(store, [])
+    html, md = render_html(model), render_markdown(model)
+    if note:
+        assert any(n.startswith(note) for n in model.notes) and note in html
+    else:
+        assert model.notes == [] and model.comparison is not None
+        assert 'data-outcome="' in html and "Comparison against" in md
+    if "none" in data:
+        assert "boom" in html  # the failed run's stderr is still shown
+
+
+def test_nothing_reportable_is_one_line(tmp_path):
+    db = tmp_path / "e.db"
+    with Store.open(db) as store:
+        add_session(store, {"x": np.array([1e6, 2e6])})
+    assert_one_line_error(run_cli("report", "-o", str(tmp_path / "r.html"), db=db),
+                          "3 or more successful runs")
+    assert not (tmp_path / "r.html").exists()

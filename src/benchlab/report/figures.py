@@ -108,6 +108,11 @@ def display_unit(values: np.ndarray, unit: str) -> tuple[str, float]:
     return unit, 1.0
 
 
+def axis_label(quantity: str, unit: str) -> str:
+    """``quantity (unit)``; says "no unit" rather than printing empty parentheses."""
+    return f"{quantity or 'value'} ({unit or 'no unit'})"
+
+
 def even_subsample(n: int, limit: int = MAX_POINTS) -> np.ndarray:
     """Indices of at most ``limit`` evenly spaced items of ``n`` (all of them when fewer)."""
     if n <= limit:
@@ -161,8 +166,8 @@ def distribution_figure(key: str, series: Sequence[tuple[str, np.ndarray]], unit
     pooled = np.concatenate([v for _, v in series]) if series else np.empty(0)
     name_u, div = display_unit(pooled, unit)
     fig = Figure(key, f"Distribution of {metric or 'values'}" + (
-        f": {series[0][0]}" if len(series) == 1 else ""), f"{metric} ({name_u})".strip(),
-        f"density (1/{name_u})" if name_u else "density")
+        f": {series[0][0]}" if len(series) == 1 else ""), axis_label(metric, name_u),
+        f"density (1/{name_u})" if name_u else "density (1/value)")
     if pooled.size == 0:
         return fig
     lo, hi = float(pooled.min()) / div, float(pooled.max()) / div
@@ -204,7 +209,7 @@ def sequence_figure(key: str, name: str, values: np.ndarray, unit: str, colour: 
     """
     name_u, div = display_unit(values, unit)
     fig = Figure(key, f"Run sequence: {name}", "run (measurement order)",
-                 f"{metric} ({name_u})".strip(), width=1140)
+                 axis_label(metric, name_u), width=1140)
     if values.size == 0:
         return fig
     b = bucket_sequence(values)
@@ -261,7 +266,7 @@ def cdf_figure(key: str, series: Sequence[tuple[str, np.ndarray]], unit: str,
     name_u, div = display_unit(pooled, unit)
     fig = Figure(key, "Cumulative distribution" + (f": {series[0][0]}" if len(series) == 1
                                                     else ""),
-                 f"{metric} ({name_u})".strip(), "fraction of runs ≤ x")
+                 axis_label(metric, name_u), "fraction of runs ≤ x")
     for name, values in series:
         if values.size == 0:
             continue

@@ -157,7 +157,7 @@ def history_figure(h: History) -> F.Figure:
     every = max(1, n // 12)
     fig = F.Figure(f"history-{F.slug(h.benchmark)}", f"History of {h.benchmark} ({h.metric})",
                    "session (time order; label: git commit and date)",
-                   f"median {h.metric} ({name_u})".strip(), width=1140, height=360,
+                   F.axis_label(f"median {h.metric}", name_u), width=1140, height=360,
                    x_ticks={float(i): _label(p) for i, p in enumerate(h.points) if i % every == 0})
     x = np.arange(n, dtype=float)
     med = np.array([p.median for p in h.points]) / div

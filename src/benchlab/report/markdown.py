@@ -47,6 +47,7 @@ def render_markdown(model: ReportModel, *, figure_dir: Path | None = None,
     """The report as Markdown; figures linked from ``figure_dir`` relative to ``base``."""
     f = (lambda v, u: format_value(v, u, 5))
     out = [f"# {esc(model.title)}", "", f"Generated {model.generated_utc}.", ""]
+    out += [f"- **note**: {esc(n)}" for n in model.notes] + ([""] if model.notes else [])
     c = model.comparison
     if c is not None:
         out += [f"## Comparison against {esc(c.reference)}", ""]
@@ -58,7 +59,8 @@ def render_markdown(model: ReportModel, *, figure_dir: Path | None = None,
             rows.append([r.name_a, str(r.n_a), f(r.summary_a.median, c.unit),
                          f(hl.estimate, c.unit) if hl else "-",
                          f"{f(hl.ci_low, c.unit)} .. {f(hl.ci_high, c.unit)}" if hl else "-",
-                         f"{q['estimate']:.4f}", f"{q['low']:.4f} .. {q['high']:.4f}",
+                         "-" if q["estimate"] is None else f"{q['estimate']:.4f}",
+                         "-" if q["estimate"] is None else f"{q['low']:.4f} .. {q['high']:.4f}",
                          f"{q['p_adjusted']:.3g}", r.outcome,
                          f"{c.instructions[r.name_a]:,.0f}" if r.name_a in c.instructions
                          else "-"])

@@ -28,6 +28,7 @@ from benchlab.stats.rank import median_ratio
 from benchlab.stats.steady import detect_steady_state
 from benchlab.stats.verdict import CompareOptions, Comparison, compare, compare_many
 from benchlab.store.db import Series, Store
+from benchlab.units import format_value
 
 #: Environment fields shown side by side per session (dotted path, label).
 ENV_FIELDS = (("host.hostname", "host"), ("os.kernel.release", "kernel"), ("cpu.model", "CPU"),
@@ -35,6 +36,8 @@ ENV_FIELDS = (("host.hostname", "host"), ("os.kernel.release", "kernel"), ("cpu.
               ("benchlab.version", "benchlab"), ("python.version", "Python"),
               ("git.commit", "git commit"), ("git.dirty", "git dirty"))
 STDERR_TAIL_CHARS = 2000
+#: Fewest successful runs a series needs to be compared (seed 001's flow, the rank test).
+MIN_COMPARED = 3
 
 
 @dataclass
@@ -52,6 +55,7 @@ class BenchmarkSection:
     steady: Any
     instructions: float | None
     figures: list[F.Figure]
+    label: str = ""
 
 
 @dataclass
@@ -111,6 +115,7 @@ class ReportModel:
     sessions: list[SessionSection] = field(default_factory=list)
     extra: list[Section] = field(default_factory=list)
     colours: F.Colours = field(default_factory=F.Colours)
+    notes: list[str] = field(default_factory=list)
 
     def figures(self) -> list[F.Figure]:
         """All figures in page order."""
@@ -202,7 +207,7 @@ def benchmark_section(store: Store, series: Series, label: str, colours: F.Colou
     return BenchmarkSection(key, series, bench.get("command"), summary,
                             (ci.low, ci.high) if ci else None, mad.uncertainty,
                             int(mad.n_total - mad.n_kept), independence, steady, instructions,
-                            figs)
+                            figs, label)
 
 
 def _instructions(store: Store, benchmark_id: int, runs: list[dict]) -> float | None:
@@ -250,15 +255,20 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
     confidence = 1 - 0.05 / len(cands)
     ratios = []
     for (name, s), r in zip(cands, results):
-        ci = median_ratio(clean(s), clean(ref), confidence_level=confidence, n_resamples=2000,
-                          seed=options.seed)
-        ratios.append({"name": name, "estimate": ci.estimate, "low": ci.low, "high": ci.high,
+        try:
+            ci = median_ratio(clean(s), clean(ref), confidence_level=confidence,
+                              n_resamples=2000, seed=options.seed)
+            est, low, high = ci.estimate, ci.low, ci.high
+        except UserError:  # a reference median of 0: no ratio; the HL shift still says it
+            est = low = high = None
+        ratios.append({"name": name, "estimate": est, "low": low, "high": high,
                        "colour": colours(name), "outcome": r.outcome,
                        "p_adjusted": r.p_adjusted if r.p_adjusted is not None else r.p_value})
     fig = F.interval_figure(
         "comparison-relative-speed", f"Relative time vs {labels[reference]} (median ratio)",
         f"median(command) / median({labels[reference]}) — below 1 is faster",
-        ratios, reference=1.0, reference_label=f"{labels[reference]} (reference)")
+        [q for q in ratios if q["estimate"] is not None], reference=1.0,
+        reference_label=f"{labels[reference]} (reference)")
     fig.caption = (f"Intervals: BCa bootstrap at {100 * confidence:.4g} % each "
                    f"(Bonferroni level for {len(cands)} comparisons, matching Holm's first step).")
     instr = {lab: b.instructions for lab, b in zip(labels, sections)
@@ -329,9 +339,31 @@ def build_report(store: Store, selectors: Sequence[str] = (), *, metric: str | N
                         _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     for lab in labels:  # colours follow selection order in every figure
         model.colours(lab)
-    model.benchmarks = [benchmark_section(store, s, lab, model.colours, i, seed=seed)
-                        for i, (s, lab) in enumerate(zip(series, labels))]
-    model.comparison = comparison_section(series, labels, model.benchmarks, ref_index,
-                                          model.colours, options)
+    # A command whose runs all failed, or with too few runs to compare, is legal data: the
+    # report says so and shows the rest (the failed runs stay listed per session).
+    counts = [int(np.isfinite(s.values).sum()) for s in series]
+    shown = [i for i, n in enumerate(counts) if n >= MIN_COMPARED]
+    for i, n in enumerate(counts):
+        if n == 0:
+            model.notes.append(f"{labels[i]}: no successful measured run (its failed runs are "
+                               f"listed under its session).")
+        elif n < MIN_COMPARED:
+            values = ", ".join(format_value(v, series[i].unit, 5)
+                               for v in series[i].values[np.isfinite(series[i].values)])
+            model.notes.append(f"{labels[i]}: only {n} successful run(s) ({values}); summaries "
+                               f"and comparisons need at least {MIN_COMPARED}.")
+    if not shown:
+        raise UserError(f"none of {', '.join(labels)} has {MIN_COMPARED} or more successful "
+                        f"runs to report; measure more (benchlab run -r N) or see the failed "
+                        f"runs with `benchlab show {series[0].session_uid}`")
+    model.benchmarks = [benchmark_section(store, series[i], labels[i], model.colours, i,
+                                          seed=seed) for i in shown]
+    if len(shown) > 1 and ref_index not in shown:
+        model.notes.append(f"no comparison: the reference {labels[ref_index]} has too few "
+                           f"successful runs.")
+    elif len(shown) > 1:
+        model.comparison = comparison_section(
+            [series[i] for i in shown], [labels[i] for i in shown], model.benchmarks,
+            shown.index(ref_index), model.colours, options)
     model.sessions = session_sections(store, series, ref_index)
     return model

@@ -47,18 +47,11 @@ def render_html(model: ReportModel) -> str:
     env = jinja2.Environment(loader=jinja2.PackageLoader("benchlab.report.html", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    labels = [_label(b, model) for b in model.benchmarks]
     return env.get_template("report.html.j2").render(
-        model=model, labels=labels, version=benchlab.__version__,
+        model=model, version=benchlab.__version__,
         bokeh_js=inline_resources() if figures else "", bokeh_script=script,
         div=lambda f: div_of[id(f)], fmt=_fmt, pval=_pval, count=_count,
         verdict=verdict_sentence, power=power_note, check=check_line)
-
-
-def _label(section: Any, model: ReportModel) -> str:
-    names = [b.series.benchmark for b in model.benchmarks]
-    s = section.series
-    return f"{s.session_uid}:{s.benchmark}" if names.count(s.benchmark) > 1 else s.benchmark
 
 
 def write_atomically(path: str | os.PathLike, text: str) -> int:
