@@ -126,3 +126,50 @@ def test_scheduler_gone_keeps_what_arrived_and_resume_completes(db_path):
     finally:
         _stop(scheduler)
         _stop(worker)
+
+
+def test_machine_that_never_comes_back_is_named_and_the_others_finish(db_path):
+    """Two `dask worker` processes (each with its own nanny) as two machines; one whole
+    process group is killed mid-run, so nothing restarts it."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = _start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+                       str(port), "--no-dashboard")
+    workers = {name: _start("distributed.cli.dask_worker", address, "--nthreads", "1",
+                            "--resources", "benchlab-slot=1", "--no-dashboard", "--name", name)
+               for name in ("a", "b")}
+    from distributed import Client
+
+    with Client(address, timeout="30s", set_as_default=False) as client:
+        client.wait_for_workers(2, timeout=60)  # both machines present before the session
+    store = Store.open(db_path)
+    recorder = Recorder()
+
+    def kill_b_mid_run():
+        wait_for(lambda: len(recorder.finished) >= 2, 60, "two stored runs")
+        wait_for(lambda: any(comm(d) == "sleep" for d in descendants(workers["b"].pid)), 30,
+                 "a run on machine b")
+        _stop(workers["b"])
+
+    try:
+        killer = threading.Thread(target=kill_b_mid_run, daemon=True)
+        killer.start()
+        with pytest.raises(Exception) as info:
+            run_cluster_plan(store, plan_of("sleep 0.3", runs=5), address, observer=recorder,
+                             machine_grace_s=3)
+        killer.join(5)
+        message = str(info.value)
+        assert "127.0.0.1/b" in message and "did not come back" in message
+        assert "--resume" in message
+        session = store.sessions()[0]
+        assert session["status"] == "interrupted"
+        runs = store.runs(session_id=session["id"])
+        by_machine = Counter(r["extra"]["machine"] for r in runs)
+        assert by_machine["127.0.0.1/a"] == 5, by_machine  # the other machine finished
+        assert 1 <= by_machine["127.0.0.1/b"] < 5
+        lost = session["metadata"]["lost_runs"]
+        assert [entry["machine"] for entry in lost] == ["127.0.0.1/b"]
+    finally:
+        store.close()
+        for proc in (scheduler, *workers.values()):
+            _stop(proc)
