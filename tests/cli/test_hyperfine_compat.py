@@ -402,6 +402,7 @@ def test_markup_tables_are_byte_identical_to_hyperfines(unit, tmp_path):
 
 # -- the verdict after two or more commands ------------------------------------------------
 
+@pytest.mark.serial
 def test_verdict_decides_a_real_difference_in_the_right_direction(tmp_path):
     proc = run_cli("run", "-r", "15", "sleep 0.01", "sleep 0.03", "--db", str(tmp_path / "b.db"),
                    cwd=tmp_path)
@@ -415,6 +416,7 @@ def test_verdict_decides_a_real_difference_in_the_right_direction(tmp_path):
     assert "Mann-Whitney" in proc.stdout
 
 
+@pytest.mark.serial
 def test_verdict_on_identical_commands_is_not_decided_and_says_how_many_runs(tmp_path):
     proc = run_cli("run", "-r", "6", "-n", "a", "-n", "b", "sleep 0.005", "sleep 0.005",
                    "--db", str(tmp_path / "b.db"), cwd=tmp_path)
@@ -425,6 +427,7 @@ def test_verdict_on_identical_commands_is_not_decided_and_says_how_many_runs(tmp
                           proc.stdout)) or "equivalent" in proc.stdout, proc.stdout
 
 
+@pytest.mark.serial
 def test_three_commands_are_holm_corrected_against_the_fastest(tmp_path):
     proc = run_cli("run", "-r", "12", "sleep 0.03", "sleep 0.001", "sleep 0.02",
                    "--db", str(tmp_path / "b.db"), cwd=tmp_path)
@@ -433,6 +436,7 @@ def test_three_commands_are_holm_corrected_against_the_fastest(tmp_path):
     assert len(re.findall(r"sleep 0\.001 ran [\d.]+× faster than", proc.stdout)) == 2
 
 
+@pytest.mark.serial
 def test_sort_command_makes_the_first_command_the_baseline(tmp_path):
     proc = run_cli("run", "-r", "8", "--sort", "command", "sleep 0.02", "sleep 0.001",
                    "--db", str(tmp_path / "b.db"), cwd=tmp_path)
@@ -442,11 +446,12 @@ def test_sort_command_makes_the_first_command_the_baseline(tmp_path):
 
 # -- instruction counts ----------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_count_instructions_stores_a_metric_in_separate_runs(tmp_path):
     db = tmp_path / "b.db"
     proc = run_cli("run", "-N", "-r", "3", "--count", "instructions", "-n", "t", "true",
-                   "--db", str(db), cwd=tmp_path, timeout=300)
+                   "--export-json", "t.json", "--db", str(db), cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr
     with Store.open(db) as store:
         session = store.sessions()[0]
@@ -459,3 +464,8 @@ def test_count_instructions_stores_a_metric_in_separate_runs(tmp_path):
     values = _instruction_samples(db)
     assert len(values) == 3
     assert len(set(values)) == 1 and values[0] > 10_000  # /bin/true: deterministic, > 10k
+    # the counted runs are not timed runs: the hyperfine export holds the 3 timed ones only
+    assert [len(r["times"]) for r in json.loads((tmp_path / "t.json").read_text())["results"]] == [3]
+    compared = run_cli("compare", "t/instructions", "t/instructions", "--db", str(db),
+                       cwd=tmp_path)
+    assert compared.returncode == 0, compared.stderr
