@@ -56,6 +56,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
                        "databases."),
     "predict": ("predict", "Bounds of an application's result on TARGET from its result on BASE; "
                            "flags results outside."),
+    "bundle": ("bundle", "Bundle sessions (data, protocols, sources, digests, profile, report) "
+                         "into one file."),
+    "reproduce": ("bundle", "Reproduce a bundle: its analysis byte for byte, or its measurement "
+                            "here, judged."),
 }
 
 _INTERRUPTED = 130

@@ -1,0 +1,141 @@
+"""``benchlab bundle`` and ``benchlab reproduce``: hand a result to someone, and judge it there."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from benchlab.cli.common import db_option, open_store
+from benchlab.errors import UserError
+
+
+@click.command("bundle")
+@click.argument("selectors", nargs=-1, required=True, metavar="SESSION...")
+@click.option("-o", "--output", required=True, metavar="NAME.benchlab.tar.gz",
+              help="The bundle file to write.")
+@click.option("--profile", "take_profile", is_flag=True,
+              help="Take a short stress-ng profile of this machine now (3 CPU methods, 1 s, 2 "
+                   "rounds) instead of bundling the newest stored one.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@db_option
+def bundle_cmd(selectors: tuple[str, ...], output: str, take_profile: bool, as_json: bool,
+               db: str | None) -> None:
+    """Bundle sessions (data, protocols, sources, digests, profile, report) into one file.
+
+    The same sessions give the same bytes. Reproduce it elsewhere with
+    `benchlab reproduce NAME.benchlab.tar.gz [--analysis-only | --calibrate]`.
+    """
+    from benchlab.report.reproduce.make import make_bundle
+
+    if not output.endswith(".tar.gz"):
+        raise UserError(f"-o {output}: a bundle is a .tar.gz; name it NAME.benchlab.tar.gz")
+    with open_store(db, readonly=not take_profile) as store:
+        store.refuse_output_path(output, "-o")
+        for key in selectors:  # before a profile is taken: a missing session fails fast
+            if store.find_session(key) is None:
+                raise UserError(f"no session {key!r} in {store.path} (deleted, or another "
+                                f"store?); list them with benchlab list, or pass --db PATH")
+        profile = None
+        if take_profile:
+            from benchlab.machines.profile import run_profile
+
+            profile = run_profile(["int64", "double", "matrixprod"], name="measuring machine",
+                                  duration_s=1, repeat=2, store=store).to_dict()
+        info = make_bundle(store, list(selectors), output, profile=profile)
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    click.echo(f"wrote {output}: {info['size_bytes']:,} bytes, {info['members']} members, "
+               f"sessions {', '.join(info['sessions'])}, sha256 {info['sha256']}")
+    if not info["profile"]:
+        click.echo("note: no machine profile stored; a reproduction cannot predict sizes "
+                   "(bundle again with --profile)", err=True)
+    for exe in info["missing_executables"]:
+        click.echo(f"note: {exe} no longer exists here; bundled without its digest", err=True)
+
+
+@click.command("reproduce")
+@click.argument("bundle_path", metavar="BUNDLE")
+@click.option("--analysis-only", is_flag=True,
+              help="Re-run the analysis from the bundle's data and check every number and the "
+                   "report byte for byte (no measuring).")
+@click.option("--calibrate", is_flag=True,
+              help="First find the CPU quota that makes this machine match the original's "
+                   "profile, and measure under it.")
+@click.option("--tolerance", type=click.FloatRange(0, 10, min_open=True), default=0.2,
+              show_default=True,
+              help="Noise allowed on the predicted size band (a fraction).")
+@click.option("--show-report", is_flag=True, help="--analysis-only: print the Markdown report.")
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+@db_option
+def reproduce_cmd(bundle_path: str, analysis_only: bool, calibrate: bool, tolerance: float,
+                  show_report: bool, as_json: bool, db: str | None) -> None:
+    """Reproduce a bundle: its analysis byte for byte, or its measurement here, judged.
+
+    Verdicts: reproduced; reproduced in direction, not in size; not reproduced. Exit 0 when
+    reproduced (or the analysis is identical), 1 otherwise.
+    """
+    from benchlab.report.reproduce.rerun import reproduce_analysis, reproduce_here
+    from benchlab.store.bundle import read_bundle
+
+    if analysis_only and calibrate:
+        raise UserError("--calibrate measures, --analysis-only does not; drop one of them")
+    bundle = read_bundle(bundle_path)
+    if analysis_only:
+        check, markdown = reproduce_analysis(bundle)
+        for w in check.warnings:
+            click.echo(f"warning: {w}", err=True)
+        if as_json:
+            click.echo(json.dumps({**check.__dict__, "identical": check.identical}, indent=2))
+        else:
+            if show_report:
+                click.echo(markdown)
+            state = lambda a, b: "identical" if a == b else "DIFFERENT"  # noqa: E731
+            click.echo(f"analysis.json: {state(check.analysis_bundled, check.analysis_here)} "
+                       f"(sha256 {check.analysis_here})")
+            click.echo(f"report.md:     {state(check.report_bundled, check.report_here)} "
+                       f"(sha256 {check.report_here})")
+        sys.exit(0 if check.identical else 1)
+    with open_store(db) as store:
+        judgement = reproduce_here(store, bundle, calibrate=calibrate, tolerance=tolerance,
+                                   argv=["benchlab", *sys.argv[1:]])
+    if as_json:
+        click.echo(json.dumps(judgement.to_dict(), indent=2, default=str))
+    else:
+        _print_judgement(judgement)
+    sys.exit(0 if judgement.verdict == "reproduced" else 1)
+
+
+def _print_judgement(j) -> None:
+    for w in j.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if j.cpu_quota:
+        click.echo(f"calibrated: measured under a CPU quota of {j.cpu_quota[0]} us per "
+                   f"{j.cpu_quota[1]} us")
+    if j.speedup_range:
+        click.echo(f"variability: this machine runs x{j.speedup_range[0]:.3g}.."
+                   f"x{j.speedup_range[1]:.3g} as fast as the original")
+    for p in j.points:
+        mark = "ok  " if p["ok"] else "DIFF"
+        if p["kind"] == "comparison":
+            click.echo(f"{mark} {p['benchmark']} vs {p['baseline']}: {p['there']} there, "
+                       f"{p['here']} here")
+        elif p["kind"] == "size":
+            click.echo(f"{mark} {p['benchmark']}: median x{p['ratio']:.3g} "
+                       f"(predicted x{p['band'][0]:.3g}..x{p['band'][1]:.3g})")
+        else:
+            click.echo(f"{mark} {p['benchmark']}: {p['there']:.0f} vs {p['here']:.0f} "
+                       f"instructions per run")
+    if j.environment_differences:
+        click.echo(f"environment differences ({len(j.environment_differences)}):")
+        for key, a, b in j.environment_differences[:20]:
+            click.echo(f"  {key}: {str(a)[:40]} -> {str(b)[:40]}")
+    click.echo(f"verdict: {j.verdict}")
+    for r in j.reasons:
+        click.echo(f"  - {r}")
+    click.echo("sessions: " + ", ".join(f"{a} -> {b}" for a, b in j.sessions))
+
+
+commands = [bundle_cmd, reproduce_cmd]

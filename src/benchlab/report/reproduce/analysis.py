@@ -1,0 +1,164 @@
+"""The analysis a bundle carries and ``benchlab reproduce --analysis-only`` recomputes.
+
+Both sides compute it the same way, from the bundle's data alone: the sessions are written into
+a scratch SQLite store (uids, names and times kept), the report is built from there with the
+bundle's pinned settings (bootstrap seed, confidence level) and its time of generation fixed to
+the newest session's end, and the numbers are written as canonical JSON. So the bundled report
+is the report of the bundled data, and any machine that reads the bundle gets the same bytes.
+
+What could differ between machines is pinned or recorded:
+
+- random numbers: every bootstrap uses :data:`ANALYSIS_SEED` (stored in ``analysis.json``);
+- float formatting: numbers in ``analysis.json`` are rounded to :data:`DIGITS` significant
+  digits (``repr`` of the rounded value), so last-bit differences between libm/BLAS builds
+  do not show; the Markdown report formats through :mod:`benchlab.units` with fixed digits;
+- library versions (Python, numpy, scipy): recorded in ``provenance/software.json`` and
+  compared with a warning by ``reproduce``.
+
+The HTML report is bundled too (for people), but its plotting library writes random element
+ids: :func:`stable_ids` renumbers them so the archive stays deterministic; only the Markdown
+report and ``analysis.json`` are compared digest for digest.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchlab.store.bundle import Bundle, canonical_bytes, load_into_store, session_documents
+
+#: Seed of every bootstrap in the bundled analysis.
+ANALYSIS_SEED = 1
+#: Significant digits of every float in ``analysis.json``.
+DIGITS = 12
+ANALYSIS_MEMBER = "analysis/analysis.json"
+REPORT_MD = "report/report.md"
+REPORT_HTML = "report/report.html"
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_BOKEH_ID = re.compile(r'"p(\d{4,})"')
+
+
+def rounded(value: Any) -> Any:
+    """``value`` with every float rounded to :data:`DIGITS` significant digits (NaN/inf ->
+    None), recursively through dicts and lists."""
+    if isinstance(value, dict):
+        return {str(k): rounded(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(v) for v in value]
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return float(f"{value:.{DIGITS}g}")
+    return value
+
+
+def stable_ids(html: str) -> str:
+    """``html`` with the plotting library's random UUIDs and counter ids renumbered in order of
+    first appearance, so the same report always has the same bytes."""
+    uuids: dict[str, str] = {}
+    ids: dict[str, str] = {}
+
+    def uuid_for(m: re.Match) -> str:
+        return uuids.setdefault(m.group(0), f"00000000-0000-4000-8000-{len(uuids):012d}")
+
+    def id_for(m: re.Match) -> str:
+        return ids.setdefault(m.group(1), f'"p{1000 + len(ids)}"')
+
+    return _BOKEH_ID.sub(id_for, _UUID.sub(uuid_for, html))
+
+
+def _series_numbers(values) -> dict[str, Any]:
+    import numpy as np
+
+    a = np.asarray(values, dtype=float)
+    return {"n": int(a.size), "median_ns": float(np.median(a)), "mean_ns": float(a.mean()),
+            "min_ns": float(a.min()), "max_ns": float(a.max()),
+            "sd_ns": float(a.std(ddof=1)) if a.size > 1 else None}
+
+
+def _instructions(bench: dict[str, Any]) -> float | None:
+    import numpy as np
+
+    counted = [v for r in bench["runs"] if not r["warmup"]
+               for v in (r.get("samples") or {}).get("instructions", [])]
+    counted += [m["value"] for r in bench["runs"] if not r["warmup"] and r["status"] == "ok"
+                for m in r.get("measurements") or []
+                if m.get("name") == "instructions" and m.get("status") == "ok"
+                and m.get("value") is not None]
+    return float(np.median(counted)) if counted else None
+
+
+def wall_values(bench: dict[str, Any]) -> list[float]:
+    """Wall times (ns, shell overhead subtracted, clamped at 0) of a benchmark document's
+    measured runs: the series every comparison uses (as ``benchlab report`` does)."""
+    out = []
+    for r in bench["runs"]:
+        if r["warmup"] or r["status"] not in ("ok", "failed", "signaled") or r["wall_ns"] is None:
+            continue
+        out.append(float(max(0, r["wall_ns"] - (r.get("shell_overhead_ns") or 0))))
+    return out
+
+
+def analyse_sessions(docs: list[dict[str, Any]], *, seed: int = ANALYSIS_SEED) -> dict[str, Any]:
+    """The canonical analysis of session documents: per benchmark its wall-time summary (ns)
+    and median instructions per run; per session every benchmark against the last one (the
+    report's reference) with :func:`benchlab.stats.verdict.compare_many` (Holm), as data."""
+    from benchlab.stats.comparison import CompareOptions
+    from benchlab.stats.verdict import compare_many
+
+    sessions = []
+    for s in docs:
+        benches = {}
+        series = {}
+        for b in s["benchmarks"]:
+            values = wall_values(b)
+            entry: dict[str, Any] = {"instructions": _instructions(b)}
+            if values:
+                entry["wall"] = _series_numbers(values)
+            if len(values) >= 3:
+                series[b["name"]] = values
+            benches[b["name"]] = entry
+        comparisons = None
+        if len(series) >= 2:
+            names = list(series)
+            baseline = names[-1]
+            result = compare_many(series[baseline], {n: series[n] for n in names[:-1]},
+                                  baseline_name=baseline,
+                                  options=CompareOptions(seed=seed))
+            comparisons = result.to_dict()
+        sessions.append({"uid": s["uid"], "name": s.get("name"), "benchmarks": benches,
+                         "comparisons": comparisons})
+    return rounded({"seed": seed, "digits": DIGITS, "sessions": sessions})
+
+
+def analysis_bytes(docs: list[dict[str, Any]], *, seed: int = ANALYSIS_SEED) -> bytes:
+    """:func:`analyse_sessions` as canonical JSON bytes (the ``analysis.json`` member)."""
+    return canonical_bytes(analyse_sessions(docs, seed=seed))
+
+
+def render_reports(bundle: Bundle, *, seed: int = ANALYSIS_SEED) -> tuple[str, str]:
+    """(Markdown, HTML) report of the bundle's sessions, rendered from a scratch store.
+
+    The generation time shown is the newest session's end (never the clock), so rendering
+    twice, here or on another machine, gives the same Markdown.
+    """
+    from benchlab.report.html.render import render_html
+    from benchlab.report.markdown import render_markdown
+    from benchlab.report.model import build_report
+    from benchlab.store.db import Store
+
+    docs = session_documents(bundle)
+    with tempfile.TemporaryDirectory(prefix="benchlab-reproduce-") as tmp:
+        store = Store.open(str(Path(tmp) / "bundle.db"))
+        try:
+            refs = load_into_store(store, bundle)
+            model = build_report(store, [ref.uid for ref in refs], seed=seed)
+        finally:
+            store.close()
+    ends = sorted(str(s.get("finished_utc") or s.get("created_utc") or "") for s in docs)
+    model.generated_utc = (ends[-1].replace("T", " ")[:16] + " UTC") if ends[-1] else "unknown"
+    return render_markdown(model), stable_ids(render_html(model))
