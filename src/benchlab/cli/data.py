@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 import benchlab.machines.varsys16  # noqa: F401  (registers --format varsys16 with the store)
+import benchlab.store.bundle  # noqa: F401  (registers --format bundle with the store)
 from benchlab.cli.common import (
     TAIL_LINES, commands_of, db_option, failed_runs, metadata_lines, open_store,
     resume_command, session_overview, verdict_lines)
