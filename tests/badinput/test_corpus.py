@@ -1,0 +1,111 @@
+"""The bad-input corpus (issue 8, Part 2 item 5): every case through the real console script.
+
+A case passes when benchlab exits 2 with exactly one ``benchlab: error:`` line that names the
+problem, no traceback, the store's content unchanged (digest of its SQL dump, or of its bytes
+when it is corrupt on purpose), no session left ``running``, and no ``benchlab-*`` directory left
+in its TMPDIR. The cases are data (tests/badinput/cases.py); the ones that fail today are marked
+xfail(strict) with the area that must fix them (tests/badinput/known_failures.py), so a fix
+shows up as an XPASS to remove from that list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.badinput.cases import CASES, Case
+from tests.badinput.harness import corrupt_page_two, make_input, run_case, store_state
+from tests.badinput.known_failures import KNOWN_FAILURES
+
+
+def _param(case: Case):
+    marks = list(case.marks)
+    if case.id in KNOWN_FAILURES:
+        marks.append(pytest.mark.xfail(strict=True, reason=f"owner: {KNOWN_FAILURES[case.id]}"))
+    return pytest.param(case, id=case.id, marks=marks)
+
+
+def check_outcome(case: Case, proc, before: tuple[str, int], after: tuple[str, int],
+                  leftovers: list[str]) -> list[str]:
+    """Everything wrong with one case's outcome, one string per problem (empty: it passed)."""
+    problems = []
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    if proc.returncode != 2:
+        problems.append(f"exit {proc.returncode}, not 2")
+    if "Traceback" in proc.stderr:
+        problems.append("a traceback reached the user")
+    if len(lines) != 1 or not lines[0].startswith("benchlab: error:"):
+        problems.append(f"{len(lines)} stderr lines, not one 'benchlab: error:' line")
+    elif case.expect.lower() not in lines[0].lower():
+        problems.append(f"the error does not name {case.expect!r}")
+    if before[0] != after[0] and not case.store_may_change:
+        problems.append("the store's content changed")
+    if after[1]:
+        problems.append(f"{after[1]} session(s) left 'running'")
+    if leftovers:
+        problems.append(f"left behind: {leftovers}")
+    return problems
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(case: Case, corpus, tmp_path,
+                                                          readonly_dir):
+    casedir = tmp_path / "casedir"
+    casedir.mkdir()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    storedir = casedir / "storedir"
+    storedir.mkdir()
+    db = storedir / "store.db"
+    if case.store != "none":
+        shutil.copyfile(corpus.template_db, db)
+    if case.store == "corrupt":
+        corrupt_page_two(db)
+    input_path = make_input(case.input, case.id.replace("%", "pct"), casedir, corpus)
+    values = {"{db}": str(db), "{dir}": str(casedir), "{in}": str(input_path or ""),
+              "{big}": str(corpus.big_line), "{profile}": str(corpus.profile),
+              "{variability}": str(corpus.variability), "{out}": str(casedir / "out.csv")}
+    argv = []
+    for arg in case.argv:
+        for key, value in values.items():
+            arg = arg.replace(key, value)
+        argv.append(arg)
+    if case.store == "readonly-dir" and not readonly_dir(storedir):
+        pytest.skip("chattr +i is not available here: no read-only directory for root")
+    raw = case.store == "corrupt"
+    before = store_state(db, raw)
+    env = dict(os.environ, COLUMNS="160", TMPDIR=str(scratch), BENCHLAB_DB=str(db))
+    proc = run_case(argv, casedir, env)
+    after = store_state(db, raw)
+    leftovers = sorted(p.name for p in scratch.iterdir() if p.name.startswith("benchlab"))
+    problems = check_outcome(case, proc, before, after, leftovers)
+    if os.environ.get("BADINPUT_LOG"):
+        # One JSON line per case, for regenerating known_failures.py from a real run.
+        with open(os.environ["BADINPUT_LOG"], "a") as log:
+            log.write(json.dumps({"id": case.id, "area": case.area, "problems": problems,
+                                  "stderr": proc.stderr[-300:]}) + "\n")
+    assert not problems, (f"{case.id} [{case.area}]: {'; '.join(problems)}\n"
+                          f"argv: {argv}\nstderr: {proc.stderr[-1500:]}")
+
+
+def test_the_corpus_covers_every_reader_spoil_and_area():
+    """The table itself: size, unique ids, every reader fed every spoil, known owners only."""
+    from tests.badinput import cases, makers
+    assert len(CASES) >= 300
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
+    for reader in cases.READERS:
+        spoils = {c.input[2] for c in CASES if c.input and c.input[0] == "spoil"
+                  and c.id.startswith(f"file-{reader}-")}
+        expected = set(makers.SPOILS) - ({"directory", "missing"} if reader == "samples-csv"
+                                         else set())
+        assert spoils == expected, reader
+    areas = {cases.RUN, cases.STORE, cases.CONTROL, cases.STATS, cases.MACHINES, cases.CLI}
+    assert {c.area for c in CASES} <= areas
+    assert set(KNOWN_FAILURES) <= set(ids), set(KNOWN_FAILURES) - set(ids)
+    assert set(KNOWN_FAILURES.values()) <= areas
+    assert makers.deep_json().count(b"[") == makers.DEEP_LEVELS
