@@ -82,8 +82,14 @@ class Queries:
     def sessions(self, limit: int | None = None) -> list[dict]:
         """Sessions, newest first, with counts of benchmarks and runs; ``status`` is
         ``crashed`` for a running session whose process died (``stored_status`` keeps the
-        stored value)."""
-        q = ("SELECT s.*, (SELECT COUNT(*) FROM benchmarks b WHERE b.session_id = s.id) AS n_benchmarks,"
+        stored value).
+
+        Every session column but ``environment`` (its machine snapshot, kilobytes of JSON
+        each: decoding 10,000 of them made ``list`` take seconds); :meth:`get_session` has it.
+        """
+        names = [d[0] for d in self.conn.execute("SELECT * FROM sessions LIMIT 0").description]
+        cols = ", ".join(f"s.{n}" for n in names if n != "environment")
+        q = (f"SELECT {cols}, (SELECT COUNT(*) FROM benchmarks b WHERE b.session_id = s.id) AS n_benchmarks,"
              " (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS n_runs"
              " FROM sessions s ORDER BY s.id DESC")
         if limit:
