@@ -10,6 +10,7 @@ run as root). ``pg_url`` gives each test its own empty database on that server.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import itertools
 import os
@@ -44,45 +45,70 @@ def _as_user(argv: list[str], **kw) -> subprocess.CompletedProcess:
                           **kw)
 
 
-@pytest.fixture(scope="session")
-def pg_server():
-    """URL prefix and base directory of a running throwaway PostgreSQL cluster."""
+@contextlib.contextmanager
+def throwaway_postgres():
+    """Start a throwaway PostgreSQL cluster; yield (URL prefix, socket directory); remove it.
+
+    Raises RuntimeError when the binaries are absent or this is not root (``bench/`` scripts
+    use it too). The cluster runs as ``benchlab-test`` with ``fsync=off`` (a throwaway: a
+    crash may lose it, and that costs nothing).
+    """
     bindir = _pg_bin()
     if bindir is None:
+        raise RuntimeError("PostgreSQL binaries are absent (/usr/lib/postgresql/*/bin/initdb); "
+                           "apt-get install -y postgresql")
+    if os.geteuid() != 0:
+        raise RuntimeError("the throwaway PostgreSQL runs as a system user, which needs root")
+    user = _ensure_user()
+    base = Path(tempfile.mkdtemp(prefix="benchlab-pg-"))
+    try:
+        os.chown(base, user.pw_uid, user.pw_gid)
+        data = base / "data"
+        init = _as_user([str(bindir / "initdb"), "-D", str(data), "-U", PG_USER, "--auth=trust",
+                         "--no-sync", "-E", "UTF8", "--locale=C"], timeout=120)
+        if init.returncode != 0:
+            raise RuntimeError(f"initdb failed: {init.stderr}")
+        opts = f"-k {base} -c listen_addresses='' -p 5432 -c fsync=off -c max_connections=60"
+        start = _as_user([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w",
+                          "-t", "60", "-o", opts, "start"], timeout=90)
+        if start.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed: {start.stderr}"
+                               f"{(base / 'log').read_text(errors='replace')}")
+        try:
+            yield f"postgresql://{PG_USER}@/", str(base)
+        finally:
+            _as_user([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                     timeout=60)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def create_database(prefix: str, host: str, name: str) -> str:
+    """Create database ``name`` on the throwaway server; return its URL."""
+    import psycopg
+
+    with psycopg.connect(f"{prefix}postgres?host={host}", autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return f"{prefix}{name}?host={host}"
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """URL prefix and socket directory of a running throwaway PostgreSQL cluster."""
+    if _pg_bin() is None:
         pytest.skip("PostgreSQL binaries are absent (/usr/lib/postgresql/*/bin/initdb); "
                     "apt-get install -y postgresql")
     if os.geteuid() != 0:
         pytest.skip("the PostgreSQL fixture runs the server as a system user, which needs root")
-    user = _ensure_user()
-    base = Path(tempfile.mkdtemp(prefix="benchlab-pg-"))
-    os.chown(base, user.pw_uid, user.pw_gid)
-    data = base / "data"
-    init = _as_user([str(bindir / "initdb"), "-D", str(data), "-U", PG_USER, "--auth=trust",
-                     "--no-sync", "-E", "UTF8", "--locale=C"], timeout=120)
-    assert init.returncode == 0, init.stderr
-    opts = (f"-k {base} -c listen_addresses='' -p 5432 -c fsync=off "
-            f"-c max_connections=60")
-    start = _as_user([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w",
-                      "-t", "60", "-o", opts, "start"], timeout=90)
-    assert start.returncode == 0, start.stderr + (base / "log").read_text(errors="replace")
-    try:
-        yield f"postgresql://{PG_USER}@/", str(base)
-    finally:
-        _as_user([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                 timeout=60)
-        shutil.rmtree(base, ignore_errors=True)
+    with throwaway_postgres() as server:
+        yield server
 
 
 @pytest.fixture
 def pg_url(pg_server) -> str:
     """A fresh, empty database on the throwaway server (its URL)."""
-    import psycopg
-
     prefix, host = pg_server
-    name = f"t{os.getpid()}_{next(_counter)}"
-    with psycopg.connect(f"{prefix}postgres?host={host}", autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return f"{prefix}{name}?host={host}"
+    return create_database(prefix, host, f"t{os.getpid()}_{next(_counter)}")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

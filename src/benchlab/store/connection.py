@@ -258,15 +258,16 @@ class StoreConnection:
 
         The bulk path of every writer: numpy converts a chunk to Python floats in one call
         (``tolist``), and the rows go in as plain tuples through one prepared statement
-        (SQLite) or as one ``COPY`` buffer per chunk (PostgreSQL). Chunks bound the memory a
-        million samples take.
+        (SQLite) or as one binary ``COPY`` buffer per chunk built by numpy (PostgreSQL). Chunks
+        bound the memory a million samples take.
         """
         arr = np.asarray(values, dtype=float)
         for start in range(0, len(arr), SAMPLE_CHUNK):
-            floats = arr[start:start + SAMPLE_CHUNK].tolist()
             if self.is_postgres:
-                self.conn.copy_samples(run_id, metric, floats, start)  # type: ignore[attr-defined]
+                self.conn.copy_samples(  # type: ignore[attr-defined]
+                    run_id, metric, arr[start:start + SAMPLE_CHUNK], start)
             else:
+                floats = arr[start:start + SAMPLE_CHUNK].tolist()
                 self.conn.executemany(
                     "INSERT INTO samples (run_id, metric, seq, value) VALUES (?,?,?,?)",
                     zip(repeat(run_id), repeat(metric), range(start, start + len(floats)), floats))
