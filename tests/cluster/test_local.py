@@ -26,12 +26,12 @@ def _setup(store: Store, setup_id: int) -> dict:
     return json.loads(row[0])
 
 
-def test_protocol_runs_on_each_worker_with_its_environment(db_path):
+def test_protocol_runs_on_each_worker_with_its_environment(db_path, two_workers):
     store = Store.open(db_path)
     cpus = sorted(os.sched_getaffinity(0))
     recorder = Recorder()
     plan = plan_of("true", "sleep 0.01", runs=3, warmup=1, affinity=f"core:{cpus[0]}")
-    result = run_cluster_plan(store, plan, "local:2", observer=recorder)
+    result = run_cluster_plan(store, plan, two_workers, observer=recorder)
     assert result.status == "complete"
     session = store.get_session(result.session.uid)
     assert session["status"] == "complete"
@@ -70,9 +70,9 @@ def test_protocol_runs_on_each_worker_with_its_environment(db_path):
     store.close()
 
 
-def test_spread_runs_the_protocol_once_over_both_machines(db_path):
+def test_spread_runs_the_protocol_once_over_both_machines(db_path, two_workers):
     store = Store.open(db_path)
-    result = run_cluster_plan(store, plan_of("sleep 0.05", runs=6), "local:2", spread=True)
+    result = run_cluster_plan(store, plan_of("sleep 0.05", runs=6), two_workers, spread=True)
     runs = store.runs(session_id=result.session.id)
     assert sorted(r["iteration"] for r in runs) == [0, 1, 2, 3, 4, 5]
     machines = Counter(r["extra"]["machine"] for r in runs)
@@ -80,8 +80,8 @@ def test_spread_runs_the_protocol_once_over_both_machines(db_path):
     store.close()
 
 
-def test_cli_on_one_machine_and_bad_choices(db_path):
-    proc = run_cli("run", "--cluster", "local:2", "--on", "1", "-r", "2", "true", "--json",
+def test_cli_on_one_machine_and_bad_choices(db_path, two_workers):
+    proc = run_cli("run", "--cluster", two_workers, "--on", "1", "-r", "2", "true", "--json",
                    db=db_path)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -90,7 +90,7 @@ def test_cli_on_one_machine_and_bad_choices(db_path):
     assert [r["extra"]["machine"] for r in runs] == ["127.0.0.1/0"] * 2
     sessions = len(store.sessions())
     store.close()
-    bad = run_cli("run", "--cluster", "local:1", "--on", "nohost", "true", db=db_path)
+    bad = run_cli("run", "--cluster", two_workers, "--on", "nohost", "true", db=db_path)
     assert_one_line_error(bad, "--on", "nohost", "127.0.0.1")
     for text in ("local:0", "tcp://nohost", "udp://x:1", "ssh:"):
         assert_one_line_error(run_cli("run", "--cluster", text, "true", db=db_path), "--cluster")
@@ -99,7 +99,7 @@ def test_cli_on_one_machine_and_bad_choices(db_path):
         assert len(after.sessions()) == sessions, "bad input stored a session"
 
 
-def test_study_cells_run_on_the_cluster(db_path, tmp_path):
+def test_study_cells_run_on_the_cluster(db_path, tmp_path, two_workers):
     from benchlab.core.study import load_suite, run_study
 
     suite_file = tmp_path / "suite.toml"
@@ -107,12 +107,12 @@ def test_study_cells_run_on_the_cluster(db_path, tmp_path):
                           '[[workload]]\nname = "true"\ncommand = "true"\n\n'
                           '[matrix]\nisolation = ["bare"]\nworkers = [1]\n')
     store = Store.open(db_path)
-    study = run_study(store, load_suite(str(suite_file)), cluster="local:1")
+    study = run_study(store, load_suite(str(suite_file)), cluster=two_workers)
     session = store.get_session(study.uid)
     assert session["status"] == "complete"
-    assert session["metadata"]["cluster"] == "local:1"
+    assert session["metadata"]["cluster"] == two_workers
     cells = [s for s in store.sessions() if s.get("parent_id") == study.id]
     assert len(cells) == 1 and cells[0]["status"] == "complete"
     runs = store.runs(session_id=cells[0]["id"])
-    assert len(runs) == 2 and {r["extra"]["machine"] for r in runs} == {"127.0.0.1/0"}
+    assert Counter(r["extra"]["machine"] for r in runs) == {"127.0.0.1/0": 2, "127.0.0.1/1": 2}
     store.close()
