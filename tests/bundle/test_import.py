@@ -1,0 +1,46 @@
+"""``benchlab import --format bundle``: a colleague's sessions join the local store with their
+provenance; the same bundle twice and an altered bundle are refused with nothing stored."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from tests.bundle.test_archive import members_of, repack
+from tests.conftest import assert_one_line_error, run_cli
+
+
+def _sessions(db):
+    return json.loads(run_cli("list", "--json", db=db, check=True).stdout)
+
+
+def test_import_keeps_data_and_provenance(measured, bundled, tmp_path):
+    _, uid = measured
+    db = tmp_path / "colleague.db"
+    proc = run_cli("import", str(bundled), "--format", "bundle", "--json", db=db, check=True)
+    info = json.loads(proc.stdout)
+    assert info["runs"] == 22 and info["benchmarks"] == 2  # 2 x (1 warmup + 10 runs)
+    exported = json.loads(run_cli("export", info["uid"], "--format", "json", db=db,
+                                  check=True).stdout)["sessions"][0]
+    meta = exported["metadata"]
+    assert meta["imported_from"]["uid"] == uid
+    assert meta["bundle"]["sha256"] == hashlib.sha256(bundled.read_bytes()).hexdigest()
+    assert meta["bundle"]["original_uid"] == uid
+    original = json.loads(members_of(bundled)["data/sessions.json"])["sessions"][0]
+    assert exported["protocol"] == original["protocol"]
+    assert exported["environment"] == original["environment"]
+    for b_new, b_old in zip(exported["benchmarks"], original["benchmarks"]):
+        assert [r["wall_ns"] for r in b_new["runs"]] == [r["wall_ns"] for r in b_old["runs"]]
+    again = run_cli("import", str(bundled), "--format", "bundle", db=db)
+    assert_one_line_error(again, "already imported")
+    assert len(_sessions(db)) == 1
+
+
+def test_altered_bundle_imports_nothing(bundled, tmp_path):
+    members = members_of(bundled)
+    members["data/sessions.json"] = members["data/sessions.json"].replace(b'"array"', b'"arrai"')
+    bad = repack(members, tmp_path / "bad.benchlab.tar.gz")
+    db = tmp_path / "colleague.db"
+    assert_one_line_error(run_cli("import", str(bad), "--format", "bundle", db=db),
+                          "data/sessions.json")
+    assert not db.exists() or _sessions(db) == []
