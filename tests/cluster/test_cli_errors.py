@@ -18,6 +18,8 @@ def test_cluster_options_refuse_bad_use_in_one_line(db_path, tmp_path):
         (["run", "--on", "2", "true"], ("--cluster",)),
         (["run", "--cluster", "local:x", "true"], ("--cluster", "local:N")),
         (["run", "--cluster", "local:1", "--load", "cpu:1", "true"], ("--load", "--cluster")),
+        (["run", "--cluster", "local:1", "--count", "instructions", "-N", "true"],
+         ("--count", "--cluster")),
         (["variability", "--fleet"], ("fleet", "profile --cluster")),
         (["variability", "onlyone"], ("TARGET and BASE",)),
         (["variability", "--fleet", "--methods", "int64"], ("--fleet", "--methods")),

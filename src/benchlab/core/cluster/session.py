@@ -32,6 +32,9 @@ def check_cluster_plan(plan: RunPlan) -> None:
                         "client, not beside the runs); drop --load or run without --cluster")
     if plan.until_decided is not None:
         raise UserError("--until-decided with --cluster is not supported; run it on one machine")
+    if getattr(plan, "count", None):
+        raise UserError("--count with --cluster is not supported (counted runs follow the timed "
+                        "ones on one machine); drop --count or run without --cluster")
 
 
 def machine_plans(plan: RunPlan, machines: list[Machine],
