@@ -79,10 +79,15 @@ def load_session(store: Store, key: str | int | SessionRef | dict) -> SessionDat
         run = RunData(r)
         runs[r["id"]] = run
         by_id[r["benchmark_id"]].runs.append(run)
-    for run_id, metric, value in conn.execute(
-            "SELECT s.run_id, s.metric, s.value FROM samples s JOIN runs r ON r.id = s.run_id"
-            " WHERE r.session_id = ? ORDER BY s.run_id, s.metric, s.seq", (sid,)):
-        runs[run_id].samples.setdefault(metric, []).append(value)
+    pairs = conn.execute(
+        "SELECT DISTINCT s.run_id, s.metric FROM samples s JOIN runs r ON r.id = s.run_id"
+        " WHERE r.session_id = ? ORDER BY s.run_id, s.metric", (sid,)).fetchall()
+    values_of = conn.cursor()
+    values_of.row_factory = None  # plain 1-tuples, which numpy converts without Python per row
+    for run_id, metric in pairs:
+        rows = values_of.execute("SELECT value FROM samples WHERE run_id = ? AND metric = ?"
+                                 " ORDER BY seq", (run_id, metric)).fetchall()
+        runs[run_id].samples[metric] = np.array(rows, dtype=float).reshape(-1).tolist()
     for m in conn.execute(
             "SELECT m.* FROM measurements m JOIN runs r ON r.id = m.run_id"
             " WHERE r.session_id = ? ORDER BY m.run_id, m.source, m.name", (sid,)):
