@@ -67,6 +67,19 @@ def test_protocol_runs_on_each_worker_with_its_environment(db_path, two_workers)
     else:
         assert quiet["pinned"]["cpus"] is None and quiet["pinned"]["reason"]
     assert recorder.machines == {"127.0.0.1/0": 8, "127.0.0.1/1": 8}
+    # run's per-machine table (the summary pools the machines)
+    from io import StringIO
+
+    from rich.console import Console
+
+    from benchlab.cli.cluster_options import print_machine_table
+
+    out = StringIO()
+    print_machine_table(store, result.session.id, Console(file=out, width=200))
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 5 and "2 machines" in lines[0]
+    assert all(line.endswith(", 3 ok runs") for line in lines[1:]), lines
+    assert {line.split()[0] for line in lines[1:]} == {"127.0.0.1/0", "127.0.0.1/1"}
     store.close()
 
 

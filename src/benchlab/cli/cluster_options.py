@@ -194,3 +194,30 @@ def calibrate_cluster(db: str | None, cluster: str, on: str, base_spec: str, met
         click.echo(f"{label}: {what}")
     click.echo(f"written to {output}; apply it with `benchlab run --cluster {cluster} "
                f"--calibration {output}`")
+
+
+def print_machine_table(store, session_id: int, console) -> None:
+    """For a cluster session: each machine's median wall time and ok runs per benchmark (the
+    summary above pools the machines); nothing for a one-machine session."""
+    session = store.get_session(session_id)
+    cluster = (session.get("metadata") or {}).get("cluster")
+    if not cluster:
+        return
+    import numpy as np
+
+    from benchlab.units import format_duration
+
+    names = {b["id"]: b["name"] for b in store.benchmarks(session_id)}
+    walls: dict[tuple[str, str], list[int]] = {}
+    for run in store.runs(session_id=session_id, include_warmup=False):
+        machine = (run.get("extra") or {}).get("machine", "?")
+        key = (machine, names[run["benchmark_id"]])
+        walls.setdefault(key, [])
+        if run["status"] == "ok" and run["wall_ns"] is not None:
+            walls[key].append(run["wall_ns"])
+    console.print(f"per machine ({'spread over' if cluster.get('spread') else 'on'} "
+                  f"{len(cluster['machines'])} machines of {cluster['address']}):")
+    for (machine, bench), values in sorted(walls.items()):
+        median = format_duration(float(np.median(values))) if values else "-"
+        console.print(f"  {machine}  {bench[:40]}: median {median}, {len(values)} ok runs",
+                      markup=False, highlight=False, soft_wrap=True)

@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from benchlab.cli.cluster_options import cluster_options, resume_run, start_run
+from benchlab.cli.cluster_options import (cluster_options, print_machine_table, resume_run,
+                                          start_run)
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.hyperfine_options import HyperfineOptions, hyperfine_options, speed_verdict
 from benchlab.core.executor import SessionInterrupted
@@ -254,6 +255,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     elif not quiet:
         out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
         render_summary_table(summaries, out)
+        print_machine_table(store, result.session.id, out)
         _print_verdict(store, result.session.id, hf, reference, out)
         if result.decision is not None:
             d = result.decision["decision"]
