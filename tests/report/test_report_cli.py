@@ -96,6 +96,9 @@ def test_bad_selector_is_one_line_and_leaves_nothing(pair_db, tmp_path):
     assert_one_line_error(proc, "does not exist")
     proc = run_cli("report", "pair", db=db)
     assert_one_line_error(proc, "-o FILE")
+    # a directory that exists but takes no files (procfs): one line before any computation
+    assert_one_line_error(run_cli("report", "pair", "-o", "/proc/r.html", db=db),
+                          "cannot write in /proc")
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".benchlab")] == []
 
 

@@ -8,6 +8,7 @@ atomically. A bad selector therefore leaves no file behind.
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -38,9 +39,16 @@ def check_output(output: str | None, fmt: str, plots: str | None) -> None:
         target = Path(output)
         if target.is_dir():
             raise UserError(f"{target} is a directory; give a file name, e.g. -o report.html")
-        if not (target.parent if str(target.parent) else Path(".")).is_dir():
+        parent = target.parent if str(target.parent) else Path(".")
+        if not parent.is_dir():
             raise UserError(f"directory {target.parent} does not exist; create it or choose "
                             f"another -o")
+        try:  # a probe now, so an unwritable place fails before minutes of computation
+            with tempfile.TemporaryFile(dir=parent):
+                pass
+        except OSError as exc:
+            raise UserError(f"cannot write in {parent}: {exc.strerror}; choose another -o") \
+                from None
 
 
 def write_model(model: ReportModel, output: str | None, *, fmt: str = "html",

@@ -64,7 +64,11 @@ def write_atomically(path: str | os.PathLike, text: str) -> int:
     if not parent.is_dir():
         raise UserError(f"directory {parent} does not exist; create it or choose another -o")
     data = text.encode()
-    fd, tmp = tempfile.mkstemp(prefix=".benchlab-report-", dir=parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".benchlab-report-", dir=parent)
+    except OSError as exc:
+        raise UserError(f"cannot write in {parent}: {exc.strerror}; choose another -o") \
+            from None
     umask = os.umask(0)
     os.umask(umask)
     try:
