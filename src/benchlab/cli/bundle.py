@@ -123,8 +123,10 @@ def _print_judgement(j) -> None:
             click.echo(f"{mark} {p['benchmark']} vs {p['baseline']}: {p['there']} there, "
                        f"{p['here']} here")
         elif p["kind"] == "size":
-            click.echo(f"{mark} {p['benchmark']}: median x{p['ratio']:.3g} "
-                       f"(predicted x{p['band'][0]:.3g}..x{p['band'][1]:.3g})")
+            why = "" if p["machines_match"] or not p["inside"] else \
+                " as predicted, but the machines differ in speed"
+            click.echo(f"{mark} {p['benchmark']}: median x{p['ratio']:.3g} here "
+                       f"(predicted x{p['band'][0]:.3g}..x{p['band'][1]:.3g}){why}")
         else:
             click.echo(f"{mark} {p['benchmark']}: {p['there']:.0f} vs {p['here']:.0f} "
                        f"instructions per run")

@@ -110,7 +110,8 @@ def judge(pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]], *,
                 points.append({"kind": "size", "benchmark": name,
                                "median_ns_there": b0["wall"]["median_ns"],
                                "median_ns_here": b1["wall"]["median_ns"], "ratio": ratio,
-                               "band": list(band), "ok": inside and matched})
+                               "band": list(band), "inside": inside,
+                               "machines_match": matched, "ok": inside and matched})
                 if not inside:
                     size_fail.append(f"{name}: median time x{ratio:.3g} here, outside the "
                                      f"predicted x{band[0]:.3g}..x{band[1]:.3g}")
