@@ -66,3 +66,16 @@ def test_slow_machine_reproduces_in_direction_then_calibrated(tmp_path):
     recovered, period = calibrated["cpu_quota"]
     assert period == PERIOD_US
     assert abs(recovered - QUOTA_US) <= 0.10 * QUOTA_US, recovered
+
+
+def test_counted_instructions_are_equal_when_reproduced(tmp_path):
+    """cachegrind counts (``--count instructions``) of a deterministic program are the same on
+    a re-measurement; the judgement lists them as points."""
+    db = tmp_path / "counted.db"
+    uid = order_book_session(db, "--count", "instructions", runs=5)
+    bundle = tmp_path / "counted.benchlab.tar.gz"
+    run_cli("bundle", uid, "-o", str(bundle), db=db, check=True, timeout=300)
+    outcome = _reproduce(bundle, db)
+    counts = [p for p in outcome["points"] if p["kind"] == "instructions"]
+    assert {p["benchmark"] for p in counts} == {"array", "map"}
+    assert all(p["ok"] and p["there"] > 1e6 for p in counts), counts
