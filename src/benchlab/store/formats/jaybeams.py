@@ -20,11 +20,12 @@ number at all (``a,nan`` is a row with a value that is not finite: an error).
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 from array import array
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from benchlab.store.formats._common import (
     ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession,
     default_session_name, source_of,
 )
-from benchlab.store.formats.readers import iter_lines, open_text
+from benchlab.store.formats.readers import MAX_LINE_CHARS, iter_lines, open_text
 
 METRIC = "value"
 
@@ -92,7 +93,7 @@ def parse_csv(path: str | os.PathLike, *, name: str | None = None, unit: str | N
         comments = [ln for ln in head if ln.startswith("#")]
         rest = lines if first is None else _chain(first, lines)
         return [_label_value_session(path, comments, rest, name=name, unit=unit,
-                                     command_line=command_line)]
+                                     command_line=command_line, fh=fh)]
 
 
 def _chain(first: tuple[int, str], rest: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
@@ -111,16 +112,17 @@ def parse_label_value_csv(path: str | os.PathLike, *, name: str | None = None,
     """
     with open_text(path, "a label,value CSV file") as fh:
         return _label_value_session(path, [], iter_lines(fh, path), name=name, unit=unit,
-                                    command_line=command_line)
+                                    command_line=command_line, fh=fh)
 
 
 def _label_value_session(path: Any, comments: list[str], lines: Iterator[tuple[int, str]], *,
                          name: str | None, unit: str | None,
-                         command_line: list[str] | None) -> ImportedSession:
+                         command_line: list[str] | None,
+                         fh: TextIO | None = None) -> ImportedSession:
     header: str | None = None
     values: dict[str, array] = {}  # insertion order = order of first appearance
     rows = 0
-    for lineno, line in _fast_blocks(lines, values):
+    for lineno, line in _fast_blocks(lines, values, fh, path):
         if lineno < 0:  # a block the fast path took: ``line`` holds how many rows it had
             rows += int(line)
             continue
@@ -182,14 +184,26 @@ def _label_value_session(path: Any, comments: list[str], lines: Iterator[tuple[i
 _BLOCK_LINES = 20_000
 
 
-def _fast_blocks(lines: Iterator[tuple[int, str]], values: dict[str, array]
-                 ) -> Iterator[tuple[int, str]]:
+def _fast_blocks(lines: Iterator[tuple[int, str]], values: dict[str, array],
+                 fh: TextIO | None = None, path: Any = None) -> Iterator[tuple[int, str]]:
     """Pass ``lines`` through, except that after the first data row, blocks of plain
     ``label,value`` rows (no comments, quotes, blank lines, odd field counts, non-finite or
     negative values) are parsed here at numpy speed straight into ``values``; each such block
     yields ``(-1, "<rows>")``. Anything unusual goes through line by line, so errors still
-    name their line."""
+    name their line. With ``fh`` (the file ``lines`` reads), the rows after the first data
+    row are read from it in chunks of whole lines, without a Python step per line."""
     seen_data = False
+    lineno = 0
+    while fh is not None and not seen_data:
+        item = next(lines, None)
+        if item is None:
+            return
+        lineno = item[0]
+        yield item
+        seen_data = bool(item[1].strip()) and not item[1].startswith("#")
+    if fh is not None:
+        yield from _chunk_blocks(fh, path, lineno, values)
+        return
     while True:
         block: list[tuple[int, str]] = []
         for item in lines:
@@ -205,6 +219,93 @@ def _fast_blocks(lines: Iterator[tuple[int, str]], values: dict[str, array]
             seen_data = seen_data or any(t.strip() and not t.startswith("#") for t in texts)
         else:
             yield -1, str(parsed)
+
+
+#: Characters the chunk reader takes from the file at once (then completes the last line).
+_CHUNK_CHARS = 1 << 20
+
+
+def _chunk_blocks(fh: TextIO, path: Any, lineno: int, values: dict[str, array]
+                  ) -> Iterator[tuple[int, str]]:
+    """The rest of ``fh`` (line ``lineno + 1`` on) as :func:`_fast_blocks` yields it, read in
+    chunks of about 1 MiB of whole lines (memory stays near the values' 8 bytes each);
+    lines split as ``iter_lines`` splits them."""
+    while True:
+        chunk = fh.read(_CHUNK_CHARS)
+        if not chunk:
+            return
+        if not chunk.endswith("\n"):
+            chunk += fh.readline(MAX_LINE_CHARS + 1)  # complete the last line (or "\r\n")
+        if "\r" in chunk:  # newline="" splits at \r, \n and \r\n, as readline does
+            texts = [t.rstrip("\r\n") for t in io.StringIO(chunk, newline="")]
+            body = None
+        else:
+            body = chunk[:-1] if chunk.endswith("\n") else chunk
+            texts = body.split("\n")
+        first, lineno = lineno + 1, lineno + len(texts)
+        if max(map(len, texts)) > MAX_LINE_CHARS:
+            at = first + next(i for i, t in enumerate(texts) if len(t) > MAX_LINE_CHARS)
+            raise UserError(f"cannot read a label,value CSV file {path}: line {at} is longer than "
+                            f"{MAX_LINE_CHARS:,} characters; this is not line-based text; check "
+                            f"the file and --format")
+        parsed = _parse_plain_text(body, len(texts), values) if body is not None else None
+        if parsed is None:
+            parsed = _parse_block(texts, values)
+        if parsed is None:
+            yield from zip(range(first, lineno + 1), texts)
+        else:
+            yield -1, str(parsed)
+
+
+#: Longest label the chunk parser's fixed-width label column holds (longer: the line parser).
+_LABEL_CHARS = 32
+
+
+def _parse_plain_text(body: str, n_lines: int, values: dict[str, array]) -> int | None:
+    """Rows of ``body`` (``n_lines`` lines joined by ``\n``) added to ``values``, parsed by
+    numpy's C reader into a label column and a value column (no Python object per row);
+    None (nothing added) unless every line is a plain ``label,value`` row without spaces,
+    quotes or ``#``, with a label shorter than 32 characters."""
+    if '"' in body or "#" in body or " " in body or "\t" in body or "\n\n" in body:
+        return None
+    try:
+        rows = np.loadtxt(io.StringIO(body), delimiter=",", comments=None, ndmin=1,
+                          dtype=[("label", f"U{_LABEL_CHARS}"), ("value", "f8")])
+    except ValueError:
+        return None
+    if len(rows) != n_lines:
+        return None
+    labels, vals = rows["label"], rows["value"]
+    lengths = np.char.str_len(labels)
+    if (lengths == 0).any() or (lengths >= _LABEL_CHARS).any() \
+            or not np.isfinite(vals).all() or (vals < 0).any():
+        return None
+    # group by label in order of first appearance: one C comparison pass per distinct label
+    rest = np.arange(len(labels))
+    for _ in range(64):
+        if not len(rest):
+            return n_lines
+        label = labels[rest[0]]
+        mine = labels[rest] == label
+        values.setdefault(str(label), array("d")).frombytes(vals[rest[mine]].tobytes())
+        rest = rest[~mine]
+    if len(rest):
+        for label, v in zip(labels[rest].tolist(), vals[rest].tolist()):
+            values.setdefault(label, array("d")).append(v)
+    return n_lines
+
+
+def _add_values(labels: list[str], vals: np.ndarray, values: dict[str, array]) -> None:
+    distinct = dict.fromkeys(labels)
+    if len(distinct) == 1:
+        values.setdefault(labels[0], array("d")).frombytes(vals.tobytes())
+    elif len(distinct) <= 64:
+        label_arr = np.array(labels, dtype=object)
+        for label in distinct:
+            values.setdefault(label, array("d")).frombytes(vals[label_arr == label].tobytes())
+    else:
+        for label, v in zip(labels, vals.tolist()):
+            values.setdefault(label, array("d")).append(v)
 
 
 def _parse_block(texts: list[str], values: dict[str, array]) -> int | None:
@@ -223,16 +324,7 @@ def _parse_block(texts: list[str], values: dict[str, array]) -> int | None:
     # negatives and the rest are left to the line parser, whose errors name the line
     if not np.isfinite(vals).all() or (vals < 0).any() or not all(labels):
         return None
-    distinct = dict.fromkeys(labels)
-    if len(distinct) == 1:
-        values.setdefault(labels[0], array("d")).extend(vals)
-    elif len(distinct) <= 64:
-        label_arr = np.array(labels, dtype=object)
-        for label in distinct:
-            values.setdefault(label, array("d")).extend(vals[label_arr == label])
-    else:
-        for label, v in zip(labels, vals.tolist()):
-            values.setdefault(label, array("d")).append(v)
+    _add_values(labels, vals, values)
     return len(texts)
 
 
