@@ -267,3 +267,20 @@ def test_bulk_samples_are_bit_exact_on_both(store_url):
         seqs = [r[0] for r in store.conn.execute(
             "SELECT seq FROM samples WHERE run_id = ? AND metric = ? ORDER BY seq", (run, metric))]
         assert seqs == list(range(len(values)))  # across the 100,000-value chunks
+
+
+def test_run_show_export_on_postgres(pg_url, tmp_path):
+    """The measuring path end to end into the team store: run, show, export, analyze."""
+    env = {"BENCHLAB_DB": pg_url}
+    proc = run_cli("run", "-r", "3", "-w", "1", "-n", "t", "true", env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    shown = run_cli("show", "--json", env=env, check=True).stdout
+    assert '"name": "t"' in shown
+    out = tmp_path / "e.csv"
+    run_cli("export", "--format", "csv", "-o", str(out), env=env, check=True)
+    assert out.read_text().count(",t,") >= 3
+    run_cli("analyze", "t", env=env, check=True)
+    with Store.open(pg_url, readonly=True) as store:
+        [session] = store.sessions()
+        runs = store.runs(session_id=session["id"])
+        assert [r["seq"] for r in runs] == list(range(4)) and sum(r["warmup"] for r in runs) == 1
