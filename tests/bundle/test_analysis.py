@@ -98,3 +98,22 @@ def test_every_float_is_rounded_to_twelve_digits(bundled):
     assert values and all(float(f"{v:.12g}") == v for v in values)
     assert analysis["seed"] == 1 and analysis["digits"] == 12
     assert os.path.basename(str(bundled)).endswith(".benchlab.tar.gz")
+
+
+def test_other_library_versions_give_a_warning(bundled, tmp_path):
+    members = members_of(bundled)
+    software = json.loads(members["provenance/software.json"])
+    software["scipy"] = "0.19.0"
+    members["provenance/software.json"] = json.dumps(software).encode()
+    manifest = json.loads(members.pop("manifest.json"))
+    for entry in manifest["members"]:
+        entry["sha256"] = hashlib.sha256(members[entry["name"]]).hexdigest()
+    out = tmp_path / "old-scipy.benchlab.tar.gz"
+    with tarfile.open(out, "w:gz") as tar:
+        for name, blob in [("manifest.json", json.dumps(manifest).encode()), *members.items()]:
+            info = tarfile.TarInfo(name)
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+    proc = run_cli("reproduce", str(out), "--analysis-only")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: scipy 0.19.0 made the bundle" in proc.stderr

@@ -146,3 +146,23 @@ def test_gzip_header_of_a_python_written_bundle_is_fixed():
     assert a == b
     assert gzip.decompress(a)[:13] == b"manifest.json"
     assert bundle_bytes({"a.json": b"{ }", "b/x.txt": b"1"}) != a
+
+
+def test_an_executable_that_no_longer_exists_is_noted(tmp_path):
+    """A session measured with a copy of the workload that is deleted before bundling: the
+    bundle says it is gone (no digest), and bundling says so on stderr."""
+    import shutil
+
+    from benchlab.workloads import build_workload
+
+    exe = tmp_path / "order_book_copy"
+    shutil.copy(build_workload("order_book"), exe)
+    db = tmp_path / "gone.db"
+    run_cli("run", "-N", "-r", "3", "-n", "copy", f"{exe} array 1000", db=db, check=True)
+    uid = json.loads(run_cli("list", "--json", db=db, check=True).stdout)[0]["uid"]
+    exe.unlink()
+    out = tmp_path / "gone.benchlab.tar.gz"
+    proc = run_cli("bundle", uid, "-o", str(out), db=db, check=True)
+    assert f"note: {exe} no longer exists here" in proc.stderr
+    (entry,) = json.loads(members_of(out)["provenance/executables.json"])
+    assert entry["exists"] is False and "sha256" not in entry and entry["argv0"] == str(exe)

@@ -44,3 +44,16 @@ def test_altered_bundle_imports_nothing(bundled, tmp_path):
     assert_one_line_error(run_cli("import", str(bad), "--format", "bundle", db=db),
                           "data/sessions.json")
     assert not db.exists() or _sessions(db) == []
+
+
+def test_a_bundle_of_an_import_has_nothing_to_measure(tmp_path):
+    csv = tmp_path / "results.csv"
+    csv.write_text("".join(f"array,{100 + i % 7}\nmap,{300 + i % 5}\n" for i in range(20)))
+    db = tmp_path / "imported.db"
+    run_cli("import", str(csv), "--format", "csv", "--unit", "ns", db=db, check=True)
+    uid = _sessions(db)[0]["uid"]
+    bundle = tmp_path / "imported.benchlab.tar.gz"
+    run_cli("bundle", uid, "-o", str(bundle), db=db, check=True)
+    assert run_cli("reproduce", str(bundle), "--analysis-only").returncode == 0
+    assert_one_line_error(run_cli("reproduce", str(bundle), db=db),
+                          "no run session with a protocol", "--analysis-only")
