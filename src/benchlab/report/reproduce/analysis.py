@@ -140,8 +140,10 @@ def analysis_bytes(docs: list[dict[str, Any]], *, seed: int = ANALYSIS_SEED) -> 
     return canonical_bytes(analyse_sessions(docs, seed=seed))
 
 
-def render_reports(bundle: Bundle, *, seed: int = ANALYSIS_SEED) -> tuple[str, str]:
-    """(Markdown, HTML) report of the bundle's sessions, rendered from a scratch store.
+def render_reports(bundle: Bundle, *, seed: int = ANALYSIS_SEED,
+                   html: bool = True) -> tuple[str, str | None]:
+    """(Markdown, HTML) report of the bundle's sessions, rendered from a scratch store; HTML
+    is None without ``html`` (its interactive figures are most of the rendering time).
 
     The generation time shown is the newest session's end (never the clock), so rendering
     twice, here or on another machine, gives the same Markdown.
@@ -161,4 +163,4 @@ def render_reports(bundle: Bundle, *, seed: int = ANALYSIS_SEED) -> tuple[str, s
             store.close()
     ends = sorted(str(s.get("finished_utc") or s.get("created_utc") or "") for s in docs)
     model.generated_utc = (ends[-1].replace("T", " ")[:16] + " UTC") if ends[-1] else "unknown"
-    return render_markdown(model), stable_ids(render_html(model))
+    return render_markdown(model), stable_ids(render_html(model)) if html else None

@@ -57,7 +57,7 @@ def reproduce_analysis(bundle: Bundle) -> tuple[AnalysisCheck, str]:
     report recomputed here (the caller shows it)."""
     docs = session_documents(bundle)
     analysis = analysis_bytes(docs, seed=int(bundle.json(ANALYSIS_MEMBER).get("seed", 1)))
-    markdown, _ = render_reports(bundle)
+    markdown, _ = render_reports(bundle, html=False)
     digest = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
     check = AnalysisCheck(digest(bundle.members[ANALYSIS_MEMBER]), digest(analysis),
                           digest(bundle.members[REPORT_MD]), digest(markdown.encode("utf-8")),
