@@ -74,6 +74,9 @@ def format_duration(ns: float, digits: int = 4) -> str:
 
 
 _RANGE = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
+#: The largest CPU (or NUMA node) number a CPU list may name: the kernel's NR_CPUS is at most
+#: 8192 on every architecture today, so a larger number is a typo, not a machine.
+MAX_CPU_NUMBER = 65535
 
 
 def parse_cpu_list(text: str, *, what: str = "CPU list") -> tuple[int, ...]:
@@ -103,6 +106,12 @@ def parse_cpu_list(text: str, *, what: str = "CPU list") -> tuple[int, ...]:
             raise UserError(
                 f"invalid {what} {text!r}: range {part.strip()!r} is empty; "
                 "write ranges low-high as for taskset -c, e.g. 0,2-3"
+            )
+        # Checked before expanding: "0-99999999999" would build a set that exhausts memory.
+        if last > MAX_CPU_NUMBER:
+            raise UserError(
+                f"invalid {what} {text!r}: CPU {last} is above {MAX_CPU_NUMBER}, more than "
+                "Linux supports; list this machine's CPUs (see `nproc --all`), e.g. 0,2-3"
             )
         cpus.update(range(first, last + 1, step))
     return tuple(sorted(cpus))

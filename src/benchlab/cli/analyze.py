@@ -7,6 +7,7 @@ import json
 import click
 from rich.console import Console
 
+from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.report.analysis import analyze_series, render_analysis
 
@@ -15,9 +16,9 @@ from benchlab.report.analysis import analyze_series, render_analysis
 @click.argument("series", nargs=-1, required=True)
 @click.option("--metric", default=None, help="Metric to analyse (default: the program's only "
               "metric, else wall).")
-@click.option("--mad-k", type=click.FloatRange(min=0, min_open=True), default=3.0,
+@click.option("--mad-k", type=params.POSITIVE, default=3.0,
               show_default=True, help="MAD outlier rule: flag |x - median| > k x raw MAD.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=params.SEED, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
 @db_option
 def analyze_cmd(series, metric, mad_k, seed, as_json, db):

@@ -44,6 +44,7 @@ def calibrate_cmd(base, period_us, cpus, methods, duration, repeat, max_trials, 
 
     from benchlab.store.connection import default_db_path, refuse_output_path
     refuse_output_path(output, db or default_db_path(), "-o")  # before any trial runs
+    cpu_list = parse_cpus(cpus)  # a bad list is refused before the base profile is read
     binary = stressng.find_stress_ng()
     base_p = resolve_profile(base, db)
     if methods == "all":
@@ -77,7 +78,7 @@ def calibrate_cmd(base, period_us, cpus, methods, duration, repeat, max_trials, 
 
     with interruptible() as received:  # SIGTERM stops the trials like Ctrl-C
         try:
-            result = calibrate(base_p, names, period_us=period_us, cpus=parse_cpus(cpus),
+            result = calibrate(base_p, names, period_us=period_us, cpus=cpu_list,
                                duration_s=duration, repeat=repeat, max_trials=max_trials,
                                observer=observer, binary=binary)
         except KeyboardInterrupt:

@@ -10,6 +10,7 @@ import json
 import click
 from rich.console import Console
 
+from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 from benchlab.environment import diff_environments
@@ -48,7 +49,7 @@ def _environment(store, series) -> dict | None:
 @click.option("--resamples", type=click.IntRange(min=100), default=None,
               help="Bootstrap resamples of the SD estimate (default 2000; 10000 when "
                    "--jaybeams-compatible).")
-@click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=params.SEED, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @click.option("--report", "report_file", default=None, metavar="FILE",
               help="Also write the self-contained HTML report of these series to FILE.")

@@ -14,6 +14,7 @@ import sys
 import click
 from rich.console import Console
 
+from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.run import ProgressObserver
 from benchlab.core.executor import SessionInterrupted
@@ -44,7 +45,7 @@ def demo_protocol(n: int, runs: int, warmup: int, seed: int) -> RunPlan:
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True)
 @click.option("--size", "n", type=click.IntRange(min=1000), default=100_000, show_default=True,
               help="How many integers each run sorts.")
-@click.option("--seed", type=int, default=2026, show_default=True, help="Seed of the run order.")
+@click.option("--seed", type=params.SEED, default=2026, show_default=True, help="Seed of the run order.")
 @db_option
 def demo_cmd(runs, warmup, n, seed, db):
     """Build bundled C sorts and compare them, measured and stored, in well under a minute."""

@@ -94,3 +94,8 @@ def _open_unit_interval(value: Any) -> float:
     if number == 1.0:
         raise UserError(f"{str(value)!r} is out of range: a probability must be < 1")
     return number
+#: A random seed: a whole number from 0 to 2**32 - 1 (what numpy's and the stored seeds accept;
+#: a negative or 30-digit seed is a typo, and numpy refuses it deep inside a run).
+SEED = count(allow_zero=True, maximum=2**32 - 1)
+#: A finite number >= 0 (margins, MAD multipliers where 0 means "off").
+NONNEGATIVE = finite_float(minimum=0.0)

@@ -12,6 +12,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from benchlab.cli.cluster_options import cluster_on_options, profile_cluster
+from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 
@@ -39,10 +40,10 @@ def quota_limits(cpu_quota_us: int | None, cpu_period_us: int | None):
               help="stress-ng CPU methods and memory/cache stressors (stream, cache, memcpy, matrix), comma-separated.")
 @click.option("--duration", type=click.IntRange(min=1), default=1, help="Seconds per stress-ng run.")
 @click.option("--repeat", type=click.IntRange(min=1), default=3, help="Rounds over all methods (shuffled order each).")
-@click.option("--target-cv", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--target-cv", type=params.POSITIVE, default=None,
               help="Re-run methods whose CV is above this fraction (e.g. 0.02) ...")
 @click.option("--max-repeat", type=click.IntRange(min=1), default=None, help="... up to this many repetitions ...")
-@click.option("--time-budget", type=click.FloatRange(min=0), default=None, help="... within this many seconds in total.")
+@click.option("--time-budget", type=params.SECONDS, default=None, help="... within this many seconds in total.")
 @click.option("-o", "--output", default=None, metavar="FILE", help="Also write the profile as JSON.")
 @click.option("--name", default=None, help="Profile name (default: the host name, @quota-N with a quota).")
 @click.option("--cpu-quota", "cpu_quota_us", type=click.IntRange(min=1000), default=None,
@@ -52,7 +53,7 @@ def quota_limits(cpu_quota_us: int | None, cpu_period_us: int | None):
 @click.option("--cpus", default=None, metavar="LIST", help="Pin stress-ng to these CPUs (e.g. 1).")
 @click.option("--nice", type=click.IntRange(-20, 19), default=None,
               help="Run stress-ng under nice -n N (e.g. -20 as root on a shared machine; no effect with --cpu-quota).")
-@click.option("--seed", type=int, default=1, help="Seed of the per-round method order.")
+@click.option("--seed", type=params.SEED, default=1, help="Seed of the per-round method order.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @cluster_on_options
 @db_option

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
+from benchlab.cli import params
 from benchlab.cli.cluster_options import (cluster_options, print_machine_table, resume_run,
                                           start_run)
 from benchlab.cli.common import db_option, open_store
@@ -121,14 +122,14 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
 @click.option("-M", "--max-runs", type=click.IntRange(min=1), default=None)
 @click.option("--min-time", type=click.FloatRange(min=0), default=3.0,
               help="Measure each command for at least this many seconds (unless --runs).")
-@click.option("--max-time", type=click.FloatRange(min=0), default=None,
+@click.option("--max-time", type=params.SECONDS, default=None,
               help="Stop the session after this many seconds of measured runs.")
 @click.option("-p", "--prepare", multiple=True, help="Shell command before every run.")
 @click.option("-s", "--setup", multiple=True, help="Shell command before a command's runs.")
 @click.option("-c", "--cleanup", multiple=True, help="Shell command after a command's runs.")
 @click.option("--order", type=click.Choice(["interleaved", "sequential"]), default="interleaved",
               help="interleaved: randomised round-robin so drift hits all commands alike.")
-@click.option("--seed", type=int, default=None, help="Seed of the run order (default: random, stored).")
+@click.option("--seed", type=params.SEED, default=None, help="Seed of the run order (default: random, stored).")
 @click.option("-t", "--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Kill a run after this many seconds (status: timeout).")
 @click.option("-i", "--ignore-failure", is_flag=True,
@@ -171,9 +172,9 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
 @click.option("--until-decided", is_flag=True,
               help="Two commands: run interleaved rounds until the comparison is decided "
                    "(group-sequential, error held at --alpha) or --max-runs/--max-time is spent.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
+@click.option("--alpha", type=params.PROBABILITY, default=0.01,
               show_default=True, help="With --until-decided: overall false-positive rate.")
-@click.option("--equivalence-margin", type=click.FloatRange(min=0), default=1.0,
+@click.option("--equivalence-margin", type=params.NONNEGATIVE, default=1.0,
               show_default=True, metavar="PERCENT",
               help="With --until-decided: stop as equivalent within +-PERCENT of B (0: never).")
 @click.option("--look-every", type=click.IntRange(min=1), default=5, show_default=True,
