@@ -67,8 +67,9 @@ def source_hash_of(executable: str) -> str | None:
 
 
 def executables(docs: Sequence[dict[str, Any]], cwd: str | None = None) -> list[dict[str, Any]]:
-    """Every executable measured: per (session, benchmark), argv[0] resolved on PATH now (or
-    relative to the session's cwd), its SHA-256 and size in bytes, or ``exists: false``."""
+    """Every executable measured: per (session, benchmark), the program (argv[0], or the
+    command's first word when it ran through a shell) resolved on PATH now (or relative to the
+    session's cwd), its SHA-256 and size in bytes, or ``exists: false``."""
     out = []
     for s in docs:
         plan_cwd = (s.get("protocol") or {}).get("cwd") or cwd
@@ -76,34 +77,43 @@ def executables(docs: Sequence[dict[str, Any]], cwd: str | None = None) -> list[
         for b in s["benchmarks"]:
             argv = b.get("argv") or []
             argv0 = argv[0] if argv else None
+            # through a shell, argv[0] is the shell: the measured program is the command's
+            # first word (a bundled workload is recognised, and rebuilt, from that)
+            words = _words(b.get("command")) if shell else argv
+            program = words[0] if words else None
             entry: dict[str, Any] = {"session": s["uid"], "benchmark": b["name"],
-                                     "argv0": argv0, "through_shell": bool(shell)}
-            resolved = None
-            if argv0:
-                if "/" in argv0:
-                    candidate = Path(plan_cwd or ".", argv0) if not os.path.isabs(argv0) \
-                        else Path(argv0)
-                    resolved = str(candidate) if candidate.is_file() else None
-                else:
-                    resolved = shutil.which(argv0)
+                                     "argv0": argv0, "program": program,
+                                     "through_shell": bool(shell)}
+            resolved = _resolve(program, plan_cwd)
             entry["resolved"] = resolved
             entry["exists"] = resolved is not None
             if resolved is not None:
                 entry["sha256"] = file_sha256(resolved)
                 entry["size_bytes"] = os.path.getsize(resolved)
-            if shell and b.get("command"):
-                # the measured program is the command's first word, not the shell
-                word = b["command"].split()[0] if b["command"].split() else None
-                found = shutil.which(word) if word else None
-                entry["command_executable"] = found
-                if found:
-                    entry["command_sha256"] = file_sha256(found)
-            workload = workload_of(argv0) if argv0 else None
+            workload = workload_of(program) if program else None
             entry["workload"] = workload
             if workload:
-                entry["source_hash"] = source_hash_of(argv0)
+                entry["source_hash"] = source_hash_of(program)
             out.append(entry)
     return out
+
+
+def _words(command: str | None) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(command or "")
+    except ValueError:  # unbalanced quotes: the shell would have refused it too
+        return (command or "").split()
+
+
+def _resolve(program: str | None, cwd: str | None) -> str | None:
+    if not program:
+        return None
+    if "/" not in program:
+        return shutil.which(program)
+    candidate = Path(program) if os.path.isabs(program) else Path(cwd or ".", program)
+    return str(candidate) if candidate.is_file() else None
 
 
 def software() -> dict[str, Any]:
@@ -185,7 +195,7 @@ def make_bundle(store, selectors: Sequence[str], output: str | os.PathLike, *,
     return {"path": str(output), "size_bytes": size, "members": len(members) + 1,
             "sha256": sha256_hex(Path(output).read_bytes()), "profile": profile is not None,
             "sessions": extra["sessions"],
-            "missing_executables": [e["argv0"] for e in json.loads(members[EXECUTABLES_MEMBER])
+            "missing_executables": [e["program"] for e in json.loads(members[EXECUTABLES_MEMBER])
                                     if not e["exists"]]}
 
 

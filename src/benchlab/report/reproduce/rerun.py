@@ -104,7 +104,7 @@ def prepared_plans(bundle: Bundle, warnings: list[str], *,
         built: dict[str, str] = {}
         for bench in plan.benchmarks:
             entry = by_bench.get((doc["uid"], bench.name)) or {}
-            argv0 = entry.get("argv0")
+            argv0 = entry.get("program", entry.get("argv0"))
             if entry.get("workload"):
                 new = built.get(entry["workload"]) or _rebuild(bundle, entry)
                 built[entry["workload"]] = new
