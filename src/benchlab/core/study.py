@@ -143,6 +143,13 @@ def _typed(value: Any, kind: type | tuple[type, ...], what: str, fix: str) -> An
     return value
 
 
+def _known_keys(table: dict[str, Any], allowed: tuple[str, ...], what: str) -> None:
+    """Refuse a key the suite format does not have: a typo like ``runz`` would be ignored."""
+    for key in table:
+        if key not in allowed:
+            raise UserError(f"suite {what} {key!r} is unknown; use {', '.join(allowed)}")
+
+
 _LEVEL_TYPES: dict[str, tuple[type, ...]] = {"isolation": (str,), "workers": (int,),
                                              "affinity": (str,), "load": (str,),
                                              "cpu_quota_us": (int,)}
@@ -170,7 +177,9 @@ def load_suite(path: str | None) -> Suite:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise UserError(f"suite {path} is not valid TOML ({exc}); fix the file") from None
+    _known_keys(data, ("study", "workload", "matrix"), "top-level key")
     head = _typed(data.get("study", {}), dict, "[study]", "make it a table")
+    _known_keys(head, ("name", "runs", "warmup", "seed", "perf_events"), "[study] key")
     workloads_raw = _typed(data.get("workload", []), list, "workload",
                            "write each workload as a [[workload]] table")
     if not workloads_raw:
@@ -180,6 +189,8 @@ def load_suite(path: str | None) -> Suite:
     workloads = []
     for w in workloads_raw:
         w = _typed(w, dict, "workload", "write each workload as a [[workload]] table")
+        # A key after [[workload]] belongs to it: "matrix = 3" there is a misplaced [matrix].
+        _known_keys(w, ("name", "builtin", "args", "command"), "[[workload]] key")
         name = w.get("name")
         if not name:
             raise UserError("every [[workload]] needs a name")
@@ -240,6 +251,9 @@ def check_suite(suite: Suite) -> None:
         try:
             plan.validate()
             from benchlab.control.load import parse_load
+            from benchlab.measure.isolation import parse_isolation
+
+            parse_isolation(plan.placement.isolation)
 
             if plan.placement.load:
                 parse_load(plan.placement.load)
