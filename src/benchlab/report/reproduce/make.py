@@ -196,7 +196,7 @@ def make_bundle(store, selectors: Sequence[str], output: str | os.PathLike, *,
             "sha256": sha256_hex(Path(output).read_bytes()), "profile": profile is not None,
             "sessions": extra["sessions"],
             "missing_executables": [e["program"] for e in json.loads(members[EXECUTABLES_MEMBER])
-                                    if not e["exists"]]}
+                                    if e["program"] and not e["exists"]]}
 
 
 __all__ = ["make_bundle", "bundle_members", "bundle_bytes", "executables", "software",

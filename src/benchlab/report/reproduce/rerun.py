@@ -14,6 +14,7 @@ Judging (:mod:`.verdict`) then compares point by point.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,7 +113,7 @@ def prepared_plans(bundle: Bundle, warnings: list[str], *,
                 here = file_sha256(new)
             else:
                 found = shutil.which(argv0) if argv0 and "/" not in argv0 else argv0
-                here = file_sha256(found) if found and _is_file(found) else None
+                here = file_sha256(found) if found and os.path.isfile(found) else None
                 if here is None and argv0:
                     warnings.append(f"{bench.name}: {argv0} does not exist here; its runs will "
                                     f"fail")
@@ -133,12 +134,6 @@ def prepared_plans(bundle: Bundle, warnings: list[str], *,
         raise UserError(f"{bundle.path} holds no run session with a protocol to re-measure "
                         f"(imports and profiles have none); use --analysis-only")
     return out
-
-
-def _is_file(path: str) -> bool:
-    import os
-
-    return os.path.isfile(path)
 
 
 def original_profile(bundle: Bundle):
