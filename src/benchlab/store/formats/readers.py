@@ -17,6 +17,7 @@ import gzip
 import io
 import json
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -137,6 +138,17 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _where_constant(text: str, name: str) -> str:
+    """`` (line N, under "key")`` for the first bare ``name`` token in ``text``: the field a
+    user must fix (``"cpu_quota_us": NaN``), which the JSON parser's hook cannot tell."""
+    match = re.search(r'(?<![\w"])-?' + re.escape(name.lstrip("-")) + r'(?![\w"])', text)
+    if match is None:
+        return ""
+    line = text.count("\n", 0, match.start()) + 1
+    keys = re.findall(r'"((?:[^"\\\n]|\\.){1,80})"\s*:', text[max(0, match.start() - 4096):match.start()])
+    return f" (line {line}, under \"{keys[-1]}\")" if keys else f" (line {line})"
+
+
 def parse_json_text(text: str, path: Any, what: str, fmt: str | None = None) -> Any:
     """Parse JSON text read from ``path``; every problem is a one-line UserError.
 
@@ -163,7 +175,8 @@ def parse_json_text(text: str, path: Any, what: str, fmt: str | None = None) -> 
         raise UserError(f"cannot read {what} {path}: the key {str(exc)[:60]!r} appears twice in "
                         f"one JSON object (one of them would be lost); keep one") from None
     except ValueError as exc:  # from _reject_constant
-        raise UserError(f"cannot read {what} {path}: it holds {exc}, which is not a JSON number; "
+        raise UserError(f"cannot read {what} {path}: it holds {exc}{_where_constant(text, str(exc))}, "
+                        f"which is not a JSON number; "
                         f"write measured values as finite numbers or leave them out") from None
 
 
