@@ -61,12 +61,12 @@ class MachineProgress:
 
 
 def _is_fleet_calibration(path: str) -> bool:
-    import json
+    from benchlab.store.formats.readers import load_json
 
     try:
-        with open(path) as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError):
+        # the store's reader: a 10^5-deep or binary file is a UserError, not a RecursionError
+        doc = load_json(path, "calibration")
+    except UserError:
         return False  # load_calibration says what is wrong with it
     from benchlab.machines.fleet import FLEET_CALIBRATION_FORMAT
 

@@ -212,10 +212,12 @@ def calibrate_fleet(cluster: str, base: Profile, methods: list[str], options: di
 def load_fleet_calibration(path: str | os.PathLike) -> dict[str, dict[str, int] | None]:
     """Each machine's quota from a fleet calibration: label -> {cpu_quota_us, cpu_period_us}
     (us), or None for the base. Raises UserError for a missing or malformed document."""
+    from benchlab.store.formats.readers import load_json
+
     try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as err:
-        raise UserError(f"cannot read the fleet calibration {path} ({err}); make it with "
+        doc = load_json(path, "fleet calibration")
+    except UserError as err:
+        raise UserError(f"{err}; or make one with "
                         f"`benchlab calibrate --cluster ADDRESS --base PROFILE`") from None
     if not isinstance(doc, dict) or doc.get("format") != FLEET_CALIBRATION_FORMAT:
         raise UserError(f"{path} is not a fleet calibration; make one with `benchlab calibrate "

@@ -25,12 +25,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from benchlab.errors import UserError
 from benchlab.machines.variability import Variability, speedup
@@ -122,19 +120,20 @@ def _num(text, where: str, allow_empty: bool = False) -> float | None:
 
 
 def read_app_results(path: str | os.PathLike) -> list[AppResult]:
-    """Applications from a CSV (``name,base,target[,lower_is_better]``) or JSON list file."""
-    try:
-        text = Path(path).read_text()
-    except OSError as err:
-        raise UserError(f"cannot read application results {path}: {err.strerror}; give a number or a "
-                        f"CSV/JSON file (name,base,target[,lower_is_better])") from None
+    """Applications from a CSV (``name,base,target[,lower_is_better]``) or JSON list file.
+
+    Read through the store's one reader (binary, UTF-16, corrupt gzip, over-long lines and
+    deep JSON are one-line errors); a row missing a field and a name given twice are refused.
+    """
+    from benchlab.store.formats.readers import iter_lines, open_text, parse_json_text
+
+    what = "application results"
+    with open_text(path, what) as fh:
+        lines = [line for _, line in iter_lines(fh, path)]
+    text = "\n".join(lines)
     apps: list[AppResult] = []
     if str(path).endswith(".json") or text.lstrip().startswith(("[", "{")):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise UserError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}); write a list of "
-                            f"{{\"name\", \"base\", \"target\", \"lower_is_better\"}} objects") from None
+        doc = parse_json_text(text, path, what)
         if not isinstance(doc, list):
             raise UserError(f"{path}: expected a JSON list of applications, each with name and base")
         for i, e in enumerate(doc):
@@ -151,11 +150,22 @@ def read_app_results(path: str | os.PathLike) -> list[AppResult]:
                             f"lower_is_better)")
         for i, row in enumerate(reader):
             where = f"{path}:{i + 2}"
+            # DictReader fills a missing field with None (an empty one is ""): a cut-off row.
+            if None in row.values() or None in row:
+                fields = sum(v is not None for k, v in row.items() if k is not None)
+                fields += len(row.get(None) or [])
+                raise UserError(f"{where}: the row has {fields} fields where the header has "
+                                f"{len(reader.fieldnames)}; fix or re-create the file")
             apps.append(AppResult(row.get("name") or f"app{i + 1}", _num(row["base"], where),
                                   _num(row.get("target"), where, allow_empty=True),
                                   _bool(row.get("lower_is_better") or "", where)))
     if not apps:
         raise UserError(f"{path} lists no application; add rows name,base,target")
+    names = [a.name for a in apps]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise UserError(f"{path}: application {repeated[0]!r} is listed twice; keep one result "
+                        f"per application (or give them different names)")
     return apps
 
 

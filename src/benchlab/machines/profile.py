@@ -138,6 +138,10 @@ class Profile:
         if not isinstance(entries, list):
             raise UserError(f"{where}: \"methods\" must be a list; regenerate it with `benchlab profile -o FILE`")
         for entry in entries:
+            if isinstance(entry, Mapping) and str(entry.get("name")) in methods:
+                # a second entry would silently replace the first
+                raise UserError(f"{where}: method {str(entry.get('name'))!r} appears twice; keep "
+                                f"one entry per method (regenerate it with `benchlab profile -o FILE`)")
             try:
                 name = str(entry["name"])
                 values = [float(v) for v in entry.get("values") or ([entry["value"]] if entry.get("value") is not None else [])]
@@ -148,6 +152,11 @@ class Profile:
             except (KeyError, TypeError, ValueError):
                 raise UserError(f"{where}: malformed method entry {str(entry)[:60]!r}; each needs a name "
                                 f"and numeric values") from None
+            # 0 is a failed run (kept, and left out of ratios); below 0 or not finite is no rate
+            bad = [v for v in (*values, *methods[name].cpu_values) if not (math.isfinite(v) and v >= 0)]
+            if bad:
+                raise UserError(f"{where}: method {name!r} has the value {bad[0]:g}; bogo-ops/s "
+                                f"are finite and >= 0 (regenerate it with `benchlab profile -o FILE`)")
         return cls(name=str(doc.get("name") or "profile"), methods=methods,
                    metadata=dict(doc.get("metadata") or {}), environment=doc.get("environment"))
 

@@ -176,6 +176,10 @@ def load_variability_file(path: str | os.PathLike) -> Variability:
         raise UserError(f"{path}: \"ratios\" must map method names to numbers; regenerate the file") from None
     if not ratios:
         raise UserError(f"{path} has no ratios; regenerate it from two profiles that share methods")
+    for method, ratio in ratios.items():
+        if not (math.isfinite(ratio) and ratio > 0):
+            raise UserError(f"{path}: the ratio of {method} is {ratio:g}; a speedup ratio is a "
+                            f"finite number > 0 (regenerate the file)")
     return Variability(target=str(doc.get("target", "target")), base=str(doc.get("base", "base")),
                        ratios=ratios, only_in_target=list(doc.get("only_in_target") or []),
                        only_in_base=list(doc.get("only_in_base") or []),
