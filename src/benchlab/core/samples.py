@@ -25,15 +25,19 @@ def read_samples_csv(path: str) -> tuple[dict[str, list[float]], list[str]]:
     header (``book_type,nanoseconds``); ``nan``/``inf`` values are refused.
     Raises UserError on a malformed row.
     """
+    from benchlab.store.formats.readers import iter_lines, open_text
+
     values: dict[str, list[float]] = {}
     meta: list[str] = []
-    try:
-        with open(path, newline="", encoding="utf-8", errors="strict") as fh:
-            for lineno, line in enumerate(fh, 1):
-                _samples_row(path, lineno, line, values, meta)
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not UTF-8 text; the program must write label,value rows "
-                        f"as text") from None
+    # The store's reader: binary, UTF-16, corrupt gzip and line-less files are one line each.
+    with open_text(path, "a samples CSV (label,value rows)") as fh:
+        for lineno, line in iter_lines(fh, path):
+            _samples_row(path, lineno, line, values, meta)
+    if not values:
+        # An empty file (or one with only a header or # lines) is a program that reported
+        # nothing: storing the run without its samples would hide that.
+        raise UserError(f"{path} holds no samples (no label,value row); the program must "
+                        f"write one label,value row per sample")
     return values, meta
 
 
