@@ -114,6 +114,11 @@ def _check_path_unguarded(path: str, readonly: bool) -> tuple[Path, bool]:
     if not path.strip():
         raise UserError("--db is empty; give a database file, e.g. --db results.db, "
                         "or leave --db out to use the default store")
+    if path.strip() == ":memory:":
+        # SQLite's in-memory name: here it would become a file called ':memory:' in the
+        # current directory, and a store that vanishes on exit holds no result anyway.
+        raise UserError("--db ':memory:' is not supported (benchlab keeps results in a file); "
+                        "give a database file, e.g. --db results.db (./:memory: for that name)")
     p = Path(path)
     if p.is_dir():
         raise UserError(f"{path} is a directory, not a database file; use --db DIR/benchlab.db")
