@@ -79,15 +79,22 @@ def load_session(store: Store, key: str | int | SessionRef | dict) -> SessionDat
         run = RunData(r)
         runs[r["id"]] = run
         by_id[r["benchmark_id"]].runs.append(run)
-    pairs = conn.execute(
-        "SELECT DISTINCT s.run_id, s.metric FROM samples s JOIN runs r ON r.id = s.run_id"
-        " WHERE r.session_id = ? ORDER BY s.run_id, s.metric", (sid,)).fetchall()
     values_of = conn.cursor()
     values_of.row_factory = None  # plain 1-tuples, which numpy converts without Python per row
-    for run_id, metric in pairs:
-        rows = values_of.execute("SELECT value FROM samples WHERE run_id = ? AND metric = ?"
-                                 " ORDER BY seq", (run_id, metric)).fetchall()
-        runs[run_id].samples[metric] = np.array(rows, dtype=float).reshape(-1).tolist()
+    for run_id in sorted(runs):
+        # each next metric name is one primary-key lookup, not a scan of the run's samples
+        found = values_of.execute("SELECT MIN(metric) FROM samples WHERE run_id = ?",
+                                  (run_id,)).fetchone()[0]
+        metrics: list[str] = []
+        while found is not None:
+            metrics.append(found)
+            found = values_of.execute("SELECT MIN(metric) FROM samples WHERE run_id = ? AND"
+                                      " metric > ?", (run_id, found)).fetchone()[0]
+        for metric in metrics:
+            rows = values_of.execute(
+                "SELECT value FROM samples WHERE run_id = ? AND metric = ? ORDER BY seq",
+                (run_id, metric)).fetchall()
+            runs[run_id].samples[metric] = np.array(rows, dtype=float).reshape(-1).tolist()
     for m in conn.execute(
             "SELECT m.* FROM measurements m JOIN runs r ON r.id = m.run_id"
             " WHERE r.session_id = ? ORDER BY m.run_id, m.source, m.name", (sid,)):
