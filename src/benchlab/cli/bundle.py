@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 
@@ -64,7 +65,7 @@ def bundle_cmd(selectors: tuple[str, ...], output: str, take_profile: bool, as_j
 @click.option("--calibrate", is_flag=True,
               help="First find the CPU quota that makes this machine match the original's "
                    "profile, and measure under it.")
-@click.option("--tolerance", type=click.FloatRange(0, 10, min_open=True), default=0.2,
+@click.option("--tolerance", type=params.finite_float(minimum=0.0, maximum=10.0, exclusive_minimum=True), default=0.2,
               show_default=True,
               help="Noise allowed on the predicted size band (a fraction).")
 @click.option("--show-report", is_flag=True, help="--analysis-only: print the Markdown report.")

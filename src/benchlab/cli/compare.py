@@ -33,17 +33,17 @@ def _environment(store, series) -> dict | None:
                    "the last SERIES is the baseline.")
 @click.option("--metric", default=None, help="Metric of every series (default: the program's "
               "only metric, else wall).")
-@click.option("--conf-level", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--conf-level", type=params.PROBABILITY,
               default=None, help="Level of the intervals; the test uses alpha = 1 - level "
               "[default: 0.95; --jaybeams-compatible: 0.95 with alpha 0.01, as seed 001].")
-@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--power", type=params.PROBABILITY,
               default=0.95, show_default=True, help="Power of the sample-size plan.")
 @click.option("--min-effect", default=None, metavar="EFFECT",
               help="Smallest interesting difference: a duration (1ms, 500us) or a percentage "
                    "of the baseline median (2%) [default: 1%].")
 @click.option("--iterations", type=click.IntRange(min=1), default=None,
               help="Work per measurement: with --clock-ghz, min effect = one cycle per iteration.")
-@click.option("--clock-ghz", type=click.FloatRange(min=0, min_open=True), default=None)
+@click.option("--clock-ghz", type=params.POSITIVE, default=None)
 @click.option("--jaybeams-compatible", is_flag=True,
               help="Reproduce seed 001's rules exactly (see README: compare).")
 @click.option("--resamples", type=click.IntRange(min=100), default=None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 
@@ -76,9 +77,9 @@ def report_cmd(selectors, output, fmt, plots, metric, reference, history, study,
 @click.argument("name")
 @click.option("--metric", default=None, help="Metric (default: the program's only metric, "
               "else wall).")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--alpha", type=params.PROBABILITY,
               default=0.05, show_default=True, help="Family-wise level of the step tests.")
-@click.option("--min-effect-percent", type=click.FloatRange(min=0), default=1.0,
+@click.option("--min-effect-percent", type=params.finite_float(minimum=0.0, maximum=1000.0), default=1.0,
               show_default=True, help="Smallest step worth flagging, % of the previous median.")
 @db_option
 def history_cmd(name, metric, alpha, min_effect_percent, db):
