@@ -106,7 +106,10 @@ def build_history(store: Store, benchmark: str, *, metric: str | None = None,
             low, high = ci.low, ci.high
         else:
             low = high = float(np.median(values))
-        env = sess.get("environment") if isinstance(sess.get("environment"), dict) else None
+        # store.sessions() leaves the environment snapshots out (decoding thousands of them
+        # made `list` slow); only the sessions that measured the benchmark need theirs.
+        env = store.get_session(sess["uid"]).get("environment")
+        env = env if isinstance(env, dict) else None
         changes = []
         if previous_env is not None and env is not None:
             for path, label in MARKED_FIELDS:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -22,13 +22,14 @@ from benchlab.errors import UserError
 from benchlab.report import figures as F
 from benchlab.stats.bootstrap import bootstrap_ci
 from benchlab.stats.descriptive import Summary, summarize
-from benchlab.stats.independence import acf, check_independence
+from benchlab.stats.independence import independence_and_acf
 from benchlab.stats.outliers import mad_filtered_summary
-from benchlab.stats.rank import median_ratio
 from benchlab.stats.steady import detect_steady_state
-from benchlab.stats.verdict import CompareOptions, Comparison, compare, compare_many
 from benchlab.store.db import Series, Store
 from benchlab.units import format_value
+
+if TYPE_CHECKING:  # imported where used: scipy.stats (~1 s) is needed only to compare
+    from benchlab.stats.verdict import CompareOptions, Comparison
 
 #: Environment fields shown side by side per session (dotted path, label).
 ENV_FIELDS = (("host.hostname", "host"), ("os.kernel.release", "kernel"), ("cpu.model", "CPU"),
@@ -185,7 +186,7 @@ def benchmark_section(store: Store, series: Series, label: str, colours: F.Colou
     ci = bootstrap_ci(x, "median", kind="percentile", n_resamples=2000, seed=seed) if varied \
         else None
     mad = mad_filtered_summary(x)
-    independence = check_independence(x) if varied else None
+    independence, correlogram = independence_and_acf(x) if varied else (None, None)
     steady = detect_steady_state(x) if x.size >= 10 and np.ptp(x) > 0 else None
     runs = store.runs(benchmark_id=series.benchmark_id)
     warm = np.empty(0)
@@ -201,7 +202,7 @@ def benchmark_section(store: Store, series: Series, label: str, colours: F.Colou
                               metric=series.metric, warmup=warm, steady=steady,
                               outliers=mad.flags.is_outlier)]
     if independence is not None:
-        figs.append(F.acf_figure(f"{key}-acf", label, acf(x, independence.max_lag), colour,
+        figs.append(F.acf_figure(f"{key}-acf", label, correlogram, colour,
                                  independence.threshold))
     figs.append(F.cdf_figure(f"{key}-cdf", [(label, x)], series.unit, colours, series.metric))
     return BenchmarkSection(key, series, bench.get("command"), summary,
@@ -243,6 +244,9 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
                         f" compare series of one metric (--metric)")
     if len(set(labels)) != len(labels):
         raise UserError("two selected series have the same name; select them as SESSION:NAME")
+    from benchlab.stats.rank import median_ratio
+    from benchlab.stats.verdict import CompareOptions, compare, compare_many
+
     options = options or CompareOptions()
     cands = [(labels[i], s) for i, s in enumerate(series) if i != reference]
     clean = (lambda s: s.values[np.isfinite(s.values)])

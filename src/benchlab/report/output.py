@@ -84,10 +84,13 @@ def write_report(store: Store, selectors: Sequence[str], output: str | None, *,
                  options=None, extra: Sequence[Section] = ()) -> Written:
     """Build the report of ``selectors`` (plus history sections of the named benchmarks and
     ``extra`` sections) and write it. With only ``history`` names, no series are selected."""
-    from benchlab.report.history import build_history, history_section
-
     check_output(output, fmt, plots)
-    sections = [history_section(build_history(store, name, metric=metric)) for name in history]
+    sections = []
+    if history:  # imported only here: the history's rank tests bring in scipy.stats (~1 s)
+        from benchlab.report.history import build_history, history_section
+
+        sections = [history_section(build_history(store, name, metric=metric))
+                    for name in history]
     if selectors or not (history or extra):  # nothing else asked for: the newest session
         model = build_report(store, selectors, metric=metric, reference=reference,
                              options=options)
