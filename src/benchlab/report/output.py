@@ -29,8 +29,10 @@ class Written:
     plots: list[Path] = field(default_factory=list)
 
 
-def check_output(output: str | None, fmt: str, plots: str | None) -> None:
-    """Fail early, before any computation, on an output that cannot be written."""
+def check_output(output: str | None, fmt: str, plots: str | None, *,
+                 option: str = "-o") -> None:
+    """Fail early, before any computation, on an output that cannot be written; ``option``
+    is how the user named the file (``-o``, ``run --report``), for the error's fix."""
     if fmt not in FORMATS:
         raise UserError(f"unknown report format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if output is None and plots is None:
@@ -38,17 +40,18 @@ def check_output(output: str | None, fmt: str, plots: str | None) -> None:
     if output is not None:
         target = Path(output)
         if target.is_dir():
-            raise UserError(f"{target} is a directory; give a file name, e.g. -o report.html")
+            raise UserError(f"{target} is a directory; give a file name, e.g. {option} "
+                            f"report.html")
         parent = target.parent if str(target.parent) else Path(".")
         if not parent.is_dir():
             raise UserError(f"directory {target.parent} does not exist; create it or choose "
-                            f"another -o")
+                            f"another {option}")
         try:  # a probe now, so an unwritable place fails before minutes of computation
             with tempfile.TemporaryFile(dir=parent):
                 pass
         except OSError as exc:
-            raise UserError(f"cannot write in {parent}: {exc.strerror}; choose another -o") \
-                from None
+            raise UserError(f"cannot write in {parent}: {exc.strerror}; choose another "
+                            f"{option}") from None
 
 
 def write_model(model: ReportModel, output: str | None, *, fmt: str = "html",
