@@ -184,6 +184,8 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="Complete an interrupted session from its stored protocol.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option("--report", "report_path", default=None, metavar="FILE",
+              help="Write the session's HTML report (as benchlab report) to FILE when the run ends.")
 @cluster_options
 @db_option
 def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prepare, setup,
@@ -191,7 +193,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
             metrics, samples_csv, affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us,
             cpu_weight, cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
             until_decided, alpha, equivalence_margin, look_every, session_name, resume, as_json, quiet, db, cluster, on, spread,
-            **hyperfine):
+            report_path, **hyperfine):
     """Measure COMMANDS, each run stored as soon as it ends.
 
     \b
@@ -206,7 +208,12 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     quiet = quiet or hf.quiet
     console = Console(stderr=True, quiet=quiet, no_color=hf.color is False,
                       force_terminal=True if hf.style in ("full", "nocolor") else None)
+    if report_path is not None:  # a bad --report fails now, not after the measurements
+        from benchlab.report.output import check_output
+        check_output(report_path, "html", None, option="--report")
     store = open_store(db)
+    if report_path is not None:
+        store.refuse_output_path(report_path, "--report")
     show_progress = not quiet and hf.progress(sys.stderr.isatty())
     try:
         with ProgressObserver(console, show_progress) as observer:
@@ -249,6 +256,11 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     summaries = session_summaries(store, result.session.id)
     reference = _reference_name(hf, result.session.id, store)
     hf.write_exports(store, result.session.uid, reference)
+    if report_path is not None:
+        from benchlab.report.output import write_report
+        written = write_report(store, [result.session.uid], report_path)
+        if not quiet:
+            click.echo(f"wrote {written.path} ({written.size / 1e6:.2f} MB)", err=True)
     if as_json:
         click.echo(json.dumps({"session": result.session.uid, "status": result.status,
                                "db": store.path, "until_decided": result.decision,
