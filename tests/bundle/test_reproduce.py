@@ -8,7 +8,8 @@
 
 Everything is real: stress-ng profiles, cgroup v1 CPU quotas, the execution core, the store.
 The machine is shared (2 vCPUs, other engineers' tests): sizes are judged with --tolerance 0.5
-on top of the variability range measured at the time, never against absolute timings.
+(0.8 on the same machine) on top of the variability range measured at the time, never against
+absolute timings.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ QUOTA_US, PERIOD_US = 1000, 10_000
 METHODS = "int64,double,matrixprod"
 
 
-def _reproduce(bundle, db, *extra):
-    proc = run_cli("reproduce", str(bundle), "--json", "--tolerance", "0.5", *extra, db=db,
+def _reproduce(bundle, db, *extra, tolerance="0.5"):
+    proc = run_cli("reproduce", str(bundle), "--json", "--tolerance", tolerance, *extra, db=db,
                    timeout=600)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
@@ -38,7 +39,9 @@ def test_same_machine_reproduces(tmp_path):
     uid = order_book_session(db)
     bundle = tmp_path / "here.benchlab.tar.gz"
     run_cli("bundle", uid, "-o", str(bundle), "--profile", db=db, check=True, timeout=300)
-    outcome = _reproduce(bundle, db)
+    # 0.8: one run in four of this test saw the shared machine's load move the medians by
+    # more than the 0.5 the slow-machine test can afford (it needs the 10x quota to stand out)
+    outcome = _reproduce(bundle, db, tolerance="0.8")
     assert outcome["verdict"] == "reproduced", outcome
     kinds = {p["kind"] for p in outcome["points"]}
     assert kinds == {"comparison", "size"}
