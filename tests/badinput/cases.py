@@ -133,6 +133,14 @@ _numeric(("demo", "--db", "{db}"), "--warmup", "nan neg", RUN)
 _numeric(("demo", "--db", "{db}"), "--size", "nan huge neg zero", RUN)
 _numeric(("demo", "--db", "{db}"), "--seed", "neg big", RUN, values={"big": str(10**30)})
 _numeric(("list", "--db", "{db}"), "--limit", "nan huge neg zero", CLI)
+_numeric(_PROF, "--seed", "neg big", MACHINES, values={"big": str(10**30)})
+_numeric(_CMP, "--conf-level", "inf nan neg zero one", STATS, values={"one": "1"})
+_HIST = ("history", "--db", "{db}", "a")
+_numeric(_HIST, "--alpha", "inf nan neg zero one", STATS, values={"one": "1"})
+_numeric(_HIST, "--min-effect-percent", "inf nan neg huge", STATS)
+# click checks options before the command reads its bundle, so the bundle need not exist.
+_numeric(("reproduce", "--db", "{db}", "missing.benchlab.tar.gz"), "--tolerance",
+         "inf nan neg zero huge", STATS)
 _numeric(("study", "report", "--db", "{db}", "jb"), "--resamples", "nan huge neg zero", STATS)
 _numeric(("predict", "--profile-ratio", "{in}"), "--target", "inf nan neg", MACHINES, ("10",))
 for _kind, _value in {"inf": "inf", "nan": "nan", "neg": "-10", "zero": "0"}.items():
@@ -210,6 +218,9 @@ for _cmd in (("list",), ("show", "jb"), ("export",), ("import", "{in}"), ("run",
     _add(Case(f"db-corrupt-{_tag}", (*_cmd, "--db", "{db}"), "store.db", STORE, store="corrupt",
               input=("text", ".csv", makers.JAYBEAMS_CSV) if "{in}" in _cmd else None))
     _add(Case(f"db-directory-{_tag}", (*_cmd, "--db", "{dir}"), "casedir", STORE,
+              input=("text", ".csv", makers.JAYBEAMS_CSV) if "{in}" in _cmd else None))
+    # SQLite's in-memory name would become a file ':memory:' in the current directory.
+    _add(Case(f"db-memory-{_tag}", (*_cmd, "--db", ":memory:"), ":memory:", STORE,
               input=("text", ".csv", makers.JAYBEAMS_CSV) if "{in}" in _cmd else None))
 for _cmd in (("import", "{in}"), ("run", "-r", "2", "/bin/true")):
     _add(Case(f"db-readonly-dir-{_cmd[0]}", (*_cmd, "--db", "{db}"), "storedir", STORE,

@@ -5,47 +5,4 @@ problem seen. A case that starts passing is an XPASS(strict): remove it from her
 """
 
 KNOWN_FAILURES: dict[str, str] = {
-    # --- control (2)
-    'num-run--affinity-list': 'control',  # exit -9, not 2
-    'num-run--cpuset-huge': 'control',  # exit -9, not 2
-    # --- core/run options (6)
-    'num-demo--seed-big': 'core/run options',  # exit -9, not 2
-    'num-run--max-time-zero': 'core/run options',  # exit 0, not 2
-    'num-run--seed-big': 'core/run options',  # exit 0, not 2
-    'suite-isolation-unknown': 'core/run options',  # the store's content changed
-    'suite-matrix-not-table': 'core/run options',  # exit 0, not 2
-    'suite-unknown-key': 'core/run options',  # exit 0, not 2
-    # --- machines (20)
-    'file-calibration-deep': 'machines',  # exit 1, not 2
-    'file-predict-apps-bigline': 'machines',  # exit 1, not 2
-    'file-predict-apps-binary': 'machines',  # exit 1, not 2
-    'file-predict-apps-deep': 'machines',  # exit 1, not 2
-    'file-predict-apps-gzip-corrupt': 'machines',  # exit 1, not 2
-    'file-predict-apps-truncated': 'machines',  # exit 1, not 2
-    'file-predict-apps-utf16': 'machines',  # exit 1, not 2
-    'num-calibrate--cpus-huge': 'machines',  # exit -9, not 2
-    'num-calibrate--cpus-neg': 'machines',  # 2 stderr lines, not one 'benchlab: error:' line
-    'num-profile--cpus-huge': 'machines',  # exit -9, not 2
-    'num-profile--target-cv-inf': 'machines',  # exit 0, not 2
-    'num-profile--target-cv-nan': 'machines',  # exit -9, not 2
-    'num-profile--time-budget-inf': 'machines',  # exit 0, not 2
-    'num-profile--time-budget-nan': 'machines',  # exit 0, not 2
-    'num-profile--time-budget-zero': 'machines',  # exit 0, not 2
-    'value-calibration-nan-quota': 'machines',  # the error does not name 'quota'
-    'value-predict-apps-duplicate': 'machines',  # exit 1, not 2
-    'value-profile-duplicate-method': 'machines',  # exit 0, not 2
-    'value-profile-negative': 'machines',  # exit 0, not 2
-    'value-variability-zero': 'machines',  # the error does not name 'int64'
-    # --- stats (9)
-    'num-analyze--mad-k-inf': 'stats',  # exit 0, not 2
-    'num-analyze--mad-k-nan': 'stats',  # the error does not name 'mad-k'
-    'num-analyze--seed-big': 'stats',  # exit 0, not 2
-    'num-analyze--seed-neg': 'stats',  # exit -9, not 2
-    'num-compare--seed-big': 'stats',  # exit 0, not 2
-    'num-compare--seed-neg': 'stats',  # exit 1, not 2
-    'num-run--alpha-nan': 'stats',  # the store's content changed
-    'num-run--equivalence-margin-inf': 'stats',  # exit 0, not 2
-    'num-run--equivalence-margin-nan': 'stats',  # the error does not name 'equivalence-margin'
-    # --- store/readers (1)
-    'file-samples-csv-empty': 'store/readers',  # exit 0, not 2
 }

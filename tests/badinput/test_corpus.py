@@ -78,10 +78,17 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(case: Case, corpus, tm
         pytest.skip("chattr +i is not available here: no read-only directory for root")
     raw = case.store == "corrupt"
     before = store_state(db, raw)
+    entries_before = {p.name for p in casedir.iterdir()}
     env = dict(os.environ, COLUMNS="160", TMPDIR=str(scratch), BENCHLAB_DB=str(db))
     proc = run_case(argv, casedir, env)
     after = store_state(db, raw)
     leftovers = sorted(p.name for p in scratch.iterdir() if p.name.startswith("benchlab"))
+    # The case directory is the current directory: a refused command creates nothing there
+    # (--db :memory: used to leave a file named ':memory:'); the measured program of a
+    # samples-csv case writes out.csv itself.
+    allowed = {"out.csv"} if case.store_may_change else set()
+    leftovers += sorted(f"./{p.name}" for p in casedir.iterdir()
+                        if p.name not in entries_before | allowed)
     problems = check_outcome(case, proc, before, after, leftovers)
     if os.environ.get("BADINPUT_LOG"):
         # One JSON line per case, for regenerating known_failures.py from a real run.

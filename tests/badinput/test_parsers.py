@@ -119,3 +119,31 @@ def test_param_types_refuse_with_click_usage_errors(argv, needle):
     assert result.exit_code == 2
     assert f"Invalid value for '{needle}'" in result.output
     assert "Traceback" not in result.output
+
+
+def test_cpu_lists_are_bounded_before_they_are_expanded():
+    """A huge range is refused by its last number, before a set of 10^11 ints is built; the
+    largest allowed CPU still parses, and sysfs-style lists are unchanged."""
+    import time
+
+    from benchlab.units import MAX_CPU_NUMBER, parse_cpu_list
+
+    assert parse_cpu_list("0,2-3,8-12:2") == (0, 2, 3, 8, 10, 12)
+    assert parse_cpu_list(f"{MAX_CPU_NUMBER}") == (MAX_CPU_NUMBER,)
+    started = time.monotonic()
+    for text in ("0-99999999999", f"{MAX_CPU_NUMBER + 1}", f"0-{10**30}:2"):
+        with pytest.raises(UserError, match=f"above {MAX_CPU_NUMBER}") as err:
+            parse_cpu_list(text, what="--cpus list")
+        assert "\n" not in str(err.value) and "--cpus list" in str(err.value)
+    # Generous: expanding 0-99999999999 would take minutes and all memory, refusing takes µs.
+    assert time.monotonic() - started < 1.0
+
+
+@pytest.mark.parametrize("text", ["-1", "4294967296", str(10**30), "1.5", "1e3", "nan", ""])
+def test_seed_type_refuses_what_numpy_would_refuse(text):
+    import numpy as np
+
+    with pytest.raises(click.BadParameter):
+        params.SEED.convert(text, None, None)
+    for good in ("0", "4294967295"):
+        np.random.default_rng(params.SEED.convert(good, None, None))  # accepted by numpy too
