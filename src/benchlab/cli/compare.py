@@ -90,6 +90,8 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
                              min_effect_relative=effect if effect_kind == "relative" else 0.01,
                              jaybeams_compatible=jaybeams_compatible,
                              bootstrap_resamples=resamples, seed=seed)
+    # Values are printed in the metric's own unit: a series without one was stored as ns.
+    unit = base.unit or "ns"
     labels = _labels([*cands, base])
     if len(cands) == 1:
         results = [compare(cands[0].values, base.values, name_a=labels[0], name_b=labels[-1],
@@ -117,8 +119,8 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
             "candidates": [{"label": l, "session": c.session_uid, "metric": c.metric}
                            for l, c in zip(labels, cands)],
             "adjustment": "holm" if len(cands) > 1 else None,
-            "comparisons": [dict(r.to_dict(), verdict=verdict_text(r), notes_text=notes_text(r))
-                            for r in results],
+            "comparisons": [dict(r.to_dict(), verdict=verdict_text(r, unit, base.metric),
+                                 notes_text=notes_text(r, unit)) for r in results],
             "environment_differences": {k: [list(map(_plain, d)) for d in v]
                                         for k, v in diffs.items()}}, indent=2, default=str))
         return
@@ -126,11 +128,12 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
     for r in results:
         console.print(f"[bold]{r.name_a}[/bold] vs baseline [bold]{r.name_b}[/bold] "
                       f"({base.metric}, n = {r.n_a} and {r.n_b})")
-        for status, text in check_lines(r):
+        for status, text in check_lines(r, unit):
             style = _STYLE.get(status, "")
             console.print(f"  [{style}]{status}[/{style}]: {text}", highlight=False)
-        console.print(f"  [bold]verdict:[/bold] {verdict_text(r)}", highlight=False)
-        for note in notes_text(r):
+        console.print(f"  [bold]verdict:[/bold] {verdict_text(r, unit, base.metric)}",
+                      highlight=False)
+        for note in notes_text(r, unit):
             console.print(f"  note: {note}", highlight=False)
         console.print()
     for label, d in diffs.items():

@@ -10,15 +10,31 @@ import math
 
 from benchlab.stats.comparison import Check, Comparison
 from benchlab.stats.relative import CandidateResult
-from benchlab.units import format_duration
+from benchlab.units import format_duration, format_value
 
 #: Significant digits of the Hodges-Lehmann shift and interval: enough for seed 001's
 #: printed values (-771.55 µs, [-773.77, -769.32]).
 HL_DIGITS = 5
+#: Counts whose coefficient of variation is below this on both sides are compared by their
+#: observed range, not by a test: 1e-4 is 100 instructions in a million, far below what a
+#: code change moves and far above valgrind's zero run-to-run spread.
+COUNT_CV_STABLE = 1e-4
 
 
-def format_interval(low: float, high: float, digits: int = 4) -> str:
-    """An interval of durations in ns with one unit for both ends: '[769.3, 773.8] µs'."""
+def _fmt(value: float, unit: str, digits: int = 4) -> str:
+    """``value`` in its metric's unit: a readable duration only when ``unit`` is ns."""
+    if unit == "ns":
+        return format_duration(value, digits)
+    return format_value(value, unit, digits)
+
+
+def format_interval(low: float, high: float, digits: int = 4, unit: str = "ns") -> str:
+    """An interval with one unit for both ends: durations in ns as '[769.3, 773.8] µs', any
+    other unit (count, KiB, ...) as its own values."""
+    if unit == "KiB":  # sizes pick their own unit per end (KiB, MiB)
+        return f"[{_fmt(low, unit, digits)}, {_fmt(high, unit, digits)}]"
+    if unit != "ns":
+        return f"[{format_value(low, '', digits)}, {format_value(high, '', digits)}] {unit}"
     mag = max(abs(low), abs(high))
     for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")):
         if mag >= scale or unit == "ns":
@@ -40,14 +56,14 @@ def _source(c: Comparison) -> str:
     return "given"
 
 
-def _summary(name: str, c: Comparison, group: str) -> str:
+def _summary(name: str, c: Comparison, group: str, unit: str) -> str:
     s = c.summary_a if group == "a" else c.summary_b
-    return (f"{name}: n={s.n}, min {format_duration(s.min)}, median {format_duration(s.median)}, "
-            f"mean {format_duration(s.mean)}, max {format_duration(s.max)}, "
-            f"sd {format_duration(s.sd)}")
+    return (f"{name}: n={s.n}, min {_fmt(s.min, unit)}, median {_fmt(s.median, unit)}, "
+            f"mean {_fmt(s.mean, unit)}, max {_fmt(s.max, unit)}, "
+            f"sd {_fmt(s.sd, unit)}")
 
 
-def _plan(c: Comparison, check: Check, factor: int) -> str:
+def _plan(c: Comparison, check: Check, factor: int, unit: str) -> str:
     plan = c.plan_10x if factor == 10 else c.plan_1x
     what = "10x the minimum effect" if factor == 10 else "the minimum interesting effect"
     if plan is None:
@@ -55,8 +71,8 @@ def _plan(c: Comparison, check: Check, factor: int) -> str:
                 f"is 0; give the minimum effect in units (--min-effect 1us)")
     spread = ("sd " if c.sd_estimate is not None else f"robust spread ({c.spread_method}) ")
     ctx = (f"(alpha={plan.alpha:g}, power={plan.power:g}, {spread}"
-           f"{format_duration(plan.spread)})")
-    delta = format_duration(plan.delta)
+           f"{_fmt(plan.spread, unit)})")
+    delta = _fmt(plan.delta, unit)
     if plan.n_required is None:
         return (f"power analysis for {what} ({delta}) unavailable: {plan.reason} {ctx}; the "
                 "verdict does not depend on it")
@@ -68,15 +84,15 @@ def _plan(c: Comparison, check: Check, factor: int) -> str:
             f"{c.name_a}={c.n_a} {c.name_b}={c.n_b} {ctx}")
 
 
-def _spread_line(c: Comparison) -> str:
+def _spread_line(c: Comparison, unit: str) -> str:
     sd = c.sd_estimate
     if sd is None:
-        return (f"spread for the power analysis: {format_duration(c.spread)} (robust: "
+        return (f"spread for the power analysis: {_fmt(c.spread, unit)} (robust: "
                 f"{c.spread_method}, the larger of the two samples)")
-    return (f"standard deviation for the power analysis: {format_duration(sd.value)} (ceiling "
+    return (f"standard deviation for the power analysis: {_fmt(sd.value, unit)} (ceiling "
             f"(µs) of max(percentile low, basic low, normal high) over both samples, as seed "
-            f"001; the bound {format_duration(sd.bound, 6)} ({sd.bound_source}) has a "
-            f"Monte-Carlo error of ±{format_duration(sd.monte_carlo_error, 3)} at "
+            f"001; the bound {_fmt(sd.bound, unit, 6)} ({sd.bound_source}) has a "
+            f"Monte-Carlo error of ±{_fmt(sd.monte_carlo_error, unit, 3)} at "
             f"{sd.n_resamples} resamples, seed {sd.seed}: the rounded value can change with "
             "the seed)")
 
@@ -93,14 +109,14 @@ def _ratio_line(c: Comparison, level: str) -> str:
             f"[{r.low:.4g}, {r.high:.4g}] ({how})")
 
 
-def check_line(c: Comparison, check: Check) -> str:
-    """The sentence of one check of ``c``."""
+def check_line(c: Comparison, check: Check, unit: str = "ns") -> str:
+    """The sentence of one check of ``c``, whose values are in ``unit`` (ns: durations)."""
     o, hl = c.options, c.hodges_lehmann
     level = f"{100 * o.confidence_level:g}%"
     name = check.name
     if name == "summary":
         group = check.data["group"]
-        return _summary(c.name_a if group == "a" else c.name_b, c, group)
+        return _summary(c.name_a if group == "a" else c.name_b, c, group, unit)
     if name == "independence":
         if check.data.get("constant"):
             return "a constant sample has no autocorrelation to check"
@@ -113,9 +129,9 @@ def check_line(c: Comparison, check: Check) -> str:
                 f"(threshold {o.max_autocorrelation:g}); p-values and intervals assume "
                 "independent measurements")
     if name in ("sd_estimate", "spread"):
-        return _spread_line(c)
+        return _spread_line(c, unit)
     if name in ("power_10x", "power_1x"):
-        return _plan(c, check, 10 if name == "power_10x" else 1)
+        return _plan(c, check, 10 if name == "power_10x" else 1, unit)
     if name == "mann_whitney":
         if c.mann_whitney is None:
             return "Mann-Whitney U: not needed, both samples are the same constant"
@@ -127,44 +143,44 @@ def check_line(c: Comparison, check: Check) -> str:
                 + " the hypothesis of equal performance")
     if name == "hodges_lehmann":
         return (f"Hodges-Lehmann shift {c.name_a} - {c.name_b}: "
-                f"{format_duration(hl.estimate, HL_DIGITS)}, {level} CI "
-                f"{format_interval(hl.ci_low, hl.ci_high, HL_DIGITS)}")
+                f"{_fmt(hl.estimate, unit, HL_DIGITS)}, {level} CI "
+                f"{format_interval(hl.ci_low, hl.ci_high, HL_DIGITS, unit)}")
     if name == "median_ratio":
         return _ratio_line(c, level)
     if name == "effect_size":
         big = check.data["large_enough"]
-        return (f"the estimated effect ({format_duration(hl.estimate)}) is "
+        return (f"the estimated effect ({_fmt(hl.estimate, unit)}) is "
                 + ("large enough: |effect| >= " if big else "too small: |effect| < ")
-                + f"the minimum effect ({format_duration(c.min_effect)}, {_source(c)})")
+                + f"the minimum effect ({_fmt(c.min_effect, unit)}, {_source(c)})")
     raise ValueError(f"no sentence for check {name!r}")
 
 
-def check_lines(c: Comparison) -> list[tuple[str, str]]:
-    """(status, sentence) for every check of ``c``, in order."""
-    return [(check.status, check_line(c, check)) for check in c.checks]
+def check_lines(c: Comparison, unit: str = "ns") -> list[tuple[str, str]]:
+    """(status, sentence) for every check of ``c``, in order; values in ``unit``."""
+    return [(check.status, check_line(c, check, unit)) for check in c.checks]
 
 
-def _decided(c: Comparison) -> str:
+def _decided(c: Comparison, unit: str) -> str:
     hl, o = c.hodges_lehmann, c.options
     level = f"{100 * o.confidence_level:g}%"
-    ci = (format_interval(-hl.ci_high, -hl.ci_low) if hl.estimate < 0
-          else format_interval(hl.ci_low, hl.ci_high))
+    ci = (format_interval(-hl.ci_high, -hl.ci_low, unit=unit) if hl.estimate < 0
+          else format_interval(hl.ci_low, hl.ci_high, unit=unit))
     adj = " (Holm-adjusted)" if c.p_adjusted is not None else ""
     text = (f"{c.name_a} is {c.outcome} than {c.name_b} by "
-            f"{format_duration(abs(hl.estimate))}, {level} CI {ci}, "
+            f"{_fmt(abs(hl.estimate), unit)}, {level} CI {ci}, "
             f"{_p(c.p_decision, o.alpha)}{adj}")
     r = c.median_ratio
     if r is not None and r.estimate > 0 and r.low > 0:
         text += f"; median ratio {r.estimate:.3g} ({level} CI [{r.low:.3g}, {r.high:.3g}])"
     if c.min_effect is not None and abs(hl.estimate) < c.min_effect:
-        text += f" (below the minimum interesting effect of {format_duration(c.min_effect)})"
+        text += f" (below the minimum interesting effect of {_fmt(c.min_effect, unit)})"
     return text
 
 
-def _more_runs(c: Comparison) -> str:
+def _more_runs(c: Comparison, unit: str) -> str:
     if c.samples_needed is None:
         if c.min_effect is None:
-            return ("give a minimum effect in units (--min-effect 1us) to decide equivalence; "
+            return (f"give a minimum effect {_units_hint(unit)} to decide equivalence; "
                     "more runs may show a difference")
         return "no number of runs in reach would decide it at this spread"
     how = ("the interval's half-width shrinks as 1/sqrt(n), the estimate held where it is: "
@@ -174,10 +190,76 @@ def _more_runs(c: Comparison) -> str:
             f"likely decide it ({how})")
 
 
-def verdict_text(c: Comparison) -> str:
-    """The verdict of ``c`` in one line, with what to do next when undecided."""
+def _units_hint(unit: str) -> str:
+    return "in units (--min-effect 1us)" if unit == "ns" else "as a percentage (--min-effect 2%)"
+
+
+def _percent(x: float) -> str:
+    """A relative difference in % with two decimals (2.31), small ones with 2 significant
+    digits so that 0.0042% does not read as 0.00%."""
+    return f"{x:.2f}" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}"
+
+
+def _count_phrase(metric: str | None) -> tuple[str, str]:
+    """(verb, noun) of a count metric: instructions are executed, other counts counted."""
+    if metric in (None, "instructions"):
+        return "executes", "instructions"
+    return "counts", metric
+
+
+def _count_verdict(c: Comparison, metric: str | None) -> str | None:
+    """The verdict of two count series with (almost) no run-to-run spread, or None.
+
+    Counted instructions under valgrind are deterministic: a rank test on 3 equal counts per
+    side can never be significant, while the counts themselves already state the difference
+    exactly. Counts that vary a little (CV < 1e-4 on both sides: a program reading the clock
+    or its environment) get the difference with its observed range instead of a test."""
+    sa, sb = c.summary_a, c.summary_b
+    verb, noun = _count_phrase(metric)
+    both = f"{sa.median:,.0f} vs {sb.median:,.0f}"
+    if sa.min == sa.max and sb.min == sb.max:
+        if sa.median == sb.median:
+            return (f"{c.name_a} and {c.name_b} execute exactly the same number of {noun} "
+                    f"({sa.median:,.0f}; exact: counts are deterministic)" if verb == "executes"
+                    else f"{c.name_a} and {c.name_b} count exactly the same {noun} "
+                    f"({sa.median:,.0f}; exact: counts are deterministic)")
+        if sb.median == 0:
+            return (f"{c.name_a} {verb} {sa.median:,.0f} {noun}, {c.name_b} none (exact: "
+                    "counts are deterministic)")
+        rel = 100 * (sa.median / sb.median - 1)
+        more = "more" if rel > 0 else "fewer"
+        return (f"{c.name_a} {verb} {_percent(abs(rel))}% {more} {noun} than {c.name_b} ({both}; "
+                "exact: counts are deterministic)")
+    cvs = [s.sd / abs(s.mean) if s.mean != 0 else math.inf for s in (sa, sb)]
+    if max(cvs) >= COUNT_CV_STABLE or sb.min <= 0:
+        return None
+    # Every pairing of an A run with a B run lies inside [low, high].
+    rel = 100 * (sa.median / sb.median - 1)
+    low, high = 100 * (sa.min / sb.max - 1), 100 * (sa.max / sb.min - 1)
+    span = (f"observed range [{'+' if low >= 0 else '-'}{_percent(abs(low))}%, "
+            f"{'+' if high >= 0 else '-'}{_percent(abs(high))}%] over {sa.n} and {sb.n} runs")
+    if low > 0 or high < 0:
+        more = "more" if rel > 0 else "fewer"
+        return (f"{c.name_a} {verb} {_percent(abs(rel))}% {more} {noun} than {c.name_b} ({both}, "
+                f"{span}; counts vary by less than {100 * COUNT_CV_STABLE:g}% between runs)")
+    return (f"{c.name_a} and {c.name_b} {verb.removesuffix('s')} the same number of {noun} "
+            f"up to run-to-run variation (difference of medians {'+' if rel >= 0 else '-'}"
+            f"{_percent(abs(rel))}%, {span} "
+            "includes 0)")
+
+
+def verdict_text(c: Comparison, unit: str = "ns", metric: str | None = None) -> str:
+    """The verdict of ``c`` in one line, with what to do next when undecided.
+
+    ``unit`` is the unit of the compared values (ns: durations, printed as µs/ms/s; any other
+    unit as plain numbers); ``metric`` names a count metric (``instructions``) for its words.
+    Counts (unit ``count``) with (almost) no spread get their exact relative difference."""
     o, hl = c.options, c.hodges_lehmann
     p_text = _p(c.p_decision, o.alpha)
+    if unit == "count":
+        exact = _count_verdict(c, metric)
+        if exact is not None:
+            return exact
     if o.jaybeams_compatible:
         if c.reason == "power_10x":
             if c.samples_needed is None:
@@ -187,33 +269,33 @@ def verdict_text(c: Comparison) -> str:
                     "samples per group (seed 001 aborts)")
         if c.reason == "effect_too_small":
             return ("the estimated effect is too small to draw any conclusions "
-                    f"({format_duration(hl.estimate)} < {format_duration(c.min_effect)})")
+                    f"({_fmt(hl.estimate, unit)} < {_fmt(c.min_effect, unit)})")
         if c.reason == "not_significant":
             return (f"cannot tell them apart with this data ({p_text}): need about "
                     f"{c.samples_needed} samples per group")
-        return _decided(c)
+        return _decided(c, unit)
     if c.reason == "identical":
         return f"equivalent: {c.name_a} and {c.name_b} are the same constant ({hl.estimate:g})"
     if c.outcome == "equivalent":
         median = abs(c.summary_b.median)
-        within = (f"±{100 * c.min_effect / median:.3g}% (±{format_duration(c.min_effect)})"
-                  if median > 0 else f"±{format_duration(c.min_effect)}")
+        within = (f"±{100 * c.min_effect / median:.3g}% (±{_fmt(c.min_effect, unit)})"
+                  if median > 0 else f"±{_fmt(c.min_effect, unit)}")
         return (f"equivalent within {within}: the "
                 f"{100 * o.confidence_level:g}% CI of the shift, "
-                f"{format_interval(hl.ci_low, hl.ci_high)}, lies inside"
+                f"{format_interval(hl.ci_low, hl.ci_high, unit=unit)}, lies inside"
                 + (f" although the difference is statistically significant ({p_text})"
                    if c.significant else ""))
     if c.outcome in ("faster", "slower"):
-        return _decided(c)
-    return f"not yet: cannot tell them apart with this data ({p_text}); {_more_runs(c)}"
+        return _decided(c, unit)
+    return f"not yet: cannot tell them apart with this data ({p_text}); {_more_runs(c, unit)}"
 
 
-def notes_text(c: Comparison) -> list[str]:
-    """Sentences for the degraded steps of ``c`` (after the verdict)."""
+def notes_text(c: Comparison, unit: str = "ns") -> list[str]:
+    """Sentences for the degraded steps of ``c`` (after the verdict); values in ``unit``."""
     out = []
     if "no_min_effect" in c.notes:
         out.append("the baseline's median is 0, so a minimum effect relative to it is 0: give "
-                   "the minimum effect in units (--min-effect 1us) for equivalence and power")
+                   f"the minimum effect {_units_hint(unit)} for equivalence and power")
     if "plan_unavailable" in c.notes and c.plan_1x is not None:
         out.append(f"power analysis unavailable ({c.plan_1x.reason}); the verdict above does "
                    "not depend on it")

@@ -1,0 +1,151 @@
+"""`benchlab compare` on counted instructions (`run --count instructions`, valgrind's cachegrind).
+
+Counts are printed as counts, never as durations; deterministic counts get their exact relative
+difference, counts that vary a little get the difference with its observed range. The expected
+percentages come from valgrind run directly by the test (its own "I refs" line), not from
+benchlab's store.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from benchlab.report.verdict_text import verdict_text
+from benchlab.stats.verdict import CompareOptions, compare
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None,
+                                reason="valgrind is not installed (scripts/setup.sh installs it)")
+
+# A program whose instruction count varies by a few dozen instructions per run: it loops a
+# random 0..63 extra times on top of a fixed amount of work (like a program reading the clock).
+JITTER_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    unsigned char r = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&r, 1, 1, f) != 1) return 1;
+    fclose(f);
+    volatile unsigned long acc = 0;
+    long n = atol(argv[1]) + (r % 64);
+    for (long i = 0; i < n; i++) acc += i;
+    return 0;
+}
+"""
+
+
+def _valgrind_count(*argv: str) -> int:
+    """Instructions of one run of ``argv``, as valgrind itself reports them (I refs)."""
+    proc = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", *argv],
+                          capture_output=True, text=True, check=True, timeout=120)
+    match = re.search(r"I\s+refs:\s+([\d,]+)", proc.stderr)
+    assert match, proc.stderr
+    return int(match.group(1).replace(",", ""))
+
+
+def _session_of(proc: subprocess.CompletedProcess) -> str:
+    match = re.search(r"stored as session (\w+)", proc.stdout + proc.stderr)
+    assert match, proc.stdout + proc.stderr
+    return match.group(1)
+
+
+def _run_counted(db, name: str, *command: str) -> str:
+    proc = run_cli("run", "-N", "-r", "3", "--count", "instructions", "-n", name,
+                   " ".join(command), db=db, check=True, timeout=240)
+    return _session_of(proc)
+
+
+@pytest.mark.slow
+def test_deterministic_counts_give_the_exact_difference(db_path):
+    """Two runs of `seq` under valgrind: the verdict states valgrind's own relative difference,
+    and no count is printed as a duration (597,775 instructions were once '597.8 µs')."""
+    small, large = _valgrind_count("seq", "1000"), _valgrind_count("seq", "3000")
+    assert large > small
+    sa = _run_counted(db_path, "small", "seq", "1000")
+    sb = _run_counted(db_path, "large", "seq", "3000")
+    proc = run_cli("compare", f"{sa}:small/instructions", f"{sb}:large/instructions",
+                   db=db_path, check=True)
+    text = proc.stdout
+    data = json.loads(run_cli("compare", f"{sa}:small/instructions", f"{sb}:large/instructions",
+                              "--json", db=db_path, check=True).stdout)["comparisons"][0]
+    # benchlab's runs differ from the test's by their environment (a few hundred instructions
+    # of start-up), so the stored counts are close to valgrind's, not equal.
+    stored_a, stored_b = data["summary_a"]["median"], data["summary_b"]["median"]
+    assert stored_a == pytest.approx(small, rel=0.01) and stored_b == pytest.approx(large,
+                                                                                     rel=0.01)
+    expected = 100 * (1 - stored_a / stored_b)
+    assert expected == pytest.approx(100 * (1 - small / large), abs=0.3)
+    verdict = re.search(r"verdict: (.*?)\n\n", text, re.S).group(1)
+    assert re.sub(r"\s+", " ", verdict) == (
+        f"small executes {expected:.2f}% fewer instructions than large "
+        f"({stored_a:,.0f} vs {stored_b:,.0f}; exact: counts are deterministic)")
+    for unit in ("µs", " ms", " ns", " s,"):
+        assert unit not in text, (unit, text)
+    assert f"median {stored_a:.0f} count" in text
+    # The other direction, and the JSON verdict, say the same thing from B's side.
+    data = json.loads(run_cli("compare", f"{sb}:large/instructions", f"{sa}:small/instructions",
+                              "--json", db=db_path, check=True).stdout)
+    assert data["comparisons"][0]["verdict"].startswith(
+        f"large executes {100 * (stored_b / stored_a - 1):.2f}% more instructions than small")
+
+
+@pytest.mark.slow
+def test_equal_counts_are_the_same_exactly(db_path):
+    sa = _run_counted(db_path, "one", "seq", "500")
+    sb = _run_counted(db_path, "two", "seq", "500")
+    comp = json.loads(run_cli("compare", f"{sa}:one/instructions", f"{sb}:two/instructions",
+                              "--json", db=db_path, check=True).stdout)["comparisons"][0]
+    count = comp["summary_a"]["median"]
+    assert count == pytest.approx(_valgrind_count("seq", "500"), rel=0.01)
+    assert comp["verdict"] == (f"one and two execute exactly the same number of instructions "
+                               f"({count:,.0f}; exact: counts are deterministic)")
+
+
+@pytest.mark.slow
+def test_slightly_varying_counts_give_the_observed_range(db_path, tmp_path):
+    """A real program whose count moves by < 64 loop iterations per run: the verdict gives the
+    difference with the range of every pairing of runs, which the test recomputes from the
+    stored counts."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed (scripts/setup.sh installs it)")
+    src = tmp_path / "jitter.c"
+    src.write_text(JITTER_C)
+    exe = tmp_path / "jitter"
+    subprocess.run(["gcc", "-O0", "-o", str(exe), str(src)], check=True)
+    sa = run_cli("run", "-N", "-r", "5", "--count", "instructions", "-n", "few",
+                 f"{exe} 200000", db=db_path, check=True, timeout=240)
+    sb = run_cli("run", "-N", "-r", "5", "--count", "instructions", "-n", "many",
+                 f"{exe} 220000", db=db_path, check=True, timeout=240)
+    ua, ub = _session_of(sa), _session_of(sb)
+    data = json.loads(run_cli("compare", f"{ua}:few/instructions", f"{ub}:many/instructions",
+                              "--json", db=db_path, check=True).stdout)
+    comp = data["comparisons"][0]
+    a, b = comp["summary_a"], comp["summary_b"]
+    assert a["max"] > a["min"] or b["max"] > b["min"], "the counts did not vary at all"
+    assert a["cv"] < 1e-4 and b["cv"] < 1e-4
+    low, high = 100 * (a["min"] / b["max"] - 1), 100 * (a["max"] / b["min"] - 1)
+    rel = 100 * (1 - a["median"] / b["median"])
+    assert comp["verdict"].startswith(f"few executes {rel:.2f}% fewer instructions than many")
+    assert f"observed range [{low:+.2f}%, {high:+.2f}%] over 5 and 5 runs" in comp["verdict"]
+
+
+def test_noisy_counts_fall_back_to_the_test_in_counts():
+    """Counts with a real spread (CV of a few %) are judged by the usual test, and its words
+    keep the unit: no 'µs' for page faults."""
+    rng = np.random.default_rng(3)
+    a = rng.normal(1000, 30, 40).round()
+    b = rng.normal(1100, 30, 40).round()
+    c = compare(a, b, name_a="a", name_b="b", options=CompareOptions())
+    text = verdict_text(c, "count", "minflt")
+    assert text.startswith("a is faster than b by ") and text.count(" count") >= 2, text
+    assert "µs" not in text and " ns" not in text
+    # The same comparison read as durations keeps its duration words.
+    assert " ns" in verdict_text(c)
