@@ -93,6 +93,7 @@ def _quota_unavailable() -> str | None:
 @pytest.mark.root
 @pytest.mark.timeout(240)
 @pytest.mark.skipif(_quota_unavailable() is not None, reason=str(_quota_unavailable()))
+@pytest.mark.serial  # compares times measured while other work may run
 def test_calibration_recovers_a_known_quota_end_to_end():
     """A "slow base machine" is this machine under a known quota; calibrating the unthrottled
     machine against that profile must recover the quota within 10% and shrink the range.

@@ -170,6 +170,7 @@ def test_sort_checksum_identical_across_algorithms_and_programs():
     assert run("sort_algos", "quicksort", n, 12345)[0].check["checksum"] not in checksums.values()
 
 
+@pytest.mark.serial  # compares times measured while other work may run
 def test_order_books_agree_and_array_is_faster():
     """Seed 001's comparison: same update stream, same inside quotes; the array book wins."""
     array, _ = run("order_book", "array", 100000)
@@ -179,12 +180,14 @@ def test_order_books_agree_and_array_is_faster():
     assert cpu_ratio("order_book", ("map", 100000), ("array", 100000), repeats=3) > 2.0
 
 
+@pytest.mark.serial  # compares times measured while other work may run
 def test_insertion_sort_time_grows_quadratically():
     """Doubling N should roughly quadruple the work; margins absorb cache and noise."""
     ratio = cpu_ratio("insertion_sort", (8000,), (4000,))
     assert 2.6 < ratio < 9.0, ratio
 
 
+@pytest.mark.serial  # compares times measured while other work may run
 @pytest.mark.parametrize("name, small, large", [
     ("exp_float", (100000,), (400000,)),
     ("gray2bin", (100000,), (400000,)),
@@ -197,6 +200,7 @@ def test_four_times_the_work_takes_clearly_longer(name, small, large):
     assert 1.8 < ratio < 9.0, ratio
 
 
+@pytest.mark.serial  # compares times measured while other work may run
 def test_demo_comparison_insertion_much_slower_than_quicksort():
     """The demo's headline: at the default N, insertion sort is far slower than quicksort."""
     insertion = min_cpu_ns("sort_algos", "insertion", repeats=1)
