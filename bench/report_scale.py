@@ -9,7 +9,12 @@
    (HTML), wall times. Target: <= 5 s.
 
 The stores are built once with the store's writer API (not timed). Each command is timed
-``--repeat`` times; the median is printed with the minimum and maximum.
+``--repeat`` times; the median wall time is printed with the minimum and maximum, and the
+median CPU time (user + sys of the child: on a shared machine, what the command itself costs).
+Beside each, a peer measured in the same run: a Python process that reads the same values with
+pandas' ``read_sql`` from the same SQLite file (and, for the history, takes each session's
+median with pandas) -- the floor of "start Python, read the numbers", with no statistics and no
+figures.
 
 Usage:  .venv/bin/python bench/report_scale.py [--repeat N] [--keep DIR]
 """
@@ -70,6 +75,32 @@ def timed(argv: list[str], repeat: int) -> tuple[float, float, float, float]:
     return statistics.median(times), min(times), max(times), statistics.median(cpus)
 
 
+PEER_MILLION = """
+import sqlite3, pandas as pd
+conn = sqlite3.connect({db!r})
+df = pd.read_sql("SELECT s.value FROM samples s JOIN runs r ON r.id = s.run_id"
+                 " WHERE r.warmup = 0 AND r.status = 'ok' ORDER BY r.seq, s.seq", conn)
+assert len(df) == 1_000_000
+"""
+
+PEER_HISTORY = """
+import sqlite3, pandas as pd
+conn = sqlite3.connect({db!r})
+df = pd.read_sql("SELECT r.session_id, r.wall_ns FROM runs r JOIN benchmarks b"
+                 " ON b.id = r.benchmark_id WHERE b.name = 'parse' AND r.warmup = 0"
+                 " AND r.status = 'ok' ORDER BY r.session_id, r.seq", conn)
+assert df.groupby("session_id")["wall_ns"].median().size == 200
+"""
+
+
+def show(label: str, result: tuple[float, float, float, float], repeat: int,
+         extra: str = "") -> None:
+    """One line: median wall (min, max), median CPU, anything else."""
+    med, lo, hi, cpu = result
+    print(f"{label}: wall {med:.2f} s (min {lo:.2f}, max {hi:.2f}; {repeat} runs), "
+          f"CPU {cpu:.2f} s{extra}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -86,18 +117,22 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(f"load average {load:.1f} on {os.cpu_count()} CPUs (wall times grow with it; "
           f"CPU times do not)")
-    med, lo, hi, cpu = timed([BENCHLAB, "report", "million", "-o", str(out), "--db",
-                              str(million)], args.repeat)
-    print(f"1M-sample report: wall {med:.2f} s (min {lo:.2f}, max {hi:.2f}; {args.repeat} runs), "
-          f"CPU {cpu:.2f} s, {out.stat().st_size / 1e6:.2f} MB  [target <= 5 s, <= 5 MB]")
-    med, lo, hi, cpu = timed([BENCHLAB, "history", "parse", "--db", str(history)], args.repeat)
-    print(f"history of 200 sessions (text): wall {med:.2f} s (min {lo:.2f}, max {hi:.2f}), "
-          f"CPU {cpu:.2f} s  [target <= 5 s]")
+    peer = [sys.executable, "-c"]
+    show("1M-sample report", timed([BENCHLAB, "report", "million", "-o", str(out), "--db",
+                                    str(million)], args.repeat), args.repeat,
+         f", {out.stat().st_size / 1e6:.2f} MB  [target <= 5 s, <= 5 MB]")
+    show("  peer: pandas.read_sql of the same 1M samples",
+         timed(peer + [PEER_MILLION.format(db=str(million))], args.repeat), args.repeat)
+    show("history of 200 sessions (text)", timed([BENCHLAB, "history", "parse", "--db",
+                                                  str(history)], args.repeat), args.repeat,
+         "  [target <= 5 s]")
     hout = work / "history.html"
-    med, lo, hi, cpu = timed([BENCHLAB, "report", "--history", "parse", "-o", str(hout), "--db",
-                              str(history)], args.repeat)
-    print(f"history of 200 sessions (HTML report): wall {med:.2f} s (min {lo:.2f}, max "
-          f"{hi:.2f}), CPU {cpu:.2f} s, {hout.stat().st_size / 1e6:.2f} MB  [target <= 5 s]")
+    show("history of 200 sessions (HTML report)",
+         timed([BENCHLAB, "report", "--history", "parse", "-o", str(hout), "--db",
+                str(history)], args.repeat), args.repeat,
+         f", {hout.stat().st_size / 1e6:.2f} MB  [target <= 5 s]")
+    show("  peer: pandas.read_sql of the 200 sessions' runs and their medians",
+         timed(peer + [PEER_HISTORY.format(db=str(history))], args.repeat), args.repeat)
     print(f"files in {work}")
 
 

@@ -125,3 +125,37 @@ def test_a_single_benchmark_report_does_not_import_scipy_stats(tmp_path):
                          check=True).stdout
     assert out.strip() == "[]"
     assert Path(tmp_path / "r.html").stat().st_size > 100_000
+
+
+@pytest.mark.parametrize("n", [1, 5, 6, 10, 30, 31, 101, 2000])
+def test_median_order_interval_is_scipys_quantile_test_interval(n):
+    from benchlab.stats.median_interval import median_order_interval
+
+    x = np.random.default_rng(n).lognormal(0, 0.3, n)
+    got = median_order_interval(x, 0.95)
+    ci = sps.quantile_test(x, q=float(np.median(x)), p=0.5).confidence_interval(0.95)
+    s = np.sort(x)
+    k = got.k
+    assert got.coverage == pytest.approx(1 - 2 * sps.binom.cdf(k - 1, n, 0.5), rel=1e-12)
+    if np.isnan(ci.low):  # n too small for 95 %: the range, and the coverage it has
+        assert (got.low, got.high, k) == (s[0], s[-1], 1) and got.coverage < 0.95
+    else:
+        assert (got.low, got.high) == (ci.low, ci.high)
+        assert got.coverage >= 0.95 > 1 - 2 * sps.binom.cdf(k, n, 0.5)  # k is the largest
+
+
+def test_history_page_says_how_its_intervals_are_made(tmp_path):
+    from benchlab.report.history import build_history, history_section
+    from benchlab.stats.median_interval import median_order_interval
+
+    rng = np.random.default_rng(8)
+    with Store.open(tmp_path / "h.db") as store:
+        for i in range(3):
+            add_session(store, {"parse": 1e6 * rng.lognormal(0, 0.01, 25)}, name=f"n{i}")
+        h = build_history(store, "parse")
+        for p in h.points:
+            values = store.resolve_series(f"{p.session_uid}:parse").values
+            iv = median_order_interval(values)
+            assert (p.low, p.high) == (iv.low, iv.high)
+    assert "order statistics" in history_section(h).paragraphs[0]
+    assert "no bootstrap" in history_section(h).paragraphs[0]

@@ -1,7 +1,8 @@
 """A benchmark's history: every session that measured it, in time order, labelled by git commit.
 
-Per session: the median with a 95 % bootstrap interval (percentile, 1,000 resamples, fixed
-seed). Between consecutive sessions: the Mann-Whitney test and the Hodges-Lehmann shift with its
+Per session: the median with its exact distribution-free 95 % interval, two order statistics
+``[x_(k), x_(n-k+1)]`` chosen from Binomial(n, 1/2) (``benchlab.stats.median_interval``): no
+resampling, so 200 sessions cost a sort each, and the same numbers on every run. Between consecutive sessions: the Mann-Whitney test and the Hodges-Lehmann shift with its
 95 % interval; the p-values of all consecutive pairs are Holm-adjusted together (a history of
 200 sessions makes 199 tests: unadjusted, ten "steps" would appear by chance at 5 %). A step
 is flagged when the adjusted p < alpha AND the shift is at least ``min_effect_relative`` of the
@@ -25,7 +26,7 @@ import numpy as np
 from benchlab.errors import UserError
 from benchlab.report import figures as F
 from benchlab.report.model import Section, Table
-from benchlab.stats.bootstrap import bootstrap_ci
+from benchlab.stats.median_interval import median_order_interval
 from benchlab.stats.multiple import holm
 from benchlab.stats.rank import hodges_lehmann, mann_whitney_u
 from benchlab.store.db import Store
@@ -80,9 +81,9 @@ def _env_value(env: Any, path: str) -> Any:
 
 
 def build_history(store: Store, benchmark: str, *, metric: str | None = None,
-                  alpha: float = 0.05, min_effect_relative: float = 0.01,
-                  seed: int = 1) -> History:
-    """Every session with a benchmark called ``benchmark``, oldest first, with steps flagged."""
+                  alpha: float = 0.05, min_effect_relative: float = 0.01) -> History:
+    """Every session with a benchmark called ``benchmark``, oldest first, with steps flagged.
+    Values in the metric's unit."""
     sessions = sorted(store.sessions(), key=lambda s: (s["created_utc"], s["id"]))
     found = []
     for sess in sessions:
@@ -101,11 +102,8 @@ def build_history(store: Store, benchmark: str, *, metric: str | None = None,
     points = []
     previous_env = None
     for sess, series, values in found:
-        if values.size >= 2 and np.ptp(values) > 0:
-            ci = bootstrap_ci(values, "median", kind="percentile", n_resamples=1000, seed=seed)
-            low, high = ci.low, ci.high
-        else:
-            low = high = float(np.median(values))
+        interval = median_order_interval(values, 0.95)
+        low, high = interval.low, interval.high
         # store.sessions() leaves the environment snapshots out (decoding thousands of them
         # made `list` slow); only the sessions that measured the benchmark need theirs.
         env = store.get_session(sess["uid"]).get("environment")
@@ -210,7 +208,9 @@ def history_section(h: History) -> Section:
     """The history as a report section (table, figure, a sentence per step)."""
     header, rows, marked = history_rows(h)
     steps = [p for p in h.points if p.step]
-    text = [f"{len(h.points)} sessions measured {h.benchmark}; {len(steps)} step(s) found."]
+    text = [f"{len(h.points)} sessions measured {h.benchmark}; {len(steps)} step(s) found. "
+            f"Each median's 95 % interval is exact and distribution-free: the order statistics "
+            f"x(k) .. x(n-k+1) with binomial coverage of at least 95 % (no bootstrap)."]
     for i, p in enumerate(h.points):
         if p.step:
             before = h.points[i - 1]
