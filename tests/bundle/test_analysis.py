@@ -64,10 +64,11 @@ def test_bundled_numbers_match_scipy_on_the_raw_data(bundled):
         walls[bench["name"]] = np.array(
             [r["wall_ns"] - (r["shell_overhead_ns"] or 0) for r in bench["runs"]
              if not r["warmup"] and r["status"] == "ok"], dtype=float)
-        got = analysis["benchmarks"][bench["name"]]["wall"]
+        got = analysis["benchmarks"][bench["name"]]["series"]
+        assert (got["metric"], got["unit"]) == ("wall", "ns")
         assert got["n"] == walls[bench["name"]].size == 10
-        assert got["median_ns"] == pytest.approx(np.median(walls[bench["name"]]), rel=1e-11)
-        assert got["sd_ns"] == pytest.approx(np.std(walls[bench["name"]], ddof=1), rel=1e-11)
+        assert got["median"] == pytest.approx(np.median(walls[bench["name"]]), rel=1e-11)
+        assert got["sd"] == pytest.approx(np.std(walls[bench["name"]], ddof=1), rel=1e-11)
     comparison = analysis["comparisons"]["comparisons"][0]
     assert (comparison["name_a"], comparison["name_b"]) == ("array", "map")
     mw = comparison["mann_whitney"]

@@ -57,3 +57,22 @@ def test_a_bundle_of_an_import_has_nothing_to_measure(tmp_path):
     assert run_cli("reproduce", str(bundle), "--analysis-only").returncode == 0
     assert_one_line_error(run_cli("reproduce", str(bundle), db=db),
                           "no run session with a protocol", "--analysis-only")
+
+
+def test_several_sessions_in_one_bundle(tmp_path):
+    db = tmp_path / "two.db"
+    for name, base in (("first", 100), ("second", 200)):
+        csv = tmp_path / f"{name}.csv"
+        csv.write_text("".join(f"a,{base + i % 7}\nb,{base + 50 + i % 5}\n" for i in range(12)))
+        run_cli("import", str(csv), "--format", "csv", "--unit", "ns", db=db, check=True)
+    uids = [s["uid"] for s in reversed(_sessions(db))]
+    bundle = tmp_path / "two.benchlab.tar.gz"
+    run_cli("bundle", *uids, "-o", str(bundle), db=db, check=True)
+    members = members_of(bundle)
+    assert json.loads(members["manifest.json"])["sessions"] == uids
+    analysis = json.loads(members["analysis/analysis.json"])
+    assert [s["uid"] for s in analysis["sessions"]] == uids
+    assert [s["comparisons"]["comparisons"][0]["outcome"] for s in analysis["sessions"]] == \
+        ["faster", "faster"]  # a (100..106 ns) against b (150..154 ns), 12 values each
+    proc = run_cli("reproduce", str(bundle), "--analysis-only")
+    assert proc.returncode == 0 and proc.stdout.count("identical") == 2, proc.stdout

@@ -99,9 +99,17 @@ def reproduce_cmd(bundle_path: str, analysis_only: bool, calibrate: bool, tolera
             click.echo(f"report.md:     {state(check.report_bundled, check.report_here)} "
                        f"(sha256 {check.report_here})")
         sys.exit(0 if check.identical else 1)
+    from benchlab.core.executor import SessionInterrupted
+
     with open_store(db) as store:
-        judgement = reproduce_here(store, bundle, calibrate=calibrate, tolerance=tolerance,
-                                   argv=["benchlab", *sys.argv[1:]])
+        try:
+            judgement = reproduce_here(store, bundle, calibrate=calibrate, tolerance=tolerance,
+                                       argv=["benchlab", *sys.argv[1:]])
+        except SessionInterrupted as exc:
+            click.echo(f"benchlab: interrupted; {exc.runs_stored} runs of the reproduction are "
+                       f"stored in session {exc.session.uid}; run benchlab reproduce again to "
+                       f"judge a complete one", err=True)
+            sys.exit(128 + exc.signum)
     if as_json:
         click.echo(json.dumps(judgement.to_dict(), indent=2, default=str))
     else:

@@ -71,13 +71,13 @@ def stable_ids(html: str) -> str:
     return _BOKEH_ID.sub(id_for, _UUID.sub(uuid_for, html))
 
 
-def _series_numbers(values) -> dict[str, Any]:
+def _series_numbers(metric: str, unit: str, values) -> dict[str, Any]:
     import numpy as np
 
     a = np.asarray(values, dtype=float)
-    return {"n": int(a.size), "median_ns": float(np.median(a)), "mean_ns": float(a.mean()),
-            "min_ns": float(a.min()), "max_ns": float(a.max()),
-            "sd_ns": float(a.std(ddof=1)) if a.size > 1 else None}
+    return {"metric": metric, "unit": unit, "n": int(a.size), "median": float(np.median(a)),
+            "mean": float(a.mean()), "min": float(a.min()), "max": float(a.max()),
+            "sd": float(a.std(ddof=1)) if a.size > 1 else None}
 
 
 def _instructions(bench: dict[str, Any]) -> float | None:
@@ -94,7 +94,7 @@ def _instructions(bench: dict[str, Any]) -> float | None:
 
 def wall_values(bench: dict[str, Any]) -> list[float]:
     """Wall times (ns, shell overhead subtracted, clamped at 0) of a benchmark document's
-    measured runs: the series every comparison uses (as ``benchlab report`` does)."""
+    measured runs (as ``benchlab report`` takes them)."""
     out = []
     for r in bench["runs"]:
         if r["warmup"] or r["status"] not in ("ok", "failed", "signaled") or r["wall_ns"] is None:
@@ -103,10 +103,34 @@ def wall_values(bench: dict[str, Any]) -> list[float]:
     return out
 
 
+_PREFERRED = ("real_time", "value")
+
+
+def primary_values(session: dict[str, Any], bench: dict[str, Any]) -> tuple[str, str, list]:
+    """(metric, unit, values) summarising a benchmark document, chosen as the report does:
+    wall times (ns) when it has them, else its program metric (``real_time``, then ``value``,
+    then the first by name) from its non-warmup ok/imported runs."""
+    wall = wall_values(bench)
+    if wall:
+        return "wall", "ns", wall
+    names = sorted({m for r in bench["runs"] for m in (r.get("samples") or {})
+                    if m != "instructions"},
+                   key=lambda n: (_PREFERRED.index(n) if n in _PREFERRED else 2, n))
+    units = {m["name"]: m.get("unit") or "" for m in session.get("metrics") or []}
+    for name in names:
+        values = [float(v) for r in bench["runs"]
+                  if not r["warmup"] and r["status"] in ("ok", "imported")
+                  for v in (r.get("samples") or {}).get(name, [])]
+        if values:
+            return name, units.get(name, ""), values
+    return "wall", "ns", []
+
+
 def analyse_sessions(docs: list[dict[str, Any]], *, seed: int = ANALYSIS_SEED) -> dict[str, Any]:
-    """The canonical analysis of session documents: per benchmark its wall-time summary (ns)
-    and median instructions per run; per session every benchmark against the last one (the
-    report's reference) with :func:`benchlab.stats.verdict.compare_many` (Holm), as data."""
+    """The canonical analysis of session documents: per benchmark the summary of its primary
+    series (:func:`primary_values`: wall time in ns, else its program metric) and median
+    instructions per run; per session every benchmark against the last one (the report's
+    reference) with :func:`benchlab.stats.verdict.compare_many` (Holm), as data."""
     from benchlab.stats.comparison import CompareOptions
     from benchlab.stats.verdict import compare_many
 
@@ -115,18 +139,20 @@ def analyse_sessions(docs: list[dict[str, Any]], *, seed: int = ANALYSIS_SEED) -
         benches = {}
         series = {}
         for b in s["benchmarks"]:
-            values = wall_values(b)
+            metric, unit, values = primary_values(s, b)
             entry: dict[str, Any] = {"instructions": _instructions(b)}
             if values:
-                entry["wall"] = _series_numbers(values)
+                entry["series"] = _series_numbers(metric, unit, values)
             if len(values) >= 3:
-                series[b["name"]] = values
+                series[b["name"]] = (metric, values)
             benches[b["name"]] = entry
         comparisons = None
-        if len(series) >= 2:
-            names = list(series)
+        # compared only within one metric: the report's reference is the last benchmark
+        names = [n for n in series if series[n][0] == series[list(series)[-1]][0]] \
+            if series else []
+        if len(names) >= 2:
             baseline = names[-1]
-            result = compare_many(series[baseline], {n: series[n] for n in names[:-1]},
+            result = compare_many(series[baseline][1], {n: series[n][1] for n in names[:-1]},
                                   baseline_name=baseline,
                                   options=CompareOptions(seed=seed))
             comparisons = result.to_dict()

@@ -104,12 +104,13 @@ def judge(pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]], *,
                     f"{c1['outcome'] if c1 else 'not compared'} here")
         for name, b0 in there["benchmarks"].items():
             b1 = here["benchmarks"].get(name) or {}
-            if "wall" in b0 and "wall" in b1 and b0["wall"]["median_ns"] > 0:
-                ratio = b1["wall"]["median_ns"] / b0["wall"]["median_ns"]
+            s0, s1 = b0.get("series"), b1.get("series")
+            if s0 and s1 and s0["metric"] == s1["metric"] and s0["median"] > 0:
+                ratio = s1["median"] / s0["median"]
                 inside = band[0] <= ratio <= band[1]
-                points.append({"kind": "size", "benchmark": name,
-                               "median_ns_there": b0["wall"]["median_ns"],
-                               "median_ns_here": b1["wall"]["median_ns"], "ratio": ratio,
+                points.append({"kind": "size", "benchmark": name, "metric": s0["metric"],
+                               "unit": s0["unit"], "median_there": s0["median"],
+                               "median_here": s1["median"], "ratio": ratio,
                                "band": list(band), "inside": inside,
                                "machines_match": matched, "ok": inside and matched})
                 if not inside:
