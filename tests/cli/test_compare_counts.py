@@ -149,3 +149,15 @@ def test_noisy_counts_fall_back_to_the_test_in_counts():
     assert "µs" not in text and " ns" not in text
     # The same comparison read as durations keeps its duration words.
     assert " ns" in verdict_text(c)
+
+
+def test_removed_options_name_their_replacement(db_path):
+    """--alpha and --min-effect-percent are refused in one line naming what replaced them (click
+    alone would suggest --help), before any store is opened."""
+    from tests.conftest import assert_one_line_error
+
+    assert_one_line_error(run_cli("compare", "a", "b", "--alpha", "0.01", db=db_path),
+                          "--alpha was removed", "--conf-level")
+    assert_one_line_error(run_cli("compare", "a", "b", "--min-effect-percent", "2", db=db_path),
+                          "--min-effect-percent was removed", "--min-effect 2%")
+    assert not db_path.exists()

@@ -53,6 +53,12 @@ def _environment(store, series) -> dict | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @click.option("--report", "report_file", default=None, metavar="FILE",
               help="Also write the self-contained HTML report of these series to FILE.")
+@click.option("--alpha", "removed_alpha", default=None, hidden=True, expose_value=False,
+              callback=lambda ctx, param, value: _removed(value, "--alpha",
+                                                         "--conf-level (alpha = 1 - level)"))
+@click.option("--min-effect-percent", "removed_percent", default=None, hidden=True,
+              expose_value=False, callback=lambda ctx, param, value: _removed(
+                  value, "--min-effect-percent", "--min-effect 2%"))
 @db_option
 def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterations,
                 clock_ghz, jaybeams_compatible, resamples, seed, as_json, db, report_file=None):
@@ -146,6 +152,13 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
             console.print(f"  {key}: {_plain(va)} | {_plain(vb)}")
         if len(d) > 40:
             console.print(f"  ... and {len(d) - 40} more (--json lists all)")
+
+
+def _removed(value, option: str, replacement: str) -> None:
+    """Refuse an option of older versions by name, with the one that replaced it: click's own
+    "No such option" suggests an unrelated one (--help)."""
+    if value is not None:
+        raise UserError(f"{option} was removed; use {replacement}")
 
 
 def _plain(value):
