@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from benchlab.errors import UserError
+from benchlab.machines.profile_run import RunRecord, _run_fields, _run_method
 
 PROFILE_FORMAT = "benchlab-profile"
 PROFILE_FORMAT_VERSION = 1
@@ -174,20 +175,6 @@ def load_profile_file(path: str | os.PathLike) -> Profile:
 
 # ---------------------------------------------------------------------------------------------
 # Measuring
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """One stress-ng run of a profile: what was run and what it gave (passed to observers)."""
-
-    method: str
-    round: int
-    status: str
-    value: float | None
-    cpu_value: float | None
-    wall_ns: int | None
-    error: str | None = None
-    cgroup: dict | None = None
 
 
 #: Observer of progress: ``observer(event, **data)`` with event "planned" (total runs),
@@ -354,47 +341,6 @@ def _final_metadata(metadata: dict, started: float, done: int, methods, counts, 
     if session.ref is not None:
         metadata["session_uid"] = session.ref.uid
     return metadata
-
-
-def _run_method(session, method: str, argv_template: list[str], tmp: str, round_no: int,
-                duration_s: int, nice: int | None = None) -> RunRecord:
-    from benchlab.machines import stressng
-
-    yaml_path = os.path.join(tmp, f"{method}-{round_no}.yaml")
-    log_path = os.path.join(tmp, f"{method}-{round_no}.log")
-    argv = [yaml_path if a == "{yaml}" else a for a in argv_template]
-    # A throttled run stretches: allow for a quota as low as 5% of a CPU plus start-up time.
-    timeout_s = duration_s * 3 + 30
-    if nice is not None:
-        argv = ["nice", "-n", str(nice), *argv]
-    measurement, usage = session.execute(argv, stdout_path=log_path, stderr_path=log_path,
-                                         timeout_s=timeout_s)
-    value = cpu_value = None
-    error = measurement.error
-    status = measurement.status
-    if status == "ok":
-        try:
-            result = stressng.parse_yaml_file(yaml_path)
-            value, cpu_value = result.ops_per_s_real, result.ops_per_s_cpu
-            if not value > 0:
-                status, error, value = "failed", "stress-ng reported 0 bogo-ops", None
-        except UserError as err:
-            status, error = "failed", str(err)
-    elif error is None:
-        try:
-            tail = Path(log_path).read_text()[-300:]
-        except OSError:
-            tail = ""
-        error = f"stress-ng exited with {measurement.exit_code}: {' '.join(tail.split())}"
-    return RunRecord(method, round_no, status, value, cpu_value, measurement.wall_ns, error, usage)
-
-
-def _run_fields(record: RunRecord) -> dict[str, Any]:
-    """The stored columns of one profile run."""
-    return {"status": record.status if record.status in
-            ("ok", "failed", "signaled", "timeout", "error") else "failed",
-            "wall_ns": record.wall_ns, "error": record.error,
-            "extra": {"round": record.round, "cgroup": record.cgroup}}
 
 
 def _run_samples(record: RunRecord) -> dict[str, list[float]]:
