@@ -31,6 +31,10 @@ Suite format::
     affinity = ["none", "cores-rr:0,1"]
     load = ["none"]
     cpu_quota_us = [0]         # 0 = no quota
+
+``count = "instructions"`` under ``[study]`` adds counted runs (valgrind, as ``run --count
+instructions``) to every cell: the study report then grades cells by instruction counts too,
+which are exact where times are noise.
 """
 
 from __future__ import annotations
@@ -106,6 +110,7 @@ class Suite:
     levels: dict[str, list[Any]]
     perf_events: str | None = None
     source: str = ""
+    count: str | None = None
 
     def cells(self) -> list[dict[str, Any]]:
         """Every combination of factor levels, in declared order."""
@@ -179,7 +184,7 @@ def load_suite(path: str | None) -> Suite:
         raise UserError(f"suite {path} is not valid TOML ({exc}); fix the file") from None
     _known_keys(data, ("study", "workload", "matrix"), "top-level key")
     head = _typed(data.get("study", {}), dict, "[study]", "make it a table")
-    _known_keys(head, ("name", "runs", "warmup", "seed", "perf_events"), "[study] key")
+    _known_keys(head, ("name", "runs", "warmup", "seed", "perf_events", "count"), "[study] key")
     workloads_raw = _typed(data.get("workload", []), list, "workload",
                            "write each workload as a [[workload]] table")
     if not workloads_raw:
@@ -233,10 +238,14 @@ def load_suite(path: str | None) -> Suite:
     perf = head.get("perf_events")
     if perf is not None:
         _typed(perf, str, "study perf_events", "write perf_events = \"cycles,instructions\"")
+    count = head.get("count")
+    if count is not None and count != "instructions":
+        raise UserError(f"suite [study] count is {count!r}; the one count is "
+                        "count = \"instructions\"")
     name = _typed(head.get("name", Path(path).stem if path else "builtin"), str, "study name",
                   "write name = \"text\"")
     suite = Suite(name=name, runs=runs, warmup=warmup, seed=seed, workloads=workloads,
-                  levels=levels, perf_events=perf, source=source)
+                  levels=levels, perf_events=perf, source=source, count=count)
     check_suite(suite)
     return suite
 
@@ -273,7 +282,7 @@ def cell_protocol(suite: Suite, cell: dict[str, Any], seed: int) -> RunPlan:
     return RunPlan(
         benchmarks=[BenchmarkSpec(name=w.name, command=w.command) for w in suite.workloads],
         runs=suite.runs, warmup=suite.warmup, min_runs=1, seed=seed,
-        metrics=list(SELF_METRICS) if any_self else [], placement=placement)
+        metrics=list(SELF_METRICS) if any_self else [], placement=placement, count=suite.count)
 
 
 def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = None,

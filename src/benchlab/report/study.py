@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from benchlab.errors import UserError
+from benchlab.core.counted import COUNT_METHOD
 from benchlab.core.study import FACTORS, Suite
 from benchlab.stats.bootstrap import bootstrap_ci
 from benchlab.stats.ci_compare import compare_intervals
@@ -50,6 +51,8 @@ class Group:
     session_uid: str
     values: dict[str, np.ndarray]
     runs: list[dict]
+    #: Counted metrics (suite ``count``): runs of their own, not aligned with ``values``.
+    counts: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def _load_groups(store: Store, study: dict) -> list[Group]:
@@ -58,8 +61,12 @@ def _load_groups(store: Store, study: dict) -> list[Group]:
     for label, info in (meta.get("cells") or {}).items():
         sess = store.get_session(info["session"])
         for bench in store.benchmarks(sess["id"]):
-            runs = [r for r in store.runs(benchmark_id=bench["id"], include_warmup=False)
-                    if r["status"] == "ok"]
+            ok = [r for r in store.runs(benchmark_id=bench["id"], include_warmup=False)
+                  if r["status"] == "ok"]
+            # Counted runs (valgrind) have no time: they give counts, never time values.
+            runs = [r for r in ok if r["spawn_method"] != COUNT_METHOD]
+            counted = [store.samples_of_run(r["id"]).get("instructions") for r in ok
+                       if r["spawn_method"] == COUNT_METHOD]
             if not runs:
                 continue
             ids = [r["id"] for r in runs]
@@ -82,8 +89,10 @@ def _load_groups(store: Store, study: dict) -> list[Group]:
                             m["value"]
             for key, vals in extra.items():
                 values[key] = np.array(vals, dtype=float)
+            counts = {"instructions": np.array([c[0] for c in counted if c], dtype=float)}
             groups.append(Group(cell=info["cell"], label=label, workload=bench["name"],
-                                session_uid=sess["uid"], values=values, runs=runs))
+                                session_uid=sess["uid"], values=values, runs=runs,
+                                counts=counts if any(counted) else {}))
     if not groups:
         raise UserError(f"study {study['uid']} has no completed runs to report; run it first "
                         f"(benchlab study run --resume {study['uid']})")
@@ -91,19 +100,22 @@ def _load_groups(store: Store, study: dict) -> list[Group]:
 
 
 def group_intervals(groups: list[Group], n_resamples: int, seed: int) -> list[dict]:
-    """Mean and sd with 0.95 bootstrap percentile intervals, per group and time metric."""
+    """Mean, sd and 0.95 bootstrap percentile intervals per group and metric (ns; counts)."""
     rows = []
     for g in groups:
-        for metric in TIME_METRICS:
-            x = g.values.get(metric)
-            if x is None or x.size < 3 or np.ptp(x) == 0:
-                continue
-            mean = bootstrap_ci(x, "mean", kind="percentile", n_resamples=n_resamples, seed=seed)
-            sd = bootstrap_ci(x, "sd", kind="percentile", n_resamples=n_resamples, seed=seed)
+        series = [(m, g.values.get(m)) for m in TIME_METRICS] + list(g.counts.items())
+        for metric, x in series:
+            if x is None or x.size < 3 or (np.ptp(x) == 0 and metric not in g.counts):
+                continue  # a constant time is a clock problem, not a result
+            # Constant counts are exact: the interval is the count, so cells compare exactly.
+            mean, sd = ((x[0], x[0]), (0.0, 0.0)) if np.ptp(x) == 0 else (
+                (c.low, c.high) for c in (bootstrap_ci(x, stat, kind="percentile", seed=seed,
+                                                       n_resamples=n_resamples)
+                                          for stat in ("mean", "sd")))
             rows.append({**{f: g.cell[f] for f in FACTORS}, "workload": g.workload,
                          "metric": metric, "n": int(x.size), "mean_ns": float(x.mean()),
-                         "mean_lo": mean.low, "mean_hi": mean.high, "sd_ns": float(x.std(ddof=1)),
-                         "sd_lo": sd.low, "sd_hi": sd.high})
+                         "mean_lo": float(mean[0]), "mean_hi": float(mean[1]),
+                         "sd_ns": float(x.std(ddof=1)), "sd_lo": sd[0], "sd_hi": sd[1]})
     return rows
 
 
