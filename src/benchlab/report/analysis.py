@@ -40,12 +40,19 @@ def analyze_series(series: Series, *, mad_k: float = 3.0, seed: int = 1,
                                   "flagged_indices": np.flatnonzero(mad.flags.is_outlier).tolist()[:100]},
                      "tukey": tukey},
     }
-    # BCa, or the percentile interval where ties on a clock grid leave BCa undefined.
-    dist = bootstrap_distribution(x, "median", n_resamples=n_resamples, seed=seed)
-    ci = interval_with_fallback(dist, "bca", 0.95)
-    result["median_ci"] = {"low": ci.low, "high": ci.high, "confidence": ci.confidence,
-                           "kind": ci.kind, "n_resamples": ci.n_resamples, "seed": ci.seed,
-                           "fallback": ci.extra.get("fallback")}
+    if series.unit == "count" and x.size >= 3 and np.ptp(x) == 0:
+        # Deterministic counts (valgrind's instructions): the median is known exactly; a
+        # constant *time* stays an error (a clock problem), raised by the bootstrap below.
+        result["median_ci"] = {"low": float(x[0]), "high": float(x[0]), "confidence": 1.0,
+                               "kind": "exact", "n_resamples": 0, "seed": seed,
+                               "fallback": None}
+    else:
+        # BCa, or the percentile interval where ties on a clock grid leave BCa undefined.
+        dist = bootstrap_distribution(x, "median", n_resamples=n_resamples, seed=seed)
+        ci = interval_with_fallback(dist, "bca", 0.95)
+        result["median_ci"] = {"low": ci.low, "high": ci.high, "confidence": ci.confidence,
+                               "kind": ci.kind, "n_resamples": ci.n_resamples, "seed": ci.seed,
+                               "fallback": ci.extra.get("fallback")}
     if x.size >= 3 and np.ptp(x) > 0:
         ind = check_independence(x)
         result["independence"] = {
@@ -76,8 +83,10 @@ def render_analysis(a: dict[str, Any], console) -> None:
                   f"n = {ser['n']}")
     ci = a["median_ci"]
     kind = "BCa" if ci["kind"] == "bca" else f"{ci['kind']} (BCa undefined on tied values)"
-    console.print(f"  median {f(s['median'])}  (95% {kind} CI {f(ci['low'])} .. "
-                  f"{f(ci['high'])})   mean {f(s['mean'])} ± sd {f(s['sd'])}  "
+    interval = (f"95% {kind} CI {f(ci['low'])} .. {f(ci['high'])}" if ci["kind"] != "exact"
+                else "exact: every count is the same")
+    console.print(f"  median {f(s['median'])}  ({interval})   mean {f(s['mean'])} ± sd "
+                  f"{f(s['sd'])}  "
                   f"CV {100 * s['cv']:.2f}%")
     console.print(f"  min {f(s['min'])}  q1 {f(s['q1'])}  q3 {f(s['q3'])}  max {f(s['max'])}  "
                   f"IQR {f(s['iqr'])}")
