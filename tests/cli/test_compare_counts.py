@@ -90,6 +90,13 @@ def test_deterministic_counts_give_the_exact_difference(db_path):
     for unit in ("µs", " ms", " ns", " s,"):
         assert unit not in text, (unit, text)
     assert f"median {stored_a:.0f} count" in text
+    # analyze: deterministic counts are not refused as a constant time would be (a clock
+    # problem); their median is exact.
+    text = run_cli("analyze", f"{sa}:small/instructions", db=db_path, check=True).stdout
+    assert f"median {stored_a:.0f} count  (exact: every count is the same)" in text
+    a = json.loads(run_cli("analyze", f"{sa}:small/instructions", "--json", db=db_path,
+                           check=True).stdout)
+    assert a["median_ci"]["kind"] == "exact" and a["median_ci"]["low"] == stored_a
     # The other direction, and the JSON verdict, say the same thing from B's side.
     data = json.loads(run_cli("compare", f"{sb}:large/instructions", f"{sa}:small/instructions",
                               "--json", db=db_path, check=True).stdout)
