@@ -212,7 +212,9 @@ def reproduce_here(store, bundle: Bundle, *, calibrate: bool = False, tolerance:
     """Re-measure ``bundle`` here (after calibrating, with ``calibrate``) and judge it.
 
     Without ``calibrate``, this machine is profiled briefly on the bundled profile's methods
-    to get the variability range; with it, the range is the calibration's confirmation.
+    just before and just after measuring, and the variability range spans both (on a shared
+    machine the load moves between the two); with it, the range is the calibration's
+    confirmation.
     Returns a :class:`benchlab.report.reproduce.verdict.Judgement`.
     """
     from benchlab.machines.variability import compute_variability
@@ -229,11 +231,18 @@ def reproduce_here(store, bundle: Bundle, *, calibrate: bool = False, tolerance:
         cal = calibrate_to(base, period_us=period_of(bundle))
         quota = (cal.cpu_quota_us, cal.cpu_period_us)
         speedup_range = (float(cal.range_after["min"]), float(cal.range_after["max"]))
+    ranges = []
+    methods = [m for m, r in base.methods.items() if r.values and r.higher_is_better] \
+        if base is not None and not calibrate else []
+    duration_s = int(base.metadata.get("duration_s") or 1) if base is not None else 1
+    if methods:  # before and after: the range then covers the load while measuring
+        ranges.append(compute_variability(profile_here(methods, duration_s=duration_s),
+                                          base).range)
     pairs, warnings = remeasure(store, bundle, quota=quota, observer=observer, argv=argv)
-    if base is not None and not calibrate:
-        methods = [m for m, r in base.methods.items() if r.values and r.higher_is_better]
-        here = profile_here(methods, duration_s=int(base.metadata.get("duration_s") or 1))
-        speedup_range = compute_variability(here, base).range
+    if methods:
+        ranges.append(compute_variability(profile_here(methods, duration_s=duration_s),
+                                          base).range)
+        speedup_range = (min(r[0] for r in ranges), max(r[1] for r in ranges))
     return judge(pairs, speedup_range=speedup_range, tolerance=tolerance, warnings=warnings,
                  cpu_quota=quota)
 
