@@ -118,7 +118,7 @@ def test_equal_counts_are_the_same_exactly(db_path):
 
 @pytest.mark.slow
 def test_slightly_varying_counts_give_the_observed_range(db_path, tmp_path):
-    """A real program whose count moves by < 64 loop iterations per run: the verdict gives the
+    """A real program whose count moves by < 64 of 2M loop iterations per run: the verdict gives the
     difference with the range of every pairing of runs, which the test recomputes from the
     stored counts."""
     if shutil.which("gcc") is None:
@@ -128,9 +128,9 @@ def test_slightly_varying_counts_give_the_observed_range(db_path, tmp_path):
     exe = tmp_path / "jitter"
     subprocess.run(["gcc", "-O0", "-o", str(exe), str(src)], check=True)
     sa = run_cli("run", "-N", "-r", "5", "--count", "instructions", "-n", "few",
-                 f"{exe} 200000", db=db_path, check=True, timeout=240)
+                 f"{exe} 2000000", db=db_path, check=True, timeout=240)
     sb = run_cli("run", "-N", "-r", "5", "--count", "instructions", "-n", "many",
-                 f"{exe} 220000", db=db_path, check=True, timeout=240)
+                 f"{exe} 2200000", db=db_path, check=True, timeout=240)
     ua, ub = _session_of(sa), _session_of(sb)
     data = json.loads(run_cli("compare", f"{ua}:few/instructions", f"{ub}:many/instructions",
                               "--json", db=db_path, check=True).stdout)
@@ -168,3 +168,20 @@ def test_removed_options_name_their_replacement(db_path):
     assert_one_line_error(run_cli("compare", "a", "b", "--min-effect-percent", "2", db=db_path),
                           "--min-effect-percent was removed", "--min-effect 2%")
     assert not db_path.exists()
+
+
+def test_count_words_name_the_metric_or_say_count():
+    """Constant counts of another metric (page faults) or of an unnamed one (the reports know
+    only the unit) are not called instructions."""
+    from benchlab.report.comparison_words import verdict_sentence
+
+    c = compare(np.full(5, 5.0), np.full(5, 7.0), name_a="a", name_b="b",
+                options=CompareOptions())
+    assert verdict_text(c, "count", "minflt") == (
+        "a counts 28.57% fewer minflt than b (5 vs 7; exact: counts are deterministic)")
+    assert verdict_sentence(c, "count").startswith(
+        "a's count is 28.57% lower than b's (5 vs 7; exact: counts are deterministic)")
+    same = compare(np.full(4, 9.0), np.full(4, 9.0), name_a="a", name_b="b",
+                   options=CompareOptions())
+    assert verdict_text(same, "count") == (
+        "a and b have exactly the same count (9; exact: counts are deterministic)")

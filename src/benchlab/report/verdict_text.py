@@ -200,11 +200,23 @@ def _percent(x: float) -> str:
     return f"{x:.2f}" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}"
 
 
-def _count_phrase(metric: str | None) -> tuple[str, str]:
-    """(verb, noun) of a count metric: instructions are executed, other counts counted."""
-    if metric in (None, "instructions"):
-        return "executes", "instructions"
-    return "counts", metric
+def _differs(a: str, b: str, metric: str | None, pct: float) -> str:
+    """'a executes 2.31% more instructions than b' (``pct``: a's relative difference, %)."""
+    more, amount = ("more" if pct > 0 else "fewer"), _percent(abs(pct))
+    if metric == "instructions":
+        return f"{a} executes {amount}% {more} instructions than {b}"
+    if metric:
+        return f"{a} counts {amount}% {more} {metric} than {b}"
+    return f"{a}'s count is {amount}% {'higher' if pct > 0 else 'lower'} than {b}'s"
+
+
+def _same(a: str, b: str, metric: str | None, exactly: str = "") -> str:
+    """'a and b execute [exactly] the same number of instructions'."""
+    if metric == "instructions":
+        return f"{a} and {b} execute {exactly}the same number of instructions"
+    if metric:
+        return f"{a} and {b} count {exactly}the same number of {metric}"
+    return f"{a} and {b} have {exactly}the same count"
 
 
 def _count_verdict(c: Comparison, metric: str | None) -> str | None:
@@ -215,20 +227,15 @@ def _count_verdict(c: Comparison, metric: str | None) -> str | None:
     exactly. Counts that vary a little (CV < 1e-4 on both sides: a program reading the clock
     or its environment) get the difference with its observed range instead of a test."""
     sa, sb = c.summary_a, c.summary_b
-    verb, noun = _count_phrase(metric)
+    a, b = c.name_a, c.name_b
     both = f"{sa.median:,.0f} vs {sb.median:,.0f}"
     if sa.min == sa.max and sb.min == sb.max:
         if sa.median == sb.median:
-            return (f"{c.name_a} and {c.name_b} execute exactly the same number of {noun} "
-                    f"({sa.median:,.0f}; exact: counts are deterministic)" if verb == "executes"
-                    else f"{c.name_a} and {c.name_b} count exactly the same {noun} "
-                    f"({sa.median:,.0f}; exact: counts are deterministic)")
+            return (f"{_same(a, b, metric, 'exactly ')} ({sa.median:,.0f}; exact: counts are "
+                    "deterministic)")
         if sb.median == 0:
-            return (f"{c.name_a} {verb} {sa.median:,.0f} {noun}, {c.name_b} none (exact: "
-                    "counts are deterministic)")
-        rel = 100 * (sa.median / sb.median - 1)
-        more = "more" if rel > 0 else "fewer"
-        return (f"{c.name_a} {verb} {_percent(abs(rel))}% {more} {noun} than {c.name_b} ({both}; "
+            return f"{a} counts {sa.median:,.0f}, {b} 0 (exact: counts are deterministic)"
+        return (f"{_differs(a, b, metric, 100 * (sa.median / sb.median - 1))} ({both}; "
                 "exact: counts are deterministic)")
     cvs = [s.sd / abs(s.mean) if s.mean != 0 else math.inf for s in (sa, sb)]
     if max(cvs) >= COUNT_CV_STABLE or sb.min <= 0:
@@ -239,13 +246,10 @@ def _count_verdict(c: Comparison, metric: str | None) -> str | None:
     span = (f"observed range [{'+' if low >= 0 else '-'}{_percent(abs(low))}%, "
             f"{'+' if high >= 0 else '-'}{_percent(abs(high))}%] over {sa.n} and {sb.n} runs")
     if low > 0 or high < 0:
-        more = "more" if rel > 0 else "fewer"
-        return (f"{c.name_a} {verb} {_percent(abs(rel))}% {more} {noun} than {c.name_b} ({both}, "
-                f"{span}; counts vary by less than {100 * COUNT_CV_STABLE:g}% between runs)")
-    return (f"{c.name_a} and {c.name_b} {verb.removesuffix('s')} the same number of {noun} "
-            f"up to run-to-run variation (difference of medians {'+' if rel >= 0 else '-'}"
-            f"{_percent(abs(rel))}%, {span} "
-            "includes 0)")
+        return (f"{_differs(a, b, metric, rel)} ({both}, {span}; counts vary by less than "
+                f"{100 * COUNT_CV_STABLE:g}% between runs)")
+    return (f"{_same(a, b, metric)} up to run-to-run variation (difference of medians "
+            f"{'+' if rel >= 0 else '-'}{_percent(abs(rel))}%, {span} includes 0)")
 
 
 def verdict_text(c: Comparison, unit: str = "ns", metric: str | None = None) -> str:
