@@ -15,9 +15,8 @@ from benchlab.units import format_value
 
 def verdict_sentence(result: Any, unit: str = "ns") -> str:
     """The verdict of ``result`` (a ``stats.verdict.Comparison``) with its notes, as
-    ``benchlab compare`` prints them. ``unit`` is accepted for symmetry with the other
-    helpers; durations are formatted by ``verdict_text``."""
-    return " ".join([words.verdict_text(result), *words.notes_text(result)])
+    ``benchlab compare`` prints them, with values in ``unit`` (ns: durations)."""
+    return " ".join([words.verdict_text(result, unit), *words.notes_text(result, unit)])
 
 
 def check_line(result: Any, check: Any) -> str:
