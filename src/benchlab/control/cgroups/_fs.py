@@ -9,6 +9,8 @@ from __future__ import annotations
 import errno
 import os
 import re
+import signal
+import time
 from pathlib import Path
 
 
@@ -104,6 +106,32 @@ def _procs(cgroup: Path) -> list[int]:
     if not text:
         return []
     return [int(pid) for pid in text.split()]
+
+
+def kill_members(cgroup: Path, timeout_s: float = 2.0, poll_s: float = 0.005) -> set[int]:
+    """SIGKILL every task in ``cgroup`` (never this process) until it is empty; the pids killed.
+
+    Repeated, because a task may fork between reading ``cgroup.procs`` and the kill (the child
+    is born in the same cgroup and is seen in the next round), and a killed task leaves
+    ``cgroup.procs`` only once it has died. Gives up after ``timeout_s`` seconds. The one
+    implementation behind the stale-cgroup sweep, the exec helper's tracking leaf and the Python
+    fallback's run cgroups.
+    """
+    killed: set[int] = set()
+    deadline = time.monotonic() + timeout_s
+    me = os.getpid()
+    while time.monotonic() < deadline:
+        members = [pid for pid in _procs(cgroup) if pid != me]
+        if not members:
+            break
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except ProcessLookupError:
+                pass
+        time.sleep(poll_s)
+    return killed
 
 
 def _cpuset_value(cgroup: Path, key: str) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,27 +30,6 @@ def list_benchlab_cgroups(layout: CgroupLayout | None = None, parent_name: str =
             continue
         found.extend(str(entry) for entry in entries if entry.is_dir() and _LEAF_NAME.match(entry.name))
     return sorted(found)
-
-
-def _kill_members(path: Path, timeout_s: float) -> set[int]:
-    """SIGKILL every task in cgroup ``path`` until it is empty (or ``timeout_s`` passes).
-
-    Repeated because a task may fork between reading cgroup.procs and the kill; the new child
-    is born in the same cgroup and is seen in the next round. Returns the pids killed.
-    """
-    killed: set[int] = set()
-    deadline = time.monotonic() + timeout_s
-    while True:
-        members = _procs(path)
-        if not members or time.monotonic() > deadline:
-            return killed
-        for pid in members:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.01)
 
 
 def sweep_stale(layout: CgroupLayout | None = None, parent_name: str = DEFAULT_PARENT, *,
@@ -80,7 +58,7 @@ def sweep_stale(layout: CgroupLayout | None = None, parent_name: str = DEFAULT_P
         owner = int(_LEAF_NAME.match(path.name).group("pid"))
         if _pid_alive(owner):
             continue
-        killed = _kill_members(path, kill_timeout_s)
+        killed = _fs.kill_members(path, kill_timeout_s, poll_s=0.01)
         if killed:
             tell(f"killed {len(killed)} process(es) left in stale cgroup {path} by dead "
                  f"benchlab pid {owner}: {' '.join(map(str, sorted(killed)))}")

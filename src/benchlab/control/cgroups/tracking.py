@@ -15,7 +15,6 @@ no tracking leaf and nothing changes.
 from __future__ import annotations
 
 import os
-import signal
 import time
 from pathlib import Path
 
@@ -48,20 +47,7 @@ class TrackingCgroup:
 
     def kill_all(self, timeout_s: float = 2.0) -> int:
         """SIGKILL every process in the leaf (never this one) until it is empty; how many."""
-        killed: set[int] = set()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            members = [pid for pid in self.pids() if pid != os.getpid()]
-            if not members:
-                break
-            for pid in members:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    killed.add(pid)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.005)
-        return len(killed)
+        return len(_fs.kill_members(self.path, timeout_s))
 
     def remove(self) -> list[str]:
         """Kill what is still inside and remove the leaf; the paths that could not be removed."""

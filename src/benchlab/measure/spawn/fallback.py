@@ -14,7 +14,9 @@ import resource
 import signal
 import subprocess
 import time
+from pathlib import Path
 
+from benchlab.control.cgroups._fs import kill_members
 from benchlab.measure.spawn._process import _DeferredSigint, _kill_group
 from benchlab.measure.spawn.rusage import _python_error, _wait_python
 from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest, _abs, _rlimit_number
@@ -175,22 +177,8 @@ def _kill_cgroup_members(procs_paths, timeout_s: float = 2.0) -> int:
     """
     killed: set[int] = set()
     deadline = time.monotonic() + timeout_s
-    for path in procs_paths:
-        while time.monotonic() < deadline:
-            try:
-                with open(path) as fh:
-                    members = [int(pid) for pid in fh.read().split() if int(pid) != os.getpid()]
-            except (OSError, ValueError):
-                break
-            if not members:
-                break
-            for pid in members:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    killed.add(pid)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.005)  # a task leaves cgroup.procs once it has died
+    for path in procs_paths:  # a cgroup.procs file per hierarchy; one shared time budget
+        killed |= kill_members(Path(path).parent, max(0.0, deadline - time.monotonic()))
     return len(killed)
 
 
