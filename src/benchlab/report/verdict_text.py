@@ -22,7 +22,11 @@ COUNT_CV_STABLE = 1e-4
 
 
 def _fmt(value: float, unit: str, digits: int = 4) -> str:
-    """``value`` in its metric's unit: a readable duration only when ``unit`` is ns."""
+    """``value`` in its metric's unit: a readable duration only when ``unit`` is ns.
+
+    A series imported without a unit ('') is read as ns, as ``compare`` always has: seed 001's
+    files carry none and are nanoseconds."""
+    unit = unit or "ns"
     if unit == "ns":
         return format_duration(value, digits)
     return format_value(value, unit, digits)
@@ -31,6 +35,7 @@ def _fmt(value: float, unit: str, digits: int = 4) -> str:
 def format_interval(low: float, high: float, digits: int = 4, unit: str = "ns") -> str:
     """An interval with one unit for both ends: durations in ns as '[769.3, 773.8] µs', any
     other unit (count, KiB, ...) as its own values."""
+    unit = unit or "ns"  # unitless series are read as ns (see _fmt)
     if unit == "KiB":  # sizes pick their own unit per end (KiB, MiB)
         return f"[{_fmt(low, unit, digits)}, {_fmt(high, unit, digits)}]"
     if unit != "ns":
