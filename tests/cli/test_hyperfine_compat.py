@@ -431,11 +431,11 @@ def test_verdict_on_identical_commands_is_not_decided_and_says_how_many_runs(tmp
 
 @pytest.mark.serial
 def test_three_commands_are_holm_corrected_against_the_fastest(tmp_path):
-    proc = run_cli("run", "-r", "12", "sleep 0.03", "sleep 0.001", "sleep 0.02",
+    proc = run_cli("run", "-r", "12", "sleep 0.06", "sleep 0.005", "sleep 0.03",
                    "--db", str(tmp_path / "b.db"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "baseline: sleep 0.001" in proc.stdout and "Holm" in proc.stdout
-    assert len(re.findall(r"sleep 0\.001 ran [\d.]+× faster than", proc.stdout)) == 2
+    assert "baseline: sleep 0.005" in proc.stdout and "Holm" in proc.stdout
+    assert len(re.findall(r"sleep 0\.005 ran [\d.]+× faster than", proc.stdout)) == 2
 
 
 @pytest.mark.serial

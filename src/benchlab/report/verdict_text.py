@@ -316,6 +316,11 @@ def notes_text(c: Comparison, unit: str = "ns") -> list[str]:
 
 
 
+def _factor(x: float) -> str:
+    """A speed factor with 3 significant digits and never an exponent ('1.18', '2345')."""
+    return f"{x:.3g}" if abs(x) < 1000 or x != x or abs(x) == float("inf") else f"{x:.0f}"
+
+
 def relative_sentence(c: CandidateResult, confidence_level: float) -> str:
     """hyperfine's summary line, honest: "A ran 1.18× faster than B, 95% CI [1.15, 1.21]"
     with the test behind it, or "cannot tell them apart yet: about N more runs each would
@@ -328,8 +333,8 @@ def relative_sentence(c: CandidateResult, confidence_level: float) -> str:
         else:
             factor, low, high = c.ratio, c.ratio_low, c.ratio_high
         how = "" if c.interval_method == "bca" else f", {c.interval_method} interval"
-        return (f"{c.name} ran {factor:.3g}× {c.outcome} than {c.reference}, {level} CI "
-                f"[{low:.3g}, {high:.3g}] (ratio of medians{how}; Mann-Whitney "
+        return (f"{c.name} ran {_factor(factor)}× {c.outcome} than {c.reference}, {level} CI "
+                f"[{_factor(low)}, {_factor(high)}] (ratio of medians{how}; Mann-Whitney "
                 f"p = {c.p_adjusted:.2g}{adj})")
     if c.reason == "identical":
         return f"{c.name} and {c.reference} took exactly the same time in every run"
