@@ -223,3 +223,32 @@ def test_a_suite_that_is_not_utf8_is_one_line(db_path, tmp_path):
     suite = tmp_path / "suite.toml"
     suite.write_bytes("[study]\nname = 'é'\n".encode("utf-16"))
     assert_one_line_error(run_cli("study", str(suite), db=db_path), "UTF-8")
+
+
+def test_a_sigterm_between_nested_sessions_is_still_known_to_the_outer_one():
+    """A study runs each cell's session inside its own ``interruptible``; a SIGTERM that arrives
+    after a cell has ended (the inner handlers restored) must still read as SIGTERM outside,
+    and one caught by the inner handler must not be forgotten when the next cell starts (CI
+    once exited 130 instead of 143 from exactly that window)."""
+    from benchlab.core.session import interruptible
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        with interruptible() as outer:
+            with interruptible():
+                pass
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises here
+    assert outer.signum == signal.SIGTERM
+
+    with pytest.raises(KeyboardInterrupt):
+        with interruptible() as outer:
+            with pytest.raises(KeyboardInterrupt):
+                with interruptible():
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(5)
+            with interruptible():  # the next cell starting must not clear it
+                pass
+            raise KeyboardInterrupt
+    assert outer.signum == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) == before

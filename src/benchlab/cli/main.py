@@ -122,8 +122,7 @@ def _build_group():
             except click.exceptions.Exit as exc:
                 sys.exit(exc.exit_code)
             except click.exceptions.Abort:
-                sys.stderr.write("benchlab: interrupted\n")
-                sys.exit(_INTERRUPTED)
+                _exit_interrupted()
             except click.UsageError as exc:
                 hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
                 _error_line(exc.format_message() + hint)
@@ -159,6 +158,20 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _exit_interrupted() -> None:
+    """One line and exit 130 for Ctrl-C, or 128 + N for a signal N the core turned into one.
+
+    The core (``benchlab.core.session.interruptible``) makes SIGTERM act as Ctrl-C; when it
+    arrives before any session exists to report it, the signal is still known there.
+    """
+    session_mod = sys.modules.get("benchlab.core.session")
+    signum = getattr(getattr(session_mod, "_Received", None), "signum", None)
+    try:
+        sys.stderr.write("benchlab: interrupted\n")
+    finally:
+        sys.exit(128 + signum if signum else _INTERRUPTED)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run ``benchlab`` with ``argv`` (default ``sys.argv[1:]``).
 
@@ -174,10 +187,7 @@ def main(argv: list[str] | None = None) -> None:
         __getattr__("cli")(args=args, prog_name="benchlab")
     except KeyboardInterrupt:
         # Ctrl-C while modules are still importing, before Click's own handler is running.
-        try:
-            sys.stderr.write("benchlab: interrupted\n")
-        finally:
-            sys.exit(_INTERRUPTED)
+        _exit_interrupted()
 
 
 if __name__ == "__main__":

@@ -29,9 +29,15 @@ _TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 
 
 class _Received:
-    """The terminating signal received while :func:`interruptible` was active (None: none)."""
+    """The terminating signal received while :func:`interruptible` was active (None: none).
+
+    Shared by nested uses (a study runs each cell's session inside its own): only the
+    outermost entry clears it, so a SIGTERM caught by an inner handler is still known to the
+    outer one after the inner has restored its handlers.
+    """
 
     signum: int | None = None
+    depth: int = 0
 
 
 @contextlib.contextmanager
@@ -45,7 +51,9 @@ def interruptible() -> Iterator[type[_Received]]:
     if threading.current_thread() is not threading.main_thread():
         yield _Received
         return
-    _Received.signum = None
+    if _Received.depth == 0:
+        _Received.signum = None
+    _Received.depth += 1
 
     def on_signal(signum, frame):
         _Received.signum = signum
@@ -63,6 +71,7 @@ def interruptible() -> Iterator[type[_Received]]:
             exc.signum = _Received.signum
         raise
     finally:
+        _Received.depth -= 1
         for s, handler in previous.items():
             signal.signal(s, handler)
 

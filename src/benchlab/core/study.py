@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import itertools
 import shlex
+import signal
 import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -296,13 +297,15 @@ def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = Non
     Raises :class:`SessionInterrupted` (for the study session) on Ctrl-C or SIGTERM after
     marking it interrupted; completed cells stay stored.
     """
-    with interruptible():
+    with interruptible() as received:
         study, suite, meta = _open_study(store, suite, argv, resume)
         try:
             _run_cells(store, study, suite, meta, argv, observer, cluster)
-        except SessionInterrupted as exc:
+        except (SessionInterrupted, KeyboardInterrupt):
+            # A bare KeyboardInterrupt: the signal came between cells or while a cell's
+            # session was being created; the study is interrupted all the same.
             study.finish("interrupted")
-            raise SessionInterrupted(study.ref, 0, exc.signum) from None
+            raise SessionInterrupted(study.ref, 0, received.signum or signal.SIGINT) from None
         except BaseException:
             study.finish("failed")
             raise
