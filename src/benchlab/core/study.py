@@ -39,6 +39,7 @@ which are exact where times are noise.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import shlex
 import signal
@@ -288,11 +289,13 @@ def cell_protocol(suite: Suite, cell: dict[str, Any], seed: int) -> RunPlan:
 
 def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = None,
               observer: Observer | None = None, resume: str | None = None,
-              cluster: str | None = None) -> SessionRef:
+              cluster: str | None = None, lost_after_s: float | None = None) -> SessionRef:
     """Run (or resume) every cell of a study; return the study session.
 
     ``cluster`` (``--cluster``): every cell runs on each machine of that Dask cluster
-    (:mod:`benchlab.core.cluster`); stored with the study, so a resume uses it too.
+    (:mod:`benchlab.core.cluster`), started once for the whole study; stored with the study,
+    so a resume uses it too. ``lost_after_s`` (``--lost-after``, s): how long a lost machine is
+    waited for (default 60 s), stored with the study too.
 
     Raises :class:`SessionInterrupted` (for the study session) on Ctrl-C or SIGTERM after
     marking it interrupted; completed cells stay stored.
@@ -300,7 +303,7 @@ def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = Non
     with interruptible() as received:
         study, suite, meta = _open_study(store, suite, argv, resume)
         try:
-            _run_cells(store, study, suite, meta, argv, observer, cluster)
+            _run_cells(store, study, suite, meta, argv, observer, cluster, lost_after_s)
         except (SessionInterrupted, KeyboardInterrupt):
             # A bare KeyboardInterrupt: the signal came between cells or while a cell's
             # session was being created; the study is interrupted all the same.
@@ -337,42 +340,58 @@ def _open_study(store: Store, suite: Suite | None, argv: list[str] | None,
 
 def _run_cells(store: Store, study: SessionWriter, suite: Suite, meta: dict[str, Any],
                argv: list[str] | None, observer: Observer | None,
-               cluster: str | None = None) -> None:
-    """Every cell in the study's seeded order: skip complete ones, resume or start the rest."""
+               cluster: str | None = None, lost_after_s: float | None = None) -> None:
+    """Every cell in the study's seeded order: skip complete ones, resume or start the rest.
+
+    On a cluster, one cluster serves every cell (started once, shut down however this ends).
+    """
     cells = suite.cells()
     order = np.random.default_rng(suite.seed).permutation(len(cells))
     meta.setdefault("cells", {})
     if cluster is not None:
         meta["cluster"] = cluster
+    if lost_after_s is not None:
+        meta["lost_after_s"] = lost_after_s
     cluster = meta.get("cluster")
     meta["order"] = [cell_label(cells[i]) for i in order]
     study.update(metadata=meta)
-    for k, idx in enumerate(order):
-        cell = cells[int(idx)]
-        label = cell_label(cell)
-        known = meta["cells"].get(label)
-        if known:
-            if store.get_session(known["session"])["status"] != "complete":
-                if cluster:
-                    from benchlab.core.cluster.session import resume_cluster_session
+    shared_cluster = contextlib.nullcontext()
+    if cluster:
+        from benchlab.core.cluster.session import open_shared_cluster
 
-                    resume_cluster_session(store, known["session"], observer=observer)
-                else:
-                    resume_session(store, known["session"], observer=observer)
-            continue
-        plan = cell_protocol(suite, cell, seed=suite.seed * 1000 + k)
-        if cluster:
-            from benchlab.core.cluster.session import run_cluster_plan
+        shared_cluster = open_shared_cluster(
+            cluster, slots=max(int(cell["workers"]) for cell in cells))
+    with shared_cluster as shared:
+        for k, idx in enumerate(order):
+            cell = cells[int(idx)]
+            label = cell_label(cell)
+            known = meta["cells"].get(label)
+            if known:
+                if store.get_session(known["session"])["status"] != "complete":
+                    if cluster:
+                        from benchlab.core.cluster.session import resume_cluster_session
 
-            def started(ref, label=label, cell=cell):
-                meta["cells"][label] = {"session": ref.uid, "cell": cell}
-                study.update(metadata=meta)
+                        resume_cluster_session(store, known["session"], observer=observer,
+                                               machine_grace_s=meta.get("lost_after_s"),
+                                               shared=shared)
+                    else:
+                        resume_session(store, known["session"], observer=observer)
+                continue
+            plan = cell_protocol(suite, cell, seed=suite.seed * 1000 + k)
+            if cluster:
+                from benchlab.core.cluster.session import DEFAULT_LOST_AFTER_S, run_cluster_plan
 
-            run_cluster_plan(store, plan, cluster, argv=argv, name=f"{suite.name}/{label}",
-                             parent=study.ref, observer=observer, on_start=started)
-            continue
-        writer = start_session(store, plan, argv=argv, name=f"{suite.name}/{label}",
-                               parent=study.ref)
-        meta["cells"][label] = {"session": writer.ref.uid, "cell": cell}
-        study.update(metadata=meta)
-        run_session(writer, plan, observer=observer)
+                def started(ref, label=label, cell=cell):
+                    meta["cells"][label] = {"session": ref.uid, "cell": cell}
+                    study.update(metadata=meta)
+
+                run_cluster_plan(store, plan, cluster, argv=argv, name=f"{suite.name}/{label}",
+                                 parent=study.ref, observer=observer, on_start=started,
+                                 machine_grace_s=meta.get("lost_after_s") or DEFAULT_LOST_AFTER_S,
+                                 shared=shared)
+                continue
+            writer = start_session(store, plan, argv=argv, name=f"{suite.name}/{label}",
+                                   parent=study.ref)
+            meta["cells"][label] = {"session": writer.ref.uid, "cell": cell}
+            study.update(metadata=meta)
+            run_session(writer, plan, observer=observer)
