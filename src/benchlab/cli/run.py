@@ -192,7 +192,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
             cleanup, order, seed, timeout, ignore_failure, scans, step, lists,
             metrics, samples_csv, affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us,
             cpu_weight, cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
-            until_decided, alpha, equivalence_margin, look_every, session_name, resume, as_json, quiet, db, cluster, on, spread,
+            until_decided, alpha, equivalence_margin, look_every, session_name, resume, as_json, quiet, db, cluster, on, spread, lost_after,
             report_path, **hyperfine):
     """Measure COMMANDS, each run stored as soon as it ends.
 
@@ -221,7 +221,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                 if commands:
                     raise UserError("--resume takes the commands from the stored session; "
                                     "drop the commands or drop --resume")
-                result = resume_run(store, resume, cluster, observer)
+                result = resume_run(store, resume, cluster, observer, lost_after)
             else:
                 if not commands:
                     raise UserError("no command to benchmark; usage: benchlab run COMMAND "
@@ -246,7 +246,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
 
                 result = start_run(store, plan, cluster, on, spread,
                                    argv=["benchlab", *sys.argv[1:]], name=session_name,
-                                   observer=observer, on_start=announce)
+                                   observer=observer, on_start=announce,
+                                   lost_after_s=lost_after)
     except SessionInterrupted as exc:
         db_hint = f" --db {shlex.quote(store.path)}" if db else ""
         click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "

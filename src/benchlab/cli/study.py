@@ -8,6 +8,7 @@ import sys
 import click
 from rich.console import Console
 
+from benchlab.cli.cluster_options import check_cluster_flags, lost_after_option
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.run import ProgressObserver
 from benchlab.core.executor import SessionInterrupted
@@ -35,18 +36,21 @@ def study_group():
 @click.option("--resume", default=None, metavar="SESSION", help="Resume an interrupted study.")
 @click.option("--cluster", default=None, metavar="tcp://HOST:PORT|local:N|ssh:HOST,...",
               help="Run every cell on each machine of a Dask cluster (docs/cluster.md).")
+@lost_after_option
 @db_option
-def study_run(suite, builtin, resume, cluster, db):
+def study_run(suite, builtin, resume, cluster, lost_after, db):
     """Run SUITE.toml (or --builtin): every cell in seeded random order, resumable."""
     if not suite and not builtin and not resume:
         raise click.UsageError("give a SUITE.toml, --builtin, or --resume SESSION")
+    if lost_after is not None and cluster is None and not resume:
+        check_cluster_flags(cluster, "all", False, lost_after)
     store = open_store(db)
     parsed = None if resume else load_suite(None if builtin else suite)
     console = Console(stderr=True)
     try:
         with ProgressObserver(console, sys.stderr.isatty()) as observer:
             study = run_study(store, parsed, argv=["benchlab", *sys.argv[1:]], observer=observer,
-                              resume=resume, cluster=cluster)
+                              resume=resume, cluster=cluster, lost_after_s=lost_after)
     except SessionInterrupted as exc:
         db_hint = f" --db {shlex.quote(store.path)}" if db else ""
         click.echo(f"benchlab: interrupted; completed cells are stored. Resume with: "
