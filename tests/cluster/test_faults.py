@@ -173,3 +173,53 @@ def test_machine_that_never_comes_back_is_named_and_the_others_finish(db_path):
         store.close()
         for proc in (scheduler, *workers.values()):
             _stop(proc)
+
+
+def test_lost_after_gives_a_machine_up_quickly_from_the_command_line(db_path):
+    """``run --lost-after 3s``: machine b's whole process group (its nanny and its worker) is
+    killed mid-run, so it never returns; the session ends interrupted naming it, well before the
+    60 s default would have."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = _start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+                       str(port), "--no-dashboard")
+    workers = {name: _start("distributed.cli.dask_worker", address, "--nthreads", "1",
+                            "--resources", "benchlab-slot=1", "--no-dashboard", "--name", name)
+               for name in ("a", "b")}
+    from distributed import Client
+
+    try:
+        with Client(address, timeout="30s", set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=60)
+        client = subprocess.Popen(
+            [os.path.join(os.path.dirname(sys.executable), "benchlab"), "run", "--cluster",
+             address, "--lost-after", "3s", "-r", "6", "sleep 0.3", "--db", str(db_path), "-q"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, COLUMNS="160"))
+        wait_for(lambda: _stored_runs(db_path) >= 2 or client.poll() is not None, 90,
+                 "two stored runs")
+        wait_for(lambda: any(comm(d) == "sleep" for d in descendants(workers["b"].pid))
+                 or client.poll() is not None, 30, "a run on machine b")
+        assert client.poll() is None, client.communicate()
+        _stop(workers["b"])
+        killed_at = time.monotonic()
+        out, err = client.communicate(timeout=120)
+        waited = time.monotonic() - killed_at
+        assert client.returncode == 2, (out, err)
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1 and "Traceback" not in err, err
+        assert "127.0.0.1/b" in lines[0] and "did not come back" in lines[0], lines[0]
+        assert "--resume" in lines[0]
+        # 3 s of grace plus the session's end; the default would have waited 60 s
+        assert waited < 40, waited
+        with Store.open(db_path, readonly=True) as store:
+            session = store.sessions()[0]
+            assert session["status"] == "interrupted"
+            meta = store.get_session(session["uid"])["metadata"]
+            assert meta["cluster"]["lost_after_s"] == 3
+            assert [entry["machine"] for entry in meta["lost_runs"]] == ["127.0.0.1/b"]
+            runs = store.runs(session_id=session["id"])
+            assert Counter(r["extra"]["machine"] for r in runs)["127.0.0.1/a"] == 6
+    finally:
+        for proc in (scheduler, *workers.values()):
+            _stop(proc)

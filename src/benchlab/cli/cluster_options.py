@@ -14,8 +14,29 @@ import click
 from benchlab.errors import UserError
 
 
+def _parse_lost_after(ctx, param, value):
+    """``--lost-after``: seconds (None when not given), refused in one line at parse time, so
+    nothing is started or stored for a bad value."""
+    if value is None:
+        return None
+    from benchlab.units import parse_duration_s
+
+    return parse_duration_s(value, what="--lost-after", maximum_s=7 * 86400.0)
+
+
+def lost_after_option(f):
+    """Add ``--lost-after DURATION`` (how long a lost machine is waited for) to a command."""
+    return click.option("--lost-after", "lost_after", default=None, metavar="DURATION",
+                        callback=_parse_lost_after, expose_value=True,
+                        help="With --cluster: give up a machine whose worker has been gone "
+                             "this long (e.g. 30s, 5m; default 60s); the session then ends "
+                             "interrupted, naming it.")(f)
+
+
 def cluster_options(f):
-    """Add ``--cluster ADDRESS``, ``--on all|N|HOST,...`` and ``--spread`` to a Click command."""
+    """Add ``--cluster ADDRESS``, ``--on all|N|HOST,...``, ``--spread`` and ``--lost-after`` to a
+    Click command."""
+    f = lost_after_option(f)
     f = click.option("--spread", is_flag=True,
                      help="With --cluster: machines are identical; spread the runs over them "
                           "instead of running the protocol on each.")(f)
@@ -27,11 +48,16 @@ def cluster_options(f):
     return f
 
 
-def check_cluster_flags(cluster: str | None, on: str, spread: bool) -> None:
-    """``--on``/``--spread`` mean nothing without ``--cluster``: say so in one line."""
+def check_cluster_flags(cluster: str | None, on: str, spread: bool,
+                        lost_after_s: float | None = None) -> None:
+    """``--on``/``--spread``/``--lost-after`` mean nothing without ``--cluster``: say so in one
+    line."""
     if cluster is None and (on != "all" or spread):
         raise UserError("--on and --spread choose machines of a cluster; add --cluster ADDRESS "
                         "or drop them")
+    if cluster is None and lost_after_s is not None:
+        raise UserError("--lost-after says how long a lost cluster machine is waited for; add "
+                        "--cluster ADDRESS or drop it")
 
 
 class MachineProgress:
@@ -87,9 +113,11 @@ def calibration_limits(path: str):
 
 
 def start_run(store, plan, cluster: str | None, on: str, spread: bool, *, argv, name,
-              observer, on_start):
-    """Run ``plan`` here (no ``--cluster``) or on the cluster; returns the SessionResult."""
-    check_cluster_flags(cluster, on, spread)
+              observer, on_start, lost_after_s: float | None = None):
+    """Run ``plan`` here (no ``--cluster``) or on the cluster; returns the SessionResult.
+
+    ``lost_after_s`` (s): ``--lost-after``; None: the default (60 s)."""
+    check_cluster_flags(cluster, on, spread, lost_after_s)
     fleet = plan.placement.calibration and _is_fleet_calibration(plan.placement.calibration)
     if cluster is None:
         if fleet:
@@ -98,7 +126,7 @@ def start_run(store, plan, cluster: str | None, on: str, spread: bool, *, argv, 
         from benchlab.core.session import run_plan
 
         return run_plan(store, plan, argv=argv, name=name, observer=observer, on_start=on_start)
-    from benchlab.core.cluster.session import run_cluster_plan
+    from benchlab.core.cluster.session import DEFAULT_LOST_AFTER_S, run_cluster_plan
 
     placements = None
     if fleet:
@@ -107,23 +135,29 @@ def start_run(store, plan, cluster: str | None, on: str, spread: bool, *, argv, 
         placements = load_fleet_calibration(plan.placement.calibration)
     return run_cluster_plan(store, plan, cluster, on=on, spread=spread, argv=argv, name=name,
                             observer=MachineProgress(observer), on_start=on_start,
-                            placements=placements)
+                            placements=placements,
+                            machine_grace_s=lost_after_s or DEFAULT_LOST_AFTER_S)
 
 
-def resume_run(store, key: str, cluster: str | None, observer):
-    """Resume session ``key``: on its cluster when it ran on one (or ``--cluster`` moves it)."""
+def resume_run(store, key: str, cluster: str | None, observer,
+               lost_after_s: float | None = None):
+    """Resume session ``key``: on its cluster when it ran on one (or ``--cluster`` moves it).
+
+    ``lost_after_s`` (s): ``--lost-after``; None: the value stored with the session."""
     sess = store.get_session(key)
     if (sess.get("metadata") or {}).get("cluster") is None:
-        if cluster is not None:
+        if cluster is not None or lost_after_s is not None:
+            flag = "--cluster" if cluster is not None else "--lost-after"
             raise UserError(f"session {sess['uid']} did not run on a cluster; resume it without "
-                            f"--cluster")
+                            f"{flag}")
         from benchlab.core.session import resume_session
 
         return resume_session(store, key, observer=observer)
     from benchlab.core.cluster.session import resume_cluster_session
 
     return resume_cluster_session(store, key, cluster=cluster,
-                                  observer=MachineProgress(observer))
+                                  observer=MachineProgress(observer),
+                                  machine_grace_s=lost_after_s)
 
 
 def cluster_on_options(f):

@@ -11,10 +11,11 @@ point at them (``runs.setup_id``; the setup names the machine, host and ``enviro
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
 
-from benchlab.core.cluster.address import (Machine, choose_machines, machines_of, open_cluster,
-                                           parse_cluster)
+from benchlab.core.cluster.address import (ClusterSpec, Machine, choose_machines, machines_of,
+                                           open_cluster, parse_cluster)
 from benchlab.core.cluster.dispatch import ClusterDispatch, SchedulerGone
 from benchlab.core.cluster.worker_side import begin_machine, finish_machine, probe_machine
 from benchlab.core.executor import Observer, SessionInterrupted, SessionResult, Silent
@@ -35,6 +36,49 @@ def check_cluster_plan(plan: RunPlan) -> None:
     if getattr(plan, "count", None):
         raise UserError("--count with --cluster is not supported (counted runs follow the timed "
                         "ones on one machine); drop --count or run without --cluster")
+
+
+#: How long a lost machine is waited for before it is given up, when nothing says otherwise (s).
+DEFAULT_LOST_AFTER_S = 60.0
+
+
+@dataclass
+class SharedCluster:
+    """A cluster opened once for several sessions (a study's cells): its spec and client."""
+
+    spec: ClusterSpec
+    client: Any
+
+
+@contextlib.contextmanager
+def open_shared_cluster(cluster: str, *, slots: int = 1,
+                        connect_options: dict[str, Any] | None = None
+                        ) -> Iterator[SharedCluster]:
+    """Start (``local:N``, ``ssh:``) or connect to (``tcp://``) ``cluster`` once for many sessions.
+
+    Why: a study used to start and stop a LocalCluster or SSHCluster per cell (seconds each, and
+    new worker processes, so new environments, between cells). ``slots``: benchlab slots per
+    machine of a cluster benchlab starts (the largest ``--workers`` any session will ask for).
+    The cluster benchlab started is shut down when the block ends, however it ends (an error,
+    Ctrl-C, SIGTERM turned into Ctrl-C by :func:`benchlab.core.session.interruptible`).
+    """
+    spec = parse_cluster(cluster)
+    with open_cluster(spec, slots=slots, connect_options=connect_options) as client:
+        yield SharedCluster(spec, client)
+
+
+@contextlib.contextmanager
+def _connected(spec: ClusterSpec, slots: int, connect_options: dict[str, Any] | None,
+               shared: SharedCluster | None) -> Iterator[Any]:
+    """The shared cluster's client when one is given (left open), else a cluster of its own."""
+    if shared is not None:
+        if shared.spec.text != spec.text:
+            raise UserError(f"this session's cluster {spec.text} is not the open cluster "
+                            f"{shared.spec.text}; resume it on its own with --cluster")
+        yield shared.client
+        return
+    with open_cluster(spec, slots=slots, connect_options=connect_options) as client:
+        yield client
 
 
 def machine_plans(plan: RunPlan, machines: list[Machine],
@@ -92,14 +136,16 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
                      spread: bool = False, argv: Sequence[str] | None = None,
                      name: str | None = None, observer: Observer | None = None, on_start=None,
                      connect_options: dict[str, Any] | None = None,
-                     machine_grace_s: float = 60.0,
+                     machine_grace_s: float = DEFAULT_LOST_AFTER_S,
                      placements: dict[str, dict[str, Any] | None] | None = None,
-                     parent: Any = None) -> SessionResult:
+                     parent: Any = None, shared: SharedCluster | None = None) -> SessionResult:
     """Run ``plan`` on the machines of ``cluster`` (``--on``), or spread over them.
 
     ``placements``: each machine's own placement changes by label (``run --calibration`` with
     a fleet calibration: its quota), stored with the session for a resume. ``parent``: the
-    session this one belongs to (a study's cell).
+    session this one belongs to (a study's cell). ``machine_grace_s``: how long a lost machine
+    is waited for before it is given up (``--lost-after``, s; stored for a resume). ``shared``:
+    an already open cluster (:func:`open_shared_cluster`) used instead of opening one.
 
     Raises UserError (nothing stored) for a bad address, an unreachable cluster, or a machine
     that cannot run the plan; once the session exists, as :func:`benchlab.core.session.run_plan`
@@ -110,8 +156,8 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
     spec = parse_cluster(cluster)
     check_cluster_plan(plan)
     plan.placement.validate()
-    with interruptible(), open_cluster(spec, slots=plan.placement.workers,
-                                       connect_options=connect_options) as client:
+    with interruptible(), _connected(spec, plan.placement.workers, connect_options,
+                                     shared) as client:
         machines = choose_machines(machines_of(client), on, spec.text)
         _check_slots(machines, plan.placement.workers)
         plans = machine_plans(plan, machines, placements)
@@ -119,7 +165,7 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
                           plans=plans)
         meta = {"cluster": {"address": spec.text, "on": on, "spread": spread,
                             "machines": [m.label for m in machines],
-                            "placements": placements,
+                            "placements": placements, "lost_after_s": machine_grace_s,
                             "hosts": {m.label: p["host"] for m, p in zip(machines, probes)}}}
         writer = SessionWriter.create(
             store, "run", name=name, command_line=list(argv) if argv else None,
@@ -148,10 +194,13 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
 def resume_cluster_session(store: Store, key: str, *, cluster: str | None = None,
                            observer: Observer | None = None,
                            connect_options: dict[str, Any] | None = None,
-                           machine_grace_s: float = 60.0) -> SessionResult:
+                           machine_grace_s: float | None = None,
+                           shared: SharedCluster | None = None) -> SessionResult:
     """Complete an interrupted cluster session on its stored cluster (or ``cluster``).
 
     The same machines (by label) must be in the cluster; UserError names a missing one.
+    ``machine_grace_s`` (s): ``--lost-after``; None takes the session's stored value (60 s for
+    sessions stored before it was). ``shared``: an already open cluster to use.
     """
     sess = store.get_session(key)
     info = (sess.get("metadata") or {}).get("cluster")
@@ -162,8 +211,10 @@ def resume_cluster_session(store: Store, key: str, *, cluster: str | None = None
         raise UserError(f"session {sess['uid']} is already complete; nothing to resume")
     plan = RunPlan.from_dict(sess["protocol"])
     spec = parse_cluster(cluster or info["address"])
-    with interruptible(), open_cluster(spec, slots=plan.placement.workers,
-                                       connect_options=connect_options) as client:
+    if machine_grace_s is None:
+        machine_grace_s = float(info.get("lost_after_s") or DEFAULT_LOST_AFTER_S)
+    with interruptible(), _connected(spec, plan.placement.workers, connect_options,
+                                     shared) as client:
         current = {m.label: m for m in machines_of(client)}
         missing = [label for label in info["machines"] if label not in current]
         if missing:
