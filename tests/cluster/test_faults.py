@@ -61,6 +61,49 @@ def test_worker_killed_mid_run_is_recorded_requeued_and_never_duplicated(db_path
     store.close()
 
 
+def test_spread_requeues_a_run_lost_with_its_worker_and_completes_exactly(db_path):
+    """--spread over two local machines; one worker process is killed with SIGKILL while it
+    runs a planned run: the run is recorded lost, re-run on a machine (either: they are
+    declared identical), and the session ends complete with every planned iteration once."""
+    store = Store.open(db_path)
+    killed: list[int] = []
+
+    def kill_one_worker_mid_run():
+        def running_worker():
+            for pid in worker_processes():
+                if any(comm(d) == "sleep" for d in descendants(pid)):
+                    return pid
+            return None
+
+        wait_for(lambda: len(recorder.finished) >= 2, 60, "two stored runs")
+        pid = wait_for(running_worker, 30, "a worker with a running sleep")
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+
+    recorder = Recorder()
+    killer = threading.Thread(target=kill_one_worker_mid_run, daemon=True)
+    killer.start()
+    result = run_cluster_plan(store, plan_of("sleep 0.3", runs=10), "local:2", spread=True,
+                              observer=recorder)
+    killer.join(5)
+    assert killed, "the test did not kill a worker"
+    session = store.get_session(result.session.uid)
+    assert result.status == "complete" and session["status"] == "complete"
+    runs = store.runs(session_id=result.session.id)
+    assert sorted(r["iteration"] for r in runs) == list(range(10)), \
+        [(r["seq"], r["iteration"]) for r in runs]
+    assert len({r["seq"] for r in runs}) == 10, "a sequence number was stored twice"
+    lost = session["metadata"]["lost_runs"]
+    assert len(lost) == 1, lost
+    assert lost[0]["requeued"] and lost[0]["machine"] in ("127.0.0.1/0", "127.0.0.1/1")
+    rerun = [r for r in runs if r["seq"] == lost[0]["seq"]]
+    assert len(rerun) == 1, "the lost run was not re-run exactly once"
+    assert rerun[0]["iteration"] == lost[0]["iteration"]
+    assert rerun[0]["extra"]["worker_pid"] != killed[0]
+    assert rerun[0]["extra"]["machine"] in ("127.0.0.1/0", "127.0.0.1/1")
+    store.close()
+
+
 def _start(*argv: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
