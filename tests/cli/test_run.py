@@ -27,8 +27,10 @@ def _names(db: Path) -> dict[int, str]:
 
 
 def test_two_commands_with_warmup_store_every_run_with_harness_fields(db_path):
+    # 50 ms against `true`: a shell's start on a loaded machine can wait for a CPU for several
+    # ms, so a 20 ms gap between the two left too little room for max(short) < min(long)
     proc = run_cli("run", "--runs", "6", "--warmup", "2", "-n", "short", "-n", "long",
-                   "--seed", "7", "true", "sleep 0.02", db=db_path, check=True)
+                   "--seed", "7", "true", "sleep 0.05", db=db_path, check=True)
     assert "short" in proc.stdout and "long" in proc.stdout
     runs = _runs(db_path)
     assert len(runs) == 16
@@ -38,7 +40,7 @@ def test_two_commands_with_warmup_store_every_run_with_harness_fields(db_path):
     measured = [r for r in runs if not r["warmup"]]
     long_walls = [r["wall_ns"] for r in measured if names[r["benchmark_id"]] == "long"]
     short_walls = [r["wall_ns"] for r in measured if names[r["benchmark_id"]] == "short"]
-    assert min(long_walls) >= 20e6  # sleep 0.02 cannot take less than 20 ms
+    assert min(long_walls) >= 50e6  # stored wall_ns is raw: sleep 0.05 cannot take less
     assert max(short_walls) < min(long_walls)
     for r in measured:
         assert r["user_ns"] is not None and r["sys_ns"] is not None
@@ -65,8 +67,10 @@ def test_sequential_order_and_peak_rss_of_true_is_the_programs_own(db_path):
 
 
 def test_min_time_and_max_runs_follow_hyperfine(db_path):
-    run_cli("run", "--min-time", "0.2", "--max-runs", "12", "true", db=db_path, check=True)
-    assert len(_runs(db_path)) == 12  # 0.2 s / ~1 ms would be ~200 runs: capped
+    # 1 s / ~1 ms would be ~1000 runs: capped (with 0.2 s, a first `true` that waited 18 ms
+    # for a CPU on a loaded machine planned only 11)
+    run_cli("run", "--min-time", "1", "--max-runs", "12", "true", db=db_path, check=True)
+    assert len(_runs(db_path)) == 12
     db2 = db_path.with_name("b.db")
     run_cli("run", "--min-time", "0.15", "--min-runs", "2", "sleep 0.05", db=db2, check=True)
     n = len(_runs(db2))
@@ -172,7 +176,9 @@ def test_shell_cost_is_measured_and_subtracted(db_path):
 
 
 def test_json_summary(db_path):
-    proc = run_cli("run", "--runs", "4", "--json", "sleep 0.01", db=db_path, check=True)
+    # -N: the summary's wall has the shell's cost subtracted, and that cost measured on a
+    # loaded machine can exceed the cost in the runs, timing a 10 ms sleep under 10 ms
+    proc = run_cli("run", "-N", "--runs", "4", "--json", "sleep 0.01", db=db_path, check=True)
     data = json.loads(proc.stdout)
     (b,) = data["benchmarks"]
     assert b["name"] == "sleep 0.01" and b["wall"]["n"] == 4
