@@ -43,6 +43,13 @@ def _suite(tmp_path: Path, text: str = SUITE) -> Path:
     return path
 
 
+def _long_runs(text: str) -> str:
+    """``text`` with runs of ~0.1 s instead of ~5 ms, for the tests that interrupt a study:
+    with ~5 ms runs the whole study took under 2 s, and a poller slowed by a loaded machine
+    could miss the window between "enough runs stored" and "study complete"."""
+    return text.replace('args = ["100000"]', 'args = ["3000000"]')
+
+
 def test_builtin_study_runs_every_cell_and_reports_seed_000_tables(db_path, tmp_path):
     """The small built-in suite (2 workloads x bare/cgroup x 1/2 workers x two affinities)."""
     proc = run_cli("study", "--builtin", db=db_path, check=True, timeout=300)
@@ -99,7 +106,7 @@ def _scratch_of(pid: int) -> list[str]:
 
 
 def test_study_resumes_after_kill_9(db_path, tmp_path):
-    suite = _suite(tmp_path, SUITE.replace("runs = 4", "runs = 6"))
+    suite = _suite(tmp_path, _long_runs(SUITE.replace("runs = 4", "runs = 6")))
     proc = subprocess.Popen([BENCHLAB, "study", str(suite), "--db", str(db_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
@@ -160,7 +167,9 @@ def test_report_of_a_non_study_session_is_refused(db_path):
 
 
 def test_sigterm_interrupts_a_study_which_then_resumes_to_every_cell(db_path, tmp_path):
-    suite = _suite(tmp_path, SUITE.replace('isolation = ["bare", "cgroup"]', 'isolation = ["bare"]'))
+    suite = _suite(tmp_path, _long_runs(SUITE.replace('isolation = ["bare", "cgroup"]',
+                                                      'isolation = ["bare"]')
+                                        .replace("runs = 4", "runs = 6")))
     proc = subprocess.Popen([BENCHLAB, "study", str(suite), "--db", str(db_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -187,4 +196,4 @@ def test_sigterm_interrupts_a_study_which_then_resumes_to_every_cell(db_path, tm
         assert study["status"] == "complete"
         total = sum(len(store.runs(session_id=store.get_session(c["session"])["id"]))
                     for c in study["metadata"]["cells"].values())
-    assert total == 2 * 4 * (1 + 2)  # workloads x runs x (1 + 2 workers)
+    assert total == 2 * 6 * (1 + 2)  # workloads x runs x (1 + 2 workers)
