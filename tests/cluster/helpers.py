@@ -99,3 +99,22 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def start_module(*argv: str):
+    """``python -m ARGV...`` in a new session (its own process group), output discarded: a
+    Dask scheduler or worker CLI standing for a team's, not started by benchlab."""
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def stop_group(proc) -> None:
+    """SIGKILL ``proc``'s whole process group (a worker CLI: its nanny and worker) and reap it."""
+    import signal
+
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)

@@ -15,8 +15,8 @@ import pytest
 
 from benchlab.core.cluster.session import run_cluster_plan
 from benchlab.store.db import Store
-from tests.cluster.helpers import (Recorder, comm, descendants, free_port, plan_of, wait_for,
-                                   worker_processes)
+from tests.cluster.helpers import (Recorder, comm, descendants, free_port, plan_of,
+                                   start_module, stop_group, wait_for, worker_processes)
 from tests.conftest import run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
@@ -104,15 +104,7 @@ def test_spread_requeues_a_run_lost_with_its_worker_and_completes_exactly(db_pat
     store.close()
 
 
-def _start(*argv: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+_start, _stop = start_module, stop_group
 
 
 def _scheduler_and_worker(port: int) -> tuple[subprocess.Popen, subprocess.Popen]:

@@ -6,7 +6,9 @@
   environment, setup hooks), run ONE planned run with the core's executor step, finish.
 - :mod:`.dispatch`: the client's loop: lanes of planned runs, one measurement per slot, results
   written through the client's SessionWriter as they arrive, lost runs re-queued.
-- :mod:`.session`: start, resume and end a cluster session.
+- :mod:`.stop`: on Ctrl-C/SIGTERM of the client, kill the session's runs where they execute.
+- :mod:`.session`: start, resume and end a cluster session; one cluster shared by many
+  sessions (a study's cells).
 
 Dask is imported only inside these modules' functions, never by ``benchlab run`` without
 ``--cluster`` (start-up stays fast). Nothing here is imported by ``benchlab.core`` itself.

@@ -21,6 +21,7 @@ away ends the session ``interrupted`` with everything received kept.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -184,6 +185,9 @@ class ClusterDispatch:
                     self._finished(fut)
                 if not ready:
                     time.sleep(POLL_S)
+        except KeyboardInterrupt:
+            self._stop_inflight()
+            raise
         finally:
             for fut in self.futures.values():
                 if fut.key in self.inflight:
@@ -248,23 +252,46 @@ class ClusterDispatch:
             if entry.address == address:
                 self._lost(key, f"{reason} ({address}) during the run")
 
-    def _lost(self, key: str, reason: str) -> None:
+    def _stop_inflight(self) -> None:
+        """Ctrl-C/SIGTERM of the client: kill this session's runs where they execute (a team's
+        workers would finish them otherwise), store a run that had finished meanwhile, record
+        the killed ones as lost (not re-queued: a resume plans them again)."""
+        if not self.inflight:
+            return
+        from benchlab.core.cluster.stop import stop_runs_on
+
+        stop_runs_on(self.client, self.uid, sorted({e.address for e in self.inflight.values()}))
+        for key, entry in list(self.inflight.items()):
+            fut, result = self.futures.get(key), None
+            if fut is not None and fut.status == "finished":
+                with contextlib.suppress(Exception):  # its worker is gone: nothing to keep
+                    result = fut.result(timeout=5)
+            if result is not None and not result.get("stopped"):
+                del self.inflight[key]
+                self.futures.pop(key, None)
+                self._store(entry, result)
+                continue
+            self._lost(key, "the client was interrupted; the run was killed on its worker",
+                       requeue=False)
+
+    def _lost(self, key: str, reason: str, requeue: bool = True) -> None:
         entry = self.inflight.pop(key)
         fut = self.futures.pop(key, None)
         if fut is not None:
             fut.cancel()
         self.busy[entry.machine].discard(entry.slot)
         entry.lane.inflight -= 1
-        entry.lane.retry.append((entry.planned, entry.seq))
+        if requeue:
+            entry.lane.retry.append((entry.planned, entry.seq))
         name = self.plan.benchmarks[entry.planned.benchmark].name
         lost = {"seq": entry.seq, "benchmark": name, "iteration": entry.planned.iteration,
                 "warmup": entry.planned.warmup, "machine": entry.machine,
                 "address": entry.address, "reason": reason, "at_utc": utc_now(),
-                "requeued": True}
+                "requeued": requeue}
         meta = self.store.get_session(self.writer.ref.uid).get("metadata") or {}
         merge_metadata(self.writer, {"lost_runs": [*meta.get("lost_runs", []), lost]})
-        self.observer.message(f"run {entry.seq} of {name} on {entry.machine} lost: {reason}; "
-                              f"re-queued")
+        self.observer.message(f"run {entry.seq} of {name} on {entry.machine} lost: {reason}"
+                              f"{'; re-queued' if requeue else ''}")
 
     def _finished(self, fut: Any) -> None:
         entry = self.inflight.get(fut.key)
@@ -275,6 +302,9 @@ class ClusterDispatch:
                 result = fut.result()
             except Exception as exc:  # the result could not be fetched: the worker died
                 self._lost(fut.key, f"its result could not be fetched ({exc})")
+                return
+            if result.get("stopped"):  # stopped by an earlier interrupted client of a resume
+                self._lost(fut.key, "it was stopped on its worker")
                 return
             del self.inflight[fut.key]
             self.futures.pop(fut.key, None)

@@ -72,8 +72,10 @@ def probe_machine(plan_dict: dict[str, Any], argv: list[str] | None = None) -> d
 
 def begin_machine(plan_dict: dict[str, Any], uid: str) -> dict[str, Any]:
     """Run the benchmarks' ``setup`` hooks here and measure the shell's cost (ns) if any."""
+    from benchlab.core.cluster.stop import clear_stop
     from benchlab.core.executor import measure_shell_cost, run_hook
 
+    clear_stop(uid)  # a resumed session's runs may run again here
     state = _state(uid, plan_dict)
     for bench in state.plan.benchmarks:
         run_hook(bench.setup, "setup", state.plan.cwd)
@@ -88,8 +90,27 @@ def run_one(plan_dict: dict[str, Any], uid: str, planned: dict[str, Any], slot: 
     Returns the measurement (times in ns, RSS in KiB), extra measurements, notes, samples, the
     failure text if any, the host, how the worker was kept quiet, and — when
     ``want_environment`` — this worker's environment and setup (the first run a new worker
-    process executes).
+    process executes). Returns only ``stopped``, host and pid when the client stopped the
+    session here (:mod:`benchlab.core.cluster.stop`) before or during the run: that run's
+    processes were killed and its result is not a measurement.
     """
+    from benchlab.core.cluster.stop import running, was_stopped
+
+    with running(uid) as stopped_before:
+        stopped = {"stopped": True, "host": socket.gethostname(), "pid": os.getpid()}
+        if stopped_before:
+            return stopped
+        try:
+            result = _run_one(plan_dict, uid, planned, slot, want_environment)
+        except Exception:
+            if was_stopped(uid):  # a hook killed by the stop fails: that is the stop, no error
+                return stopped
+            raise
+        return stopped if was_stopped(uid) else result
+
+
+def _run_one(plan_dict: dict[str, Any], uid: str, planned: dict[str, Any], slot: int,
+             want_environment: bool) -> dict[str, Any]:
     from benchlab.core.executor import execute_planned_run
     from benchlab.core.planner import PlannedRun
 

@@ -1,0 +1,98 @@
+"""Ctrl-C or SIGTERM of the client while a run executes on a team's worker (a ``tcp://``
+scheduler and worker the client did not start, here `dask scheduler` / `dask worker` processes
+on this machine): the run's program is killed on the worker, nothing of it is left there, the
+session is interrupted with the completed runs kept, and ``--resume`` completes it exactly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from benchlab.store.db import Store
+from tests.cluster.helpers import (comm, descendants, free_port, start_module, stop_group,
+                                   wait_for)
+from tests.conftest import run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
+
+# the second invocation naps for 30 s (the run in flight when the client is interrupted); every
+# other one ends at once, so the first run is stored before and the resume is quick
+NAP = """n=$(cat "$1" 2>/dev/null || echo 0)
+echo $((n + 1)) > "$1"
+if [ "$n" -eq 1 ]; then exec sleep 30; fi
+"""
+
+
+def _stored_runs(db_path) -> int:
+    try:
+        with Store.open(db_path, readonly=True) as store:
+            return store.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    except Exception:  # the client is still creating the database
+        return 0
+
+
+def _run_processes(root: int) -> list[str]:
+    """The exec helpers and sleeps among ``root``'s descendants (a run's processes)."""
+    return [name for name in (comm(pid) for pid in descendants(root))
+            if name == "sleep" or name.startswith("exec_helper")]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_interrupted_client_stops_the_run_on_a_teams_worker(db_path, tmp_path, signum):
+    script, counter = tmp_path / "nap.sh", tmp_path / "count"
+    script.write_text(NAP)
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = start_module("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+                             str(port), "--no-dashboard")
+    worker = start_module("distributed.cli.dask_worker", address, "--nthreads", "1",
+                          "--resources", "benchlab-slot=1", "--no-dashboard", "--name", "w")
+    client = None
+    try:
+        client = subprocess.Popen(
+            [os.path.join(os.path.dirname(sys.executable), "benchlab"), "run", "--cluster",
+             address, "-r", "3", "--warmup", "0", f"sh {script} {counter}", "--db",
+             str(db_path), "-q"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, COLUMNS="160"))
+        wait_for(lambda: (_stored_runs(db_path) >= 1
+                          and "sleep" in _run_processes(worker.pid)) or client.poll() is not None,
+                 90, "the first run stored and the second one sleeping on the worker")
+        assert client.poll() is None, client.communicate()
+        client.send_signal(signum)
+        out, err = client.communicate(timeout=60)
+        assert client.returncode == 128 + signum, (out, err)
+        assert "Traceback" not in err and "--resume" in err, err
+        # the client waited for the stop: the run's program and its exec helper are gone now
+        assert _run_processes(worker.pid) == [], _run_processes(worker.pid)
+        assert worker.poll() is None, "the team's worker itself must stay up"
+        with Store.open(db_path, readonly=True) as store:
+            session = store.sessions()[0]
+            assert session["status"] == "interrupted"
+            runs = store.runs(session_id=session["id"])
+            assert [r["iteration"] for r in runs] == [0] and runs[0]["status"] == "ok"
+            lost = store.get_session(session["uid"])["metadata"]["lost_runs"]
+            assert len(lost) == 1 and not lost[0]["requeued"], lost
+            assert "interrupted" in lost[0]["reason"] and lost[0]["machine"] == "127.0.0.1/w"
+            uid = session["uid"]
+        resumed = run_cli("run", "--resume", uid, db=db_path, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        with Store.open(db_path, readonly=True) as store:
+            session = store.get_session(uid)
+            runs = store.runs(session_id=session["id"])
+            assert session["status"] == "complete"
+            assert sorted(r["iteration"] for r in runs) == [0, 1, 2]
+            assert len({r["seq"] for r in runs}) == 3
+            assert Counter(r["status"] for r in runs) == {"ok": 3}
+        assert counter.read_text().strip() == "4", "a run executed after the stop"
+    finally:
+        if client is not None and client.poll() is None:
+            client.kill()
+            client.wait(10)
+        stop_group(scheduler)
+        stop_group(worker)
