@@ -75,8 +75,10 @@ def test_a_run_that_leaves_nothing_behind_records_zero(tmp_path):
 
 def test_with_timeout_the_escaped_grandchild_dies_too(tmp_path, reaper):
     pidfile = tmp_path / "grandchild.pid"
+    # 3 s: the grandchild must have written its pid before the timeout (three shells start in
+    # between, which can take over a second on a loaded machine; then there is no pid file)
     result = spawn_measured(SpawnRequest(argv=_escaping_target(pidfile, "exec sleep 300"),
-                                         timeout_s=1.0), method="helper")
+                                         timeout_s=3.0), method="helper")
     grandchild = int(pidfile.read_text())
     reaper.append(grandchild)
     assert result.status == "timeout", result
@@ -150,7 +152,8 @@ def test_through_benchlab_run_with_and_without_timeout(tmp_path, reaper):
     """The whole path a user takes: `benchlab run` (with --timeout and without)."""
     import shlex
 
-    for extra, then in (([], "exit 0"), (["--timeout", "1", "--ignore-failure"], "exec sleep 300")):
+    # --timeout 3: the grandchild writes its pid file before the timeout, even under load
+    for extra, then in (([], "exit 0"), (["--timeout", "3", "--ignore-failure"], "exec sleep 300")):
         pidfile = tmp_path / f"grandchild{len(extra)}.pid"
         command = shlex.join(_escaping_target(pidfile, then))
         done = subprocess.run(_cli(tmp_path, "-r", "1", *extra, "--", command),
