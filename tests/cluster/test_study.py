@@ -144,3 +144,19 @@ def test_sigterm_mid_study_shuts_the_cluster_down_and_resume_completes(db_path, 
             pids |= {r["extra"]["worker_pid"] for r in runs if r["id"] not in before}
         # the resume started one cluster too: its new runs came from two worker processes
         assert len(pids) == 2, pids
+
+
+def test_a_failing_study_shuts_its_cluster_down_too(db_path, tmp_path):
+    """The error path: the cell's command fails on the machines (exit 1), the cell's session
+    fails with a one-line error naming the machine, and so does the study; its one cluster is
+    gone afterwards."""
+    from benchlab.errors import UserError
+
+    store = Store.open(db_path)
+    with pytest.raises(UserError) as info:
+        run_study(store, load_suite(str(_suite(tmp_path, command="false"))), cluster="local:2")
+    assert "127.0.0.1/" in str(info.value), info.value
+    study = next(s for s in store.sessions() if s["kind"] == "study")
+    assert study["status"] == "failed"
+    wait_for(lambda: not worker_processes(), 30, "the LocalCluster's workers to exit")
+    store.close()
