@@ -28,7 +28,7 @@ from benchlab.store.formats import import_path
 t0 = time.perf_counter()
 with Store.open(sys.argv[2]) as store:
     [ref] = import_path(store, sys.argv[1], "csv")
-    n = store.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+    n = store.conn.execute("SELECT COALESCE(SUM(n), 0) FROM sample_blocks").fetchone()[0]
 print(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, n)
 """
 

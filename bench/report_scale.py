@@ -76,11 +76,12 @@ def timed(argv: list[str], repeat: int) -> tuple[float, float, float, float]:
 
 
 PEER_MILLION = """
-import sqlite3, pandas as pd
+import sqlite3, numpy as np, pandas as pd
 conn = sqlite3.connect({db!r})
-df = pd.read_sql("SELECT s.value FROM samples s JOIN runs r ON r.id = s.run_id"
-                 " WHERE r.warmup = 0 AND r.status = 'ok' ORDER BY r.seq, s.seq", conn)
-assert len(df) == 1_000_000
+df = pd.read_sql("SELECT b.data FROM sample_blocks b JOIN runs r ON r.id = b.run_id"
+                 " WHERE r.warmup = 0 AND r.status = 'ok' ORDER BY r.seq, b.first_seq", conn)
+values = pd.Series(np.concatenate([np.frombuffer(d, dtype="<f8") for d in df["data"]]))
+assert len(values) == 1_000_000
 """
 
 PEER_HISTORY = """

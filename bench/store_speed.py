@@ -39,7 +39,7 @@ with Store.open(sys.argv[2]) as store:
     [ref] = import_path(store, sys.argv[1], "csv", allow_duplicate=True)
 dt = time.perf_counter() - t0
 with Store.open(sys.argv[2], readonly=True) as store:
-    n = store.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+    n = store.conn.execute("SELECT COALESCE(SUM(n), 0) FROM sample_blocks").fetchone()[0]
 print(dt, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, n)
 """
 

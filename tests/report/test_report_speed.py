@@ -27,9 +27,16 @@ from benchlab.stats.rank import _average_ranks
 from benchlab.store.db import Store
 from tests.report.storebuild import add_session
 
-JOINED = ("SELECT s.run_id, s.value FROM samples s JOIN runs r ON r.id = s.run_id"
+JOINED = ("SELECT b.run_id, b.data FROM sample_blocks b JOIN runs r ON r.id = b.run_id"
           " WHERE r.benchmark_id = ? AND r.warmup = 0 AND r.status IN ('ok', 'imported')"
-          " AND s.metric = ? ORDER BY r.seq, s.seq")
+          " AND b.metric = ? ORDER BY r.seq, b.first_seq")
+
+
+def _joined(store, bid, metric):
+    """(run id, value) per sample, unpacked here from the blocks' bytes (little-endian
+    doubles) without the store's reader."""
+    return [(run_id, float(v)) for run_id, data in store.conn.execute(JOINED, (bid, metric))
+            for v in np.frombuffer(data, dtype="<f8")]
 
 
 def test_sample_values_keep_run_order_when_runs_were_written_out_of_order(tmp_path):
@@ -54,7 +61,7 @@ def test_sample_values_keep_run_order_when_runs_were_written_out_of_order(tmp_pa
         store.finish_session(ref.id, "complete")
 
         values, run_ids = store.sample_values(bid, "lat")
-        rows = store.conn.execute(JOINED, (bid, "lat")).fetchall()
+        rows = _joined(store, bid, "lat")
         assert values.tolist() == [r[1] for r in rows]
         assert run_ids.tolist() == [r[0] for r in rows] and run_ids.dtype == np.int64
         np.testing.assert_array_equal(values, np.concatenate([per_run[1], per_run[3],

@@ -126,7 +126,7 @@ def test_malformed_csv_is_one_line_error_and_imports_nothing(store, tmp_path, co
         import_path(store, bad, "csv")
     assert needle in str(err.value) and "\n" not in str(err.value)
     assert len(store.sessions()) == 1  # nothing partial, the other session untouched
-    assert store.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 1
+    assert store.conn.execute("SELECT COALESCE(SUM(n), 0) FROM sample_blocks").fetchone()[0] == 1
 
 
 def test_unreadable_and_missing_files_are_user_errors(store, tmp_path):

@@ -92,7 +92,7 @@ def test_nested_transaction_rolls_back_on_both(store_url):
                           samples={"v": np.arange(2000.0)})
                 raise RuntimeError("mid-import failure")
         assert store.sessions() == []
-        assert store.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0
+        assert store.conn.execute("SELECT COALESCE(SUM(n), 0) FROM sample_blocks").fetchone()[0] == 0
 
 
 def test_import_of_a_csv_on_both(store_url, tmp_path):
@@ -154,7 +154,7 @@ def _concurrent_writers(url: str, same_session: bool, n_procs: int = 4, n_runs: 
             assert len(own) == n_procs and all(s["n_runs"] == n_runs for s in own)
             for s in own:
                 assert [r["seq"] for r in store.runs(session_id=s["id"])] == list(range(n_runs))
-        total = store.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+        total = store.conn.execute("SELECT COALESCE(SUM(n), 0) FROM sample_blocks").fetchone()[0]
         assert total == 3 * n_procs * n_runs
 
 
@@ -209,7 +209,7 @@ def test_store_copy_both_ways_verified_and_idempotent(pg_url, tmp_path):
     assert "0 session(s) copied, 2 already" in again
     with Store.open(pg_url, readonly=True) as store:
         assert store.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 2
-        assert store.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 3 * 5 + 3000
+        assert store.conn.execute("SELECT COALESCE(SUM(n), 0) FROM sample_blocks").fetchone()[0] == 3 * 5 + 3000
         kid = store.get_session("child")
         assert store.get_session(kid["parent_id"])["uid"] == parent.ref.uid
     # and back, one session chosen, into a fresh SQLite file
@@ -250,23 +250,27 @@ def test_cli_on_postgres_through_env_and_psycopg_only_when_asked(pg_url, tmp_pat
 
 
 def test_bulk_samples_are_bit_exact_on_both(store_url):
-    """The bulk paths (executemany on SQLite, binary COPY on PostgreSQL) keep every double bit
-    for bit, with a metric name holding a tab, a backslash and non-ASCII text."""
+    """Sample blocks (BLOB on SQLite, BYTEA on PostgreSQL) keep every double bit for bit,
+    -0.0, infinities and subnormals included, with a metric name holding a tab, a backslash
+    and non-ASCII text; NaN is refused on both."""
     rng = np.random.default_rng(7)
     values = np.concatenate([rng.standard_normal(150_000) * 1e300, rng.random(60_000) * 1e-310,
-                             [5e-324, 0.0, 1.7976931348623157e308, 0.1, 1 / 3]])
+                             [5e-324, 0.0, -0.0, 1.7976931348623157e308, np.inf, -np.inf, 0.1, 1 / 3]])
     metric = "lat\tµs\\x"
     with Store.open(store_url) as store:
         w = SessionWriter.create(store, "run", environment=None)
         run = w.add_run(w.add_benchmark("b"), iteration=0, fields={"status": "ok"})
         store.add_samples_bulk(run, {metric: values, "second": values[:3]})
         back = store.samples_of_run(run)
-        # (no -0.0: SQLite itself stores a REAL -0.0 as 0)
         assert back[metric].tobytes() == values.tobytes()  # subnormals included
         assert back["second"].tobytes() == values[:3].tobytes()
-        seqs = [r[0] for r in store.conn.execute(
-            "SELECT seq FROM samples WHERE run_id = ? AND metric = ? ORDER BY seq", (run, metric))]
-        assert seqs == list(range(len(values)))  # across the 100,000-value chunks
+        seqs = [seq for first, n in store.conn.execute(
+            "SELECT first_seq, n FROM sample_blocks WHERE run_id = ? AND metric = ?"
+            " ORDER BY first_seq", (run, metric)) for seq in range(first, first + n)]
+        assert seqs == list(range(len(values)))  # across the 65,536-value blocks
+        with pytest.raises(ValueError, match="NaN"):
+            store.add_samples_bulk(run, {"bad": [1.0, float("nan")]})
+        assert "bad" not in store.samples_of_run(run)
 
 
 def test_run_show_export_on_postgres(pg_url, tmp_path):

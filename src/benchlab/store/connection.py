@@ -20,13 +20,11 @@ import secrets
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from itertools import repeat
 from typing import Any, Iterator
-
-import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.paths import refuse_output_path, store_files  # noqa: F401  (re-exported)
+from benchlab.store.sample_blocks import insert_samples
 from benchlab.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 DEFAULT_DB = "benchlab.db"
@@ -34,8 +32,6 @@ BUSY_TIMEOUT_MS = 5000
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Length of :meth:`StoreConnection.env_key` in bytes (256 bits: HMAC-SHA-256's block of key).
 ENV_KEY_BYTES = 32
-#: Samples converted to Python floats (and sent) at a time by :meth:`StoreConnection.insert_samples`.
-SAMPLE_CHUNK = 100_000
 
 
 def utc_now() -> str:
@@ -260,23 +256,13 @@ class StoreConnection:
         return not isinstance(self.conn, sqlite3.Connection)
 
     def insert_samples(self, run_id: int, metric: str, values: Any) -> None:
-        """Append one run's samples of ``metric`` (seq 0, 1, ...; values in the metric's unit).
+        """Write one run's samples of ``metric`` (seq 0, 1, ...; values in the metric's unit).
 
-        The bulk path of every writer: numpy converts a chunk to Python floats in one call
-        (``tolist``), and the rows go in as plain tuples through one prepared statement
-        (SQLite) or as one binary ``COPY`` buffer per chunk built by numpy (PostgreSQL). Chunks
-        bound the memory a million samples take.
+        The one bulk path of every writer: the values go in as blocks of little-endian doubles
+        (:mod:`benchlab.store.sample_blocks`), a few rows for a million samples, on SQLite and
+        PostgreSQL alike. Raises ValueError for NaN.
         """
-        arr = np.asarray(values, dtype=float)
-        for start in range(0, len(arr), SAMPLE_CHUNK):
-            if self.is_postgres:
-                self.conn.copy_samples(  # type: ignore[attr-defined]
-                    run_id, metric, arr[start:start + SAMPLE_CHUNK], start)
-            else:
-                floats = arr[start:start + SAMPLE_CHUNK].tolist()
-                self.conn.executemany(
-                    "INSERT INTO samples (run_id, metric, seq, value) VALUES (?,?,?,?)",
-                    zip(repeat(run_id), repeat(metric), range(start, start + len(floats)), floats))
+        insert_samples(self.conn, run_id, metric, values)
 
     def _migrate(self) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -294,8 +280,12 @@ class StoreConnection:
             with self.transaction():
                 if self.schema_version() > target:
                     continue  # another process (a team store's other client) migrated meanwhile
-                for statement in _split_sql(MIGRATIONS[target]):
-                    self.conn.execute(statement)
+                step = MIGRATIONS[target]
+                if callable(step):
+                    step(self.conn)
+                else:
+                    for statement in _split_sql(step):
+                        self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version = {target + 1}")
 
     def close(self) -> None:

@@ -126,16 +126,16 @@ class Results:
 
     @property
     def samples(self) -> Any:
-        """One row per program-reported value (the program's own view of each run)."""
-        return self._frame("samples", """
-            SELECT s.uid AS session, b.name AS benchmark, r.seq AS run, sm.metric,
-                   COALESCE(m.unit, '') AS unit, sm.seq AS "index", sm.value
-            FROM samples sm JOIN runs r ON r.id = sm.run_id
-                            JOIN benchmarks b ON b.id = r.benchmark_id
-                            JOIN sessions s ON s.id = r.session_id
-                            LEFT JOIN metrics m ON m.session_id = r.session_id
-                                               AND m.name = sm.metric
-            ORDER BY r.session_id, r.seq, sm.metric, sm.seq""")
+        """One row per program-reported value (the program's own view of each run): columns
+        ``session``, ``benchmark``, ``run`` (the run's seq), ``metric``, ``unit``, ``index``
+        (the value's position in its run) and ``value``."""
+        if "samples" not in self._tables:
+            import pandas as pd
+
+            from benchlab.store.sample_blocks import sample_columns
+
+            self._tables["samples"] = pd.DataFrame(sample_columns(self.store.conn))
+        return self._tables["samples"]
 
     @property
     def environments(self) -> Any:

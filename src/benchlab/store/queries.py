@@ -7,15 +7,15 @@ matches several sessions is an error listing them.
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.owner import effective_status
+from benchlab.store.sample_blocks import decode, join_blocks
 
 #: Harness-side series every run can provide, by name: (column expression, unit).
 HARNESS_METRICS: dict[str, tuple[str, str]] = {
@@ -157,25 +157,18 @@ class Queries:
 
     def sample_metrics(self, benchmark_id: int) -> list[str]:
         """Names of program-reported metrics that have samples in a benchmark's runs."""
-        # A skip scan: each step seeks the next metric name in the primary key (run_id, metric,
-        # seq) of every run, so a benchmark with 1M samples costs a few index seeks, not the
-        # full scan DISTINCT makes (0.3 s there).
-        runs = "SELECT id FROM runs WHERE benchmark_id = ?"
         return [r[0] for r in self.conn.execute(
-            "WITH RECURSIVE m(metric) AS ("
-            f" SELECT (SELECT MIN(metric) FROM samples WHERE run_id IN ({runs}))"
-            f" UNION ALL SELECT (SELECT MIN(s.metric) FROM samples s WHERE s.run_id IN ({runs})"
-            " AND s.metric > m.metric) FROM m WHERE m.metric IS NOT NULL)"
-            " SELECT metric FROM m WHERE metric IS NOT NULL ORDER BY metric",
-            (benchmark_id, benchmark_id))]
+            "SELECT DISTINCT metric FROM sample_blocks WHERE run_id IN"
+            " (SELECT id FROM runs WHERE benchmark_id = ?) ORDER BY metric", (benchmark_id,))]
 
     def samples_of_run(self, run_id: int) -> dict[str, np.ndarray]:
-        """All program-reported samples of one run, by metric."""
-        out: dict[str, list[float]] = {}
-        for metric, value in self.conn.execute(
-                "SELECT metric, value FROM samples WHERE run_id = ? ORDER BY metric, seq", (run_id,)):
-            out.setdefault(metric, []).append(value)
-        return {k: np.asarray(v) for k, v in out.items()}
+        """All program-reported samples of one run, by metric (values in each metric's unit)."""
+        blocks: dict[str, list[tuple[int, int, Any]]] = {}
+        for metric, first, n, data in self.conn.execute(
+                "SELECT metric, first_seq, n, data FROM sample_blocks WHERE run_id = ?"
+                " ORDER BY metric, first_seq", (run_id,)):
+            blocks.setdefault(metric, []).append((first, n, data))
+        return {metric: join_blocks(rows)[0] for metric, rows in blocks.items()}
 
     def measurements_of_run(self, run_id: int) -> list[dict]:
         """Further measurements (cgroup, perf, isolator) of one run."""
@@ -194,32 +187,34 @@ class Queries:
 
     def sample_values(self, benchmark_id: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
         """Program-reported samples of a benchmark's non-warmup ok runs, in order: (values, run ids)."""
-        runs = ("SELECT id FROM runs WHERE benchmark_id = ? AND warmup = 0"
-                " AND status IN ('ok', 'imported')")
-        order = [r[0] for r in self.conn.execute(runs + " ORDER BY seq", (benchmark_id,))]
-        if not order:
-            return np.empty(0), np.empty(0, dtype=np.int64)
         cur = self.conn.cursor()
-        cur.row_factory = None  # plain tuples: sqlite3.Row objects double the cost at 1M samples
-        # In primary-key order (run_id, seq), which SQLite reads without sorting (ordering by the
-        # runs' seq in a join costs a temporary B-tree of every sample); one value per row is
-        # half the Python objects of (run_id, value); run order is restored below per block.
-        values = np.fromiter(itertools.chain.from_iterable(cur.execute(
-            f"SELECT value FROM samples WHERE run_id IN ({runs}) AND metric = ?"
-            " ORDER BY run_id, seq", (benchmark_id, metric))), dtype=float)
-        counts = dict(self.conn.execute(
-            f"SELECT run_id, COUNT(*) FROM samples WHERE run_id IN ({runs}) AND metric = ?"
-            " GROUP BY run_id", (benchmark_id, metric)).fetchall())
-        by_id = sorted(counts)
-        starts = dict(zip(by_id, np.cumsum([0] + [counts[i] for i in by_id])))
-        present = [i for i in order if i in counts]
-        if present == by_id:  # runs were created in seq order: already in place
-            ordered = values
-        else:
-            ordered = np.concatenate([values[starts[i]:starts[i] + counts[i]] for i in present])
-        run_ids = np.repeat(np.array(present, dtype=np.int64),
-                            np.array([counts[i] for i in present], dtype=np.int64))
-        return ordered, run_ids
+        cur.row_factory = None
+        values: list[np.ndarray] = []
+        owners: list[int] = []
+        counts: list[int] = []
+        for run_id, n, data in cur.execute(
+                "SELECT b.run_id, b.n, b.data FROM sample_blocks b JOIN runs r ON r.id = b.run_id"
+                " WHERE r.benchmark_id = ? AND r.warmup = 0 AND r.status IN ('ok', 'imported')"
+                " AND b.metric = ? ORDER BY r.seq, b.first_seq", (benchmark_id, metric)):
+            values.append(decode(data, n))
+            owners.append(run_id)
+            counts.append(n)
+        if not values:
+            return np.empty(0), np.empty(0, dtype=np.int64)
+        return (np.concatenate(values),
+                np.repeat(np.array(owners, dtype=np.int64), np.array(counts, dtype=np.int64)))
+
+    def sample_counts(self, run_ids: Sequence[int]) -> int:
+        """How many program-reported values the runs ``run_ids`` hold in all."""
+        total = 0
+        ids = list(run_ids)
+        for start in range(0, len(ids), 500):  # SQLite's limit on bound parameters
+            part = ids[start:start + 500]
+            row = self.conn.execute(
+                f"SELECT COALESCE(SUM(n), 0) FROM sample_blocks WHERE run_id IN "
+                f"({', '.join('?' * len(part))})", part).fetchone()
+            total += int(row[0])
+        return total
 
     def metric_unit(self, session_id: int, metric: str) -> str:
         """Unit of a metric: harness units, or the declared unit of a program metric ('' if none)."""

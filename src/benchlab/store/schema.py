@@ -1,8 +1,9 @@
 """The store's schema and its migrations.
 
 The schema version lives in SQLite's ``PRAGMA user_version``. ``MIGRATIONS[i]`` upgrades a
-database from version ``i`` to ``i + 1``; each runs in one transaction, so a crash mid-migration
-leaves the previous version intact. Never edit a released migration: append a new one.
+database from version ``i`` to ``i + 1``: an SQL script, or a function of the connection when
+data must be rewritten. Each runs in one transaction, so a crash mid-migration leaves the
+previous version intact. Never edit a released migration: append a new one.
 
 Data model (one way: run -> store -> analyse -> report)::
 
@@ -17,11 +18,15 @@ Data model (one way: run -> store -> analyse -> report)::
                   faults, context switches, exit status), the worker and CPUs it ran on
     measurements  further per-run measurements by source: cgroup accounting, perf events,
                   an external isolator's meta file; unsupported values are stored as such
-    samples       values the program reported about itself during a run (its own view)
+    sample_blocks values the program reported about itself during a run (its own view), as
+                  blocks of little-endian doubles (see :mod:`benchlab.store.sample_blocks`);
+                  until schema version 3, one row per value in table ``samples``
     metrics       name, unit and origin of each program-reported metric in a session
 """
 
 from __future__ import annotations
+
+from typing import Any, Callable
 
 SCHEMA_V1 = """
 CREATE TABLE environments (
@@ -131,7 +136,7 @@ CREATE TABLE samples (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1]
+MIGRATIONS: list[str | Callable[[Any], None]] = [SCHEMA_V1]
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -152,4 +157,54 @@ CREATE TABLE store_meta (
 """
 
 MIGRATIONS.append(SCHEMA_V2)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+#: Version 3: samples as blocks of little-endian doubles (one row per up to 65,536 values)
+#: instead of one row per value: a million samples were 2 s of INSERT and 467 MB in SQLite.
+SCHEMA_V3 = """
+CREATE TABLE sample_blocks (
+    run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    metric     TEXT NOT NULL,
+    first_seq  INTEGER NOT NULL,
+    n          INTEGER NOT NULL CHECK (n > 0),
+    data       BLOB NOT NULL,
+    UNIQUE (run_id, metric, first_seq)
+)
+"""
+
+
+def _migrate_to_blocks(conn: Any) -> None:
+    """Version 2 -> 3: create ``sample_blocks``, move every sample into it (each run's metric
+    split where its sequence numbers have a gap), drop ``samples``."""
+    import numpy as np
+
+    from benchlab.store.sample_blocks import insert_samples
+
+    conn.execute(SCHEMA_V3)
+    cur = conn.cursor()
+    cur.row_factory = None
+    key: tuple[int, str] | None = None
+    seqs: list[int] = []
+    values: list[float] = []
+
+    def flush() -> None:
+        if key is None or not seqs:
+            return
+        s = np.asarray(seqs, dtype=np.int64)
+        breaks = np.flatnonzero(np.diff(s) != 1) + 1
+        for lo, hi in zip([0, *breaks.tolist()], [*breaks.tolist(), len(s)]):
+            insert_samples(conn, key[0], key[1], values[lo:hi], first_seq=int(s[lo]))
+
+    for run_id, metric, seq, value in cur.execute(
+            "SELECT run_id, metric, seq, value FROM samples ORDER BY run_id, metric, seq").fetchall():
+        if (run_id, metric) != key:
+            flush()
+            key, seqs, values = (run_id, metric), [], []
+        seqs.append(seq)
+        values.append(value)
+    flush()
+    conn.execute("DROP TABLE samples")
+
+
+MIGRATIONS.append(_migrate_to_blocks)
 SCHEMA_VERSION = len(MIGRATIONS)

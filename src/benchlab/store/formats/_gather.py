@@ -11,6 +11,7 @@ import numpy as np
 from benchlab.errors import UserError
 from benchlab.store.db import HARNESS_METRICS, SessionRef, Store
 from benchlab.store.formats._common import TIME_UNIT_TO_NS
+from benchlab.store.sample_blocks import join_blocks
 
 #: Run statuses whose harness wall time is a complete measurement of the command
 #: (a timed-out run's wall time is cut short; an 'error' run never ran).
@@ -79,22 +80,16 @@ def load_session(store: Store, key: str | int | SessionRef | dict) -> SessionDat
         run = RunData(r)
         runs[r["id"]] = run
         by_id[r["benchmark_id"]].runs.append(run)
-    values_of = conn.cursor()
-    values_of.row_factory = None  # plain 1-tuples, which numpy converts without Python per row
-    for run_id in sorted(runs):
-        # each next metric name is one primary-key lookup, not a scan of the run's samples
-        found = values_of.execute("SELECT MIN(metric) FROM samples WHERE run_id = ?",
-                                  (run_id,)).fetchone()[0]
-        metrics: list[str] = []
-        while found is not None:
-            metrics.append(found)
-            found = values_of.execute("SELECT MIN(metric) FROM samples WHERE run_id = ? AND"
-                                      " metric > ?", (run_id, found)).fetchone()[0]
-        for metric in metrics:
-            rows = values_of.execute(
-                "SELECT value FROM samples WHERE run_id = ? AND metric = ? ORDER BY seq",
-                (run_id, metric)).fetchall()
-            runs[run_id].samples[metric] = np.array(rows, dtype=float).reshape(-1).tolist()
+    blocks = conn.cursor()
+    blocks.row_factory = None
+    pieces: dict[tuple[int, str], list[tuple[int, int, Any]]] = {}
+    for run_id, metric, first, n, data in blocks.execute(
+            "SELECT b.run_id, b.metric, b.first_seq, b.n, b.data FROM sample_blocks b"
+            " JOIN runs r ON r.id = b.run_id WHERE r.session_id = ?"
+            " ORDER BY b.run_id, b.metric, b.first_seq", (sid,)):
+        pieces.setdefault((run_id, metric), []).append((first, n, data))
+    for (run_id, metric), rows in pieces.items():
+        runs[run_id].samples[metric] = join_blocks(rows)[0].tolist()
     for m in conn.execute(
             "SELECT m.* FROM measurements m JOIN runs r ON r.id = m.run_id"
             " WHERE r.session_id = ? ORDER BY m.run_id, m.source, m.name", (sid,)):
