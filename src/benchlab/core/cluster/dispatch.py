@@ -303,7 +303,9 @@ class ClusterDispatch:
             except Exception as exc:  # the result could not be fetched: the worker died
                 self._lost(fut.key, f"its result could not be fetched ({exc})")
                 return
-            if result.get("stopped"):  # stopped by an earlier interrupted client of a resume
+            if result.get("stopped"):
+                # the session was stopped on that worker (an interrupted client's stop still
+                # repeating there as this resume began): not a measurement, so it runs again
                 self._lost(fut.key, "it was stopped on its worker")
                 return
             del self.inflight[fut.key]
