@@ -79,3 +79,34 @@ def test_runs_over_an_ssh_cluster(sshd, db_path):
     assert pid != os.getpid()
     assert session["metadata"]["cluster"]["address"] == "ssh:127.0.0.1"
     store.close()
+
+
+def test_one_ssh_cluster_serves_several_sessions_and_is_stopped_after(sshd, db_path, tmp_path):
+    """What a study does with ``ssh:``: one SSHCluster opened once serves two sessions (the same
+    remote worker process runs both), and closing it stops the scheduler and worker that were
+    started through sshd."""
+    from benchlab.core.cluster.session import open_shared_cluster
+    from tests.cluster.helpers import comm, descendants
+
+    port, key = sshd
+    sshd_pid = int((tmp_path / "sshd.pid").read_text())
+    options = {"port": port, "client_keys": [key], "known_hosts": None}
+    store = Store.open(db_path)
+    pids = []
+    with open_shared_cluster("ssh:127.0.0.1", connect_options=options) as shared:
+        for _ in range(2):
+            result = run_cluster_plan(store, plan_of("true", runs=2), "ssh:127.0.0.1",
+                                      shared=shared)
+            assert result.status == "complete"
+            pids.append({r["extra"]["worker_pid"] for r in
+                         store.runs(session_id=result.session.id)})
+        # the scheduler, the nanny and the worker: Python processes under sshd
+        remote = [p for p in descendants(sshd_pid) if comm(p).startswith("python")]
+        assert pids[0] <= set(remote), "the worker was not a process started through sshd"
+        assert len(remote) >= 2, remote
+    assert pids[0] == pids[1] and len(pids[0]) == 1, pids
+    deadline = time.monotonic() + 30
+    while any(os.path.exists(f"/proc/{p}") for p in remote) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(os.path.exists(f"/proc/{p}") for p in remote), "a remote scheduler or worker is left"
+    store.close()
