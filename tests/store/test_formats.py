@@ -745,3 +745,22 @@ def test_old_gbench_without_run_type_and_csv_with_bom_and_crlf(store, tmp_path):
     [ref] = import_path(store, c, "csv")
     assert store.get_session(ref.uid)["metadata"]["comments"] == ["# saved by a spreadsheet"]
     assert store.resolve_series("excel:x").values.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("labels", [("café", "µs"), ("α-fast", "β-slow"), ("plain", "µs→ns")])
+def test_label_value_csv_keeps_every_label_exactly_on_the_fast_path(store, tmp_path, labels):
+    """The chunk parser reads labels as Latin-1 bytes: Latin-1 labels come back exact, others
+    (Greek, arrows) take the line parser; either way labels, order and values are the file's."""
+    rng = np.random.default_rng(5)
+    values = {lab: np.round(rng.random(30_000) * 1000, 3) for lab in labels}
+    path = tmp_path / "u.csv"
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(30_000):
+            for lab in labels:
+                fh.write(f"{lab},{float(values[lab][i])!r}\n")
+    [ref] = import_path(store, path, "csv")
+    names = [b["name"] for b in store.benchmarks(ref.id)]
+    assert names == list(labels)
+    for b in store.benchmarks(ref.id):
+        got, _ = store.sample_values(b["id"], "value")
+        assert got.tobytes() == values[b["name"]].tobytes()
