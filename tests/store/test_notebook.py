@@ -35,7 +35,7 @@ def test_import_benchlab_stays_light():
 @pytest.mark.slow
 def test_docs_notebook_example_runs(tmp_path):
     shell, python = _blocks("sh"), _blocks("python")
-    assert shell and len(python) == 2
+    assert shell and len(python) == 3
     env = dict(os.environ, PATH=f"{Path(BENCHLAB).parent}{os.pathsep}{os.environ['PATH']}")
     for line in "\n".join(shell).splitlines():
         if line.strip():
