@@ -96,3 +96,44 @@ def test_interrupted_client_stops_the_run_on_a_teams_worker(db_path, tmp_path, s
             client.wait(10)
         stop_group(scheduler)
         stop_group(worker)
+
+
+def test_interrupted_fleet_profile_stops_stress_ng_on_a_teams_worker(db_path):
+    """``profile --cluster`` interrupted while stress-ng runs on a team's worker: the client
+    stops it there too (one line, exit 130), and the worker stays up."""
+    import shutil
+
+    if shutil.which("stress-ng") is None:
+        pytest.skip("stress-ng is not installed (apt-get install -y stress-ng)")
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = start_module("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+                             str(port), "--no-dashboard")
+    worker = start_module("distributed.cli.dask_worker", address, "--nthreads", "1",
+                          "--resources", "benchlab-slot=1", "--no-dashboard", "--name", "w")
+    client = None
+
+    def stress_ng() -> list[int]:
+        return [p for p in descendants(worker.pid) if comm(p).startswith("stress-ng")]
+
+    try:
+        client = subprocess.Popen(
+            [os.path.join(os.path.dirname(sys.executable), "benchlab"), "profile", "--cluster",
+             address, "--methods", "int64", "--duration", "30", "--repeat", "1", "--db",
+             str(db_path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, COLUMNS="160"))
+        wait_for(lambda: stress_ng() or client.poll() is not None, 90, "stress-ng on the worker")
+        assert client.poll() is None, client.communicate()
+        client.send_signal(signal.SIGINT)
+        out, err = client.communicate(timeout=60)
+        assert client.returncode == 130, (out, err)
+        assert "Traceback" not in err, err
+        assert stress_ng() == [] and _run_processes(worker.pid) == []
+        assert worker.poll() is None, "the team's worker itself must stay up"
+    finally:
+        if client is not None and client.poll() is None:
+            client.kill()
+            client.wait(10)
+        stop_group(scheduler)
+        stop_group(worker)

@@ -8,6 +8,7 @@ when it fails there.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Callable
 
 from benchlab.core.cluster.address import (SLOT, Machine, choose_machines, machines_of,
@@ -15,12 +16,17 @@ from benchlab.core.cluster.address import (SLOT, Machine, choose_machines, machi
 from benchlab.errors import UserError
 
 
-def _quietly(fn: Callable[..., Any], label: str, *args: Any) -> Any:
-    """On the worker: ``fn(label, *args)`` with the worker's periodic work paused."""
+def _quietly(token: str, fn: Callable[..., Any], label: str, *args: Any) -> Any:
+    """On the worker: ``fn(label, *args)`` with the worker's periodic work paused, registered
+    under ``token`` so an interrupted client can stop it (None when it was stopped first)."""
+    from benchlab.core.cluster.stop import running
     from benchlab.core.cluster.worker_side import quiet_worker
 
-    with quiet_worker([None]):
-        return fn(label, *args)
+    with running(token) as stopped_before:
+        if stopped_before:
+            return None
+        with quiet_worker([None]):
+            return fn(label, *args)
 
 
 def run_on_each(cluster: str, fn: Callable[..., Any], *args: Any, on: str = "all",
@@ -33,29 +39,46 @@ def run_on_each(cluster: str, fn: Callable[..., Any], *args: Any, on: str = "all
     Returns (machine, result) pairs in machine order. Raises UserError naming the first machine
     that failed (the others' results were already handed to ``on_result``).
     """
-    spec = parse_cluster(cluster)
-    with open_cluster(spec, connect_options=connect_options) as client:
-        from distributed import as_completed
+    from benchlab.core.session import interruptible
 
+    spec = parse_cluster(cluster)
+    token = f"each-{uuid.uuid4().hex}"
+    with interruptible(), open_cluster(spec, connect_options=connect_options) as client:
         machines = choose_machines(machines_of(client), on, spec.text)
-        futures = {client.submit(_quietly, fn, m.label, *args, workers=[m.address],
+        futures = {client.submit(_quietly, token, fn, m.label, *args, workers=[m.address],
                                  allow_other_workers=False, resources={SLOT: 1}, pure=False,
                                  retries=0): m for m in machines}
-        results: dict[str, Any] = {}
-        failure = None
-        for fut in as_completed(list(futures), loop=client.loop):
-            m = futures[fut]
-            try:
-                results[m.label] = fut.result()
-            except UserError as exc:
-                failure = failure or f"on {m.label}: {exc}"
-                continue
-            except Exception as exc:
-                failure = failure or (f"on {m.label}: {type(exc).__name__}: {exc} (the worker "
-                                      f"died or failed; check its log)")
-                continue
-            if on_result is not None:
-                on_result(m, results[m.label])
-        if failure:
-            raise UserError(failure)
-        return [(m, results[m.label]) for m in machines]
+        try:
+            return _collect(client, futures, machines, on_result)
+        except KeyboardInterrupt:
+            from benchlab.core.cluster.stop import stop_runs_on
+
+            busy = sorted({m.address for fut, m in futures.items() if not fut.done()})
+            if busy:
+                stop_runs_on(client, token, busy)
+            raise
+
+
+def _collect(client: Any, futures: dict[Any, Machine], machines: list[Machine],
+             on_result: Callable[[Machine, Any], None] | None) -> list[tuple[Machine, Any]]:
+    """Each call's result as it finishes (handed to ``on_result``); UserError for a failure."""
+    from distributed import as_completed
+
+    results: dict[str, Any] = {}
+    failure = None
+    for fut in as_completed(list(futures), loop=client.loop):
+        m = futures[fut]
+        try:
+            results[m.label] = fut.result()
+        except UserError as exc:
+            failure = failure or f"on {m.label}: {exc}"
+            continue
+        except Exception as exc:
+            failure = failure or (f"on {m.label}: {type(exc).__name__}: {exc} (the worker "
+                                  f"died or failed; check its log)")
+            continue
+        if on_result is not None:
+            on_result(m, results[m.label])
+    if failure:
+        raise UserError(failure)
+    return [(m, results[m.label]) for m in machines]
