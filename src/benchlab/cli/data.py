@@ -1,4 +1,5 @@
-"""``benchlab import``, ``export``, ``list`` and ``show``: getting data in and out of the store."""
+"""``benchlab import``, ``export`` and ``show``: getting data in and out of the store (``list`` is
+in :mod:`benchlab.cli.listing`, which loads none of the import formats)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import click
 import benchlab.machines.varsys16  # noqa: F401  (registers --format varsys16 with the store)
 import benchlab.store.bundle  # noqa: F401  (registers --format bundle with the store)
 from benchlab.cli.common import (
-    TAIL_LINES, commands_of, db_option, failed_runs, metadata_lines, open_store,
+    TAIL_LINES, db_option, failed_runs, metadata_lines, open_store,
     resume_command, session_overview, verdict_lines)
 from benchlab.errors import UserError
 from benchlab.store.db import Store
@@ -109,60 +110,6 @@ def export_cmd(sessions: tuple[str, ...], fmt: str, output: str | None, db: str 
             pass
         raise UserError(f"cannot write {output}: {exc.strerror or exc}; "
                         f"choose a writable path with -o FILE") from None
-
-
-@click.command("list")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Show the newest N only.")
-@click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
-@db_option
-def list_cmd(limit: int | None, as_json: bool, db: str | None) -> None:
-    """List the sessions in the database, newest first, with their commands.
-
-    A session whose process died while running is shown as ``crashed``, with the command that
-    resumes it.
-    """
-    with open_store(db, readonly=True) as store:
-        rows = store.sessions(limit=limit)
-        commands = commands_of(store, [r["id"] for r in rows])
-        path = store.path
-    for r in rows:
-        r["commands"] = commands.get(r["id"], [])
-        r["resume"] = resume_command(r, db) if r["status"] in ("crashed", "interrupted") else None
-    keys = ("uid", "name", "kind", "status", "created_utc", "finished_utc", "source",
-            "n_benchmarks", "n_runs", "commands", "resume")
-    if as_json:
-        click.echo(json.dumps([{k: r.get(k) for k in keys} for r in rows], indent=2))
-        return
-    if not rows:
-        click.echo(f"no sessions in {path}; run or import something first")
-        return
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    table = Table(title=f"sessions in {escape(path)}")
-    for col, justify in (("uid", "left"), ("name", "left"), ("kind", "left"),
-                         ("status", "left"), ("created (UTC)", "left"), ("commands", "left"),
-                         ("runs", "right")):
-        table.add_column(col, justify=justify, overflow="fold")
-    for r in rows:
-        created = (r["created_utc"] or "").replace("T", " ")[:19]
-        status_style = {"complete": "green", "running": "yellow", "interrupted": "yellow",
-                        "failed": "red", "crashed": "red"}.get(r["status"], "")
-        cmds = r["commands"]
-        shown = "; ".join(c if len(c) <= 40 else c[:39] + "…" for c in cmds[:3])
-        if len(cmds) > 3:
-            shown += f" (+{len(cmds) - 3})"
-        table.add_row(r["uid"], escape(r["name"] or ""), r["kind"],
-                      f"[{status_style}]{r['status']}[/]" if status_style else r["status"],
-                      created, escape(shown), str(r["n_runs"]))
-    console = Console()
-    console.print(table)
-    for r in rows:
-        if r["status"] == "crashed" and r["resume"]:
-            # plain echo: rich would wrap the command, which must stay copy-pasteable
-            click.echo(f"session {r['uid']} crashed (its process died while running); "
-                       f"resume it with: {r['resume']}")
 
 
 @click.command("show")
@@ -279,4 +226,4 @@ def _print_session(info: dict, summaries: list, verdict: list[str], failures: li
         console.print(mt)
 
 
-commands = [import_cmd, export_cmd, list_cmd, show_cmd]
+commands = [import_cmd, export_cmd, show_cmd]

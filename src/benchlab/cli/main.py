@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                            "undecided?"),
     "analyze": ("analyze", "Analyse each SERIES ([SESSION:]BENCHMARK[/METRIC], or a session with "
                            "one benchmark)."),
-    "list": ("data", "List the sessions in the database, newest first, with their commands."),
+    "list": ("listing", "List the sessions in the database, newest first, with their commands."),
     "show": ("data", "Show a session (default: the newest): timings of each benchmark, the "
                      "verdict between them, failed runs with their stderr, environment, protocol "
                      "and metrics."),

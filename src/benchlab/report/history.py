@@ -26,6 +26,7 @@ import numpy as np
 from benchlab.errors import UserError
 from benchlab.report import figures as F
 from benchlab.report.model import Section, Table
+from benchlab.report.text_table import aligned_lines
 from benchlab.stats.median_interval import median_order_interval
 from benchlab.stats.multiple import holm
 from benchlab.stats.rank import hodges_lehmann, mann_whitney_u
@@ -228,7 +229,5 @@ def render_history_text(h: History, echo) -> None:
     header, rows, _ = history_rows(h)
     for line in history_section(h).paragraphs:
         echo(line)
-    widths = [max(len(header[c]), *(len(r[c]) for r in rows)) for c in range(len(header))]
-    echo("  ".join(hd.ljust(w) for hd, w in zip(header, widths)).rstrip())
-    for r in rows:
-        echo("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    for line in aligned_lines(header, rows):
+        echo(line)
