@@ -19,7 +19,7 @@ from benchlab.cli.common import db_option, open_store
 from benchlab.cli.hyperfine_options import HyperfineOptions, hyperfine_options, speed_verdict
 from benchlab.core.executor import SessionInterrupted
 from benchlab.core.plan import (MetricSpec, Placement, RunPlan, expand_benchmarks, parse_memory,
-                                scan_values)
+                                scan_values, substitute_parameters)
 from benchlab.core.session import resume_session, run_plan
 from benchlab.errors import UserError
 from benchlab.measure.metrics import parse_metric_spec
@@ -91,11 +91,18 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
         if len(hooks) > 1 and len(hooks) != len(commands):
             raise UserError(f"{len(hooks)} --{opt} commands for {len(commands)} commands; give one "
                             f"for all or one per command")
+    if order is None:
+        # hyperfine's meaning of -s/-c: a command's setup right before its runs, its cleanup
+        # right after (`-P n 1 3 -s 'make N={n}' ./prog` builds what each command measures).
+        # Interleaved, every setup would run before any measurement.
+        order = "sequential" if setup or cleanup else "interleaved"
     per_command = n // len(commands)  # parameter combinations per command, in command order
     for i, spec in enumerate(specs):
         for opt, hooks in hook_options:
             if hooks:
-                setattr(spec, opt, hooks[0] if len(hooks) == 1 else hooks[i // per_command])
+                hook = hooks[0] if len(hooks) == 1 else hooks[i // per_command]
+                # as hyperfine: parameters are substituted in hooks too (-s 'make N={n}')
+                setattr(spec, opt, substitute_parameters(hook, spec.parameters or {}))
     plan = RunPlan(
         benchmarks=specs, runs=runs, warmup=warmup, min_runs=min_runs if runs is None else 1,
         max_runs=max_runs, min_time_s=min_time, max_time_s=max_time, order=order, seed=seed,
@@ -127,8 +134,10 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
 @click.option("-p", "--prepare", multiple=True, help="Shell command before every run.")
 @click.option("-s", "--setup", multiple=True, help="Shell command before a command's runs.")
 @click.option("-c", "--cleanup", multiple=True, help="Shell command after a command's runs.")
-@click.option("--order", type=click.Choice(["interleaved", "sequential"]), default="interleaved",
-              help="interleaved: randomised round-robin so drift hits all commands alike.")
+@click.option("--order", type=click.Choice(["interleaved", "sequential"]), default=None,
+              help="interleaved (default): randomised round-robin so drift hits all commands "
+                   "alike. sequential: one command after another, as hyperfine (the default "
+                   "with --setup/--cleanup, so each setup runs right before its command's runs).")
 @click.option("--seed", type=params.SEED, default=None, help="Seed of the run order (default: random, stored).")
 @click.option("-t", "--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Kill a run after this many seconds (status: timeout).")

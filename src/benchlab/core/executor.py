@@ -213,11 +213,33 @@ class SessionRun:
             self.writer.update(protocol=self.plan.to_dict())
             merge_metadata(self.writer, {"until_decided": self.stopper.summary()})
 
+    @property
+    def hooks_in_order(self) -> bool:
+        """True when each benchmark's ``setup`` runs right before its runs and its ``cleanup``
+        right after (hyperfine's order): one worker, sequential order, no counted runs after
+        the timed ones. Otherwise every setup runs before the first run and every cleanup
+        after the last (runs of different benchmarks interleave or overlap)."""
+        return (self.plan.order == "sequential" and self.workers == 1
+                and not self.plan.count)
+
     def worker_loop(self, worker: int) -> None:
         """Execute and store runs of one worker until its planner or the session says stop."""
+        in_order = self.hooks_in_order
+        current: int | None = None
         while (planned := self.next_run(worker)) is not None:
+            if in_order and planned.benchmark != current:
+                if current is not None:
+                    self._hook(current, "cleanup")
+                current = planned.benchmark
+                self._hook(current, "setup")
             run = execute_planned_run(self.plan, self.execution, planned, worker, self.scratch)
             self.store_run(run)
+        if in_order and current is not None and self.failure is None:
+            self._hook(current, "cleanup")
+
+    def _hook(self, index: int, kind: str) -> None:
+        bench = self.plan.benchmarks[index]
+        run_hook(getattr(bench, kind), kind, self.plan.cwd)
 
     def run_workers(self) -> None:
         """One worker in this thread, or N concurrent worker threads (seed 000's parallel setup)."""
@@ -267,8 +289,9 @@ def run_session(writer: SessionWriter, plan: RunPlan, *,
     try:
         execution = prepare_execution(plan.placement, session_label=writer.ref.uid)
         session = SessionRun(writer, plan, execution, observer, scratch)
-        for bench in plan.benchmarks:
-            run_hook(bench.setup, "setup", plan.cwd)
+        if not session.hooks_in_order:
+            for bench in plan.benchmarks:
+                run_hook(bench.setup, "setup", plan.cwd)
         if plan.shell:
             cost = measure_shell_cost(plan.shell)
             session.shell_overhead_ns = session.result.shell_overhead_ns = cost["wall_ns"]
@@ -282,8 +305,9 @@ def run_session(writer: SessionWriter, plan: RunPlan, *,
         if plan.count:
             run_counted(writer, plan, session.bench_ids, session.setup_ids, run_hook,
                         observer.message)
-        for bench in plan.benchmarks:
-            run_hook(bench.cleanup, "cleanup", plan.cwd)
+        if not session.hooks_in_order:
+            for bench in plan.benchmarks:
+                run_hook(bench.cleanup, "cleanup", plan.cwd)
         writer.finish("done", load_after=list(load_average()))
         session.result.status = "complete"
         return session.result

@@ -387,11 +387,13 @@ def expand_benchmarks(commands: list[str], names: list[str],
                             f"parameter is defined; add --parameter-list or --parameter-scan")
         for combo in combos:
             values = dict(zip(pnames, combo))
-            cmd = _substitute(command, values)
-            name = _substitute(names[i], values) if names else cmd
+            cmd = substitute_parameters(command, values)
+            name = substitute_parameters(names[i], values) if names else cmd
             specs.append(BenchmarkSpec(name=name, command=cmd, parameters=values))
     return specs
 
 
-def _substitute(text: str, values: dict[str, str]) -> str:
+def substitute_parameters(text: str, values: dict[str, str]) -> str:
+    """``text`` with each ``{NAME}`` of a parameter in ``values`` replaced by its value (other
+    braces left as they are), as hyperfine substitutes commands, names and hooks."""
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)

@@ -7,7 +7,8 @@ run), at most ``max_runs`` times; ``max_time_s`` caps the wall time of the whole
 Order: with several benchmarks, the default ``interleaved`` order runs them in rounds, each round
 a fresh random permutation (seeded, stored), so slow drift in the machine (thermal, background
 daemons, frequency) hits every benchmark alike instead of biasing the one measured last.
-``sequential`` runs all of one benchmark, then the next, like hyperfine.
+``sequential`` runs all of one benchmark (its warmups, then its runs), then the next, like
+hyperfine.
 """
 
 from __future__ import annotations
@@ -94,9 +95,18 @@ class RunPlanner:
         """The next run, or None when the session is complete (or ``max_time_s`` is spent)."""
         p = self.p
         n = len(p.benchmarks)
-        for i in range(n):  # warmups first, in declared order: they only prime caches
-            if self.done_warmups[i] < p.warmup:
-                return PlannedRun(i, True, self.done_warmups[i])
+        if p.order == "sequential":
+            # hyperfine's order: each benchmark's warmups right before its own runs (its setup
+            # hook has just run, and its cleanup follows its last run)
+            for i in range(n):
+                if self._needs(i):
+                    if self.done_warmups[i] < p.warmup:
+                        return PlannedRun(i, True, self.done_warmups[i])
+                    break
+        else:
+            for i in range(n):  # warmups first, in declared order: they only prime caches
+                if self.done_warmups[i] < p.warmup:
+                    return PlannedRun(i, True, self.done_warmups[i])
         if p.max_time_s is not None and self.elapsed_s >= p.max_time_s and \
                 all(d >= min(p.min_runs, self.target(i) or p.min_runs)
                     for i, d in enumerate(self.done_runs)):
