@@ -195,3 +195,20 @@ def read_bundle(path: str | os.PathLike) -> Bundle:
         raise UserError(f"{path} holds {unlisted[0]}, which its manifest does not list; the "
                         f"file was altered: ask for the original")
     return Bundle(str(path), manifest, members, sha256_hex(blob))
+
+
+def looks_like_bundle(path: str | os.PathLike) -> bool:
+    """True when ``path`` is a gzip file whose tar starts with ``manifest.json`` (as every
+    bundle does): the first 512 bytes of the tar are decompressed, nothing else is read. Never
+    raises (for ``import --format auto``: a file of another format answers False)."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(2) != b"\x1f\x8b":
+                return False
+            fh.seek(0)
+            with gzip.GzipFile(fileobj=fh) as gz:
+                header = gz.read(512)
+    except (OSError, EOFError, ValueError):
+        return False
+    name = header[:100].split(b"\0", 1)[0]
+    return len(header) == 512 and name == MANIFEST.encode() and header[257:262] == b"ustar"

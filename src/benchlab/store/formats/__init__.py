@@ -49,15 +49,22 @@ BUILTIN_IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "jso
 #: Importers registered by higher layers (``benchlab.machines.varsys16`` registers
 #: ``varsys16``): name -> ``importer(store, path, *, name, unit, metrics, command_line)``.
 _REGISTERED: dict[str, Callable[..., list[SessionRef]]] = {}
+#: Content tests of registered formats for ``--format auto``: name -> ``detect(path) -> bool``.
+_DETECTORS: dict[str, Callable[[Path], bool]] = {}
 
 
-def register_import_format(name: str, importer: Callable[..., list[SessionRef]]) -> None:
+def register_import_format(name: str, importer: Callable[..., list[SessionRef]],
+                           detect: Callable[[Path], bool] | None = None) -> None:
     """Register an import format implemented above the store (the store never imports it).
 
     ``importer(store, path, *, name, unit, metrics, command_line)`` writes the sessions (one
     transaction: wrap the writes in ``store.transaction()``) and returns their references.
+    ``detect(path)``, if given, tells ``--format auto`` whether a file is in this format: it
+    must be cheap (read the first bytes) and never raise for a file of another format.
     """
     _REGISTERED[name] = importer
+    if detect is not None:
+        _DETECTORS[name] = detect
 
 
 def import_formats() -> tuple[str, ...]:
@@ -71,11 +78,15 @@ EXPORT_FORMATS = ("csv", "json", "hyperfine", "markdown", "hyperfine-csv", "asci
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """Guess the import format of ``path`` from its content (a directory -> ``metric``;
-    JSON -> by its keys; anything else -> ``csv``). Reads only the start of a non-JSON file."""
+    """Guess the import format of ``path`` from its content (a directory -> ``metric``; a
+    registered format whose detector recognises it, e.g. a bundle; JSON -> by its keys;
+    anything else -> ``csv``). Reads only the start of a non-JSON file."""
     p = Path(path)
     if p.is_dir():
         return "metric"
+    for name, detect in sorted(_DETECTORS.items()):
+        if detect(p):
+            return name
     with open_text(p, "a result file") as fh:
         head = fh.read(4096)
         if head.lstrip("\ufeff \t\r\n")[:1] not in ("{", "["):
@@ -165,6 +176,9 @@ def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
                                 command_line=command_line)
     if fmt == "auto":
         fmt = detect_format(path)
+        if fmt in _REGISTERED:
+            return _REGISTERED[fmt](store, path, name=name, unit=unit, metrics=metrics,
+                                    command_line=command_line)
     options = {"format": fmt, "unit": unit, "metrics": [str(getattr(m, "spec", m)) for m in metrics]}
     input_digest = content_digest(path, options)
     if not allow_duplicate:
