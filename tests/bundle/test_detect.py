@@ -42,3 +42,10 @@ def test_other_gzip_and_tar_files_are_not_bundles(tmp_path):
     assert not looks_like_bundle(tmp_path / "short.gz")
     proc = run_cli("import", str(tar_gz), db=db)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_a_corrupt_gzip_is_not_a_bundle_and_does_not_raise(tmp_path):
+    good = gzip.compress(b"manifest.json" + b"\0" * 2000)
+    bad = tmp_path / "bad.gz"
+    bad.write_bytes(good[:12] + bytes(b ^ 0x5A for b in good[12:40]) + good[40:])
+    assert not looks_like_bundle(bad)
