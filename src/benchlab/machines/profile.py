@@ -256,7 +256,8 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
     version = stressng.stress_ng_version(binary)
     if environment is None:
         from benchlab.environment import collect_environment
-        environment = collect_environment()
+        # keyed by the store's secret, as every session's environment (names only without one)
+        environment = collect_environment(env_key=store.env_key() if store is not None else None)
     metadata: dict[str, Any] = {
         "tool": "stress-ng", "stress_ng_version": version, "duration_s": int(duration_s),
         "repeat": repeat, "target_cv": target_cv, "seed": seed,
