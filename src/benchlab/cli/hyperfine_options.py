@@ -220,7 +220,7 @@ def speed_verdict(series: list[tuple[str, Any]], *, sort: str = "auto",
     """
     import numpy as np
 
-    from benchlab.report.verdict_text import verdict_text
+    from benchlab.report.verdict_text import percent_text, verdict_text
     from benchlab.stats.verdict import CompareOptions, compare_many
 
     usable = [(name, np.asarray(v, dtype=float)) for name, v in series]
@@ -261,7 +261,7 @@ def speed_verdict(series: list[tuple[str, Any]], *, sort: str = "auto",
         elif c.outcome == "undecided" and c.additional_runs is not None and has_ratio:
             lines.append(f"  cannot tell {c.name_a} and {base_name} apart yet: about "
                          f"{c.additional_runs} more runs each would decide a difference of "
-                         f"{100 * abs(r.estimate - 1):.2g}%")
+                         f"{percent_text(100 * abs(r.estimate - 1))}%")
         else:
             lines.append(f"  {c.name_a} vs {base_name}: {verdict_text(c)}")
     return lines

@@ -321,6 +321,13 @@ def _factor(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 or x != x or abs(x) == float("inf") else f"{x:.0f}"
 
 
+def percent_text(x: float) -> str:
+    """A percentage (x in percent) with 2 significant digits and never an exponent ('1.2',
+    '45', '120'): ``:.2g`` wrote a 120 % difference as '1.2e+02'."""
+    text = f"{x:.2g}"
+    return f"{x:.0f}" if "e" in text else text  # 99.7 rounds to '1e+02' too
+
+
 def relative_sentence(c: CandidateResult, confidence_level: float) -> str:
     """hyperfine's summary line, honest: "A ran 1.18× faster than B, 95% CI [1.15, 1.21]"
     with the test behind it, or "cannot tell them apart yet: about N more runs each would
@@ -345,4 +352,4 @@ def relative_sentence(c: CandidateResult, confidence_level: float) -> str:
     if c.additional_runs is None:
         return f"{pair} (p = {c.p_adjusted:.2g}{adj})"
     return (f"{pair}: about {c.additional_runs} more runs each would decide a difference of "
-            f"{100 * c.detect_relative:.2g}% (estimated from the observed spread)")
+            f"{percent_text(100 * c.detect_relative)}% (estimated from the observed spread)")
