@@ -96,3 +96,18 @@ def test_runs_needed_decide_the_stated_difference_about_as_often_as_promised() -
                                  reference="a", n_resamples=500).candidates[0].outcome == "slower"
                   for _ in range(40))
     assert decided / 40 >= 0.8 - 0.2  # power 0.8, generous for 40 trials and a pilot spread
+
+
+def test_a_stated_difference_of_100_percent_or_more_has_no_exponent() -> None:
+    """Spread as a loaded machine gives it: the undecided sentence states a 100 % difference,
+    which ``:.2g`` wrote as '1e+02%' (the run verdict's line did the same with 120 %)."""
+    from benchlab.report.verdict_text import percent_text
+
+    c = relative_speed({"a": [1e6, 9e6, 5e6, 2e6], "b": [2e6, 18e6, 11e6, 3e6]},
+                       reference="a").candidates[0]
+    assert c.outcome == "undecided" and c.detect_relative == pytest.approx(1.0)
+    assert relative_sentence(c, 0.95).endswith(
+        f"about {c.additional_runs} more runs each would decide a difference of 100% "
+        "(estimated from the observed spread)")
+    assert [percent_text(x) for x in (1.234, 45.6, 99.7, 120.4, 2345.6, -150.2)] == \
+        ["1.2", "46", "100", "120", "2346", "-150"]
