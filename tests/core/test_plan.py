@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from benchlab.core.plan import (BenchmarkSpec, MetricSpec, Placement, RunPlan, parse_memory,
-                                scan_values)
+from benchlab.core.parameters import scan_values
+from benchlab.core.plan import BenchmarkSpec, MetricSpec, Placement, RunPlan, parse_memory
 from benchlab.core.planner import RunPlanner
 from benchlab.errors import UserError
 from benchlab.store import Store

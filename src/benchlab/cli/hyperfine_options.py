@@ -85,6 +85,50 @@ def hyperfine_options(f: Callable) -> Callable:
     return f
 
 
+class HyperfineCommand(click.Command):
+    """A Click command that also takes hyperfine's optional value of ``-i``.
+
+    hyperfine's ``-i``/``--ignore-failure`` is a flag that may carry a value after ``=``:
+    ``-i=1,2`` ignores only those exit codes, ``-i=all-non-zero`` all of them. A Click option
+    with an optional value would swallow the next argument (``-i 'sleep 1'``), so the ``=`` form
+    is rewritten to the hidden ``--ignore-failure-codes VALUE`` before parsing; the bare flag
+    stays a flag. Arguments after ``--`` are left alone.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        for pos, arg in enumerate(args):
+            if arg == "--":
+                out.extend(args[pos:])
+                break
+            for prefix in ("-i=", "--ignore-failure="):
+                if arg.startswith(prefix):
+                    out += ["--ignore-failure-codes", arg[len(prefix):]]
+                    break
+            else:
+                out.append(arg)
+        return super().parse_args(ctx, out)
+
+
+def ignore_failure_policy(flag: bool, codes: str | None) -> bool | list[int]:
+    """The run plan's ``ignore_failure`` from ``-i`` (``flag``) and ``-i=CODES`` (``codes``):
+    True for every non-zero exit (``-i``, ``-i=all-non-zero``), a sorted list of exit codes
+    for ``-i=1,2``, False without ``-i``. Raises UserError for anything else."""
+    if codes is None:
+        return bool(flag)
+    text = codes.strip()
+    if text == "all-non-zero":
+        return True
+    try:
+        values = sorted({int(part) for part in text.split(",")})
+    except ValueError:
+        values = []
+    if not values or not all(1 <= v <= 255 for v in values):
+        raise UserError(f"--ignore-failure={codes!r} is not a list of exit codes; write "
+                        f"-i=1,2 (codes 1..255), -i=all-non-zero, or -i alone")
+    return values
+
+
 @dataclass
 class HyperfineOptions:
     """The values of hyperfine's options, checked, in the form the run needs.

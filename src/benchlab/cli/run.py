@@ -16,10 +16,11 @@ from benchlab.cli import params
 from benchlab.cli.cluster_options import (cluster_options, print_machine_table, resume_run,
                                           start_run)
 from benchlab.cli.common import db_option, open_store
-from benchlab.cli.hyperfine_options import HyperfineOptions, hyperfine_options, speed_verdict
+from benchlab.cli.hyperfine_options import (HyperfineCommand, HyperfineOptions, hyperfine_options,
+                                            ignore_failure_policy, speed_verdict)
 from benchlab.core.executor import SessionInterrupted
-from benchlab.core.plan import (MetricSpec, Placement, RunPlan, expand_benchmarks, parse_memory,
-                                scan_values, substitute_parameters)
+from benchlab.core.parameters import expand_benchmarks, scan_values, substitute_parameters
+from benchlab.core.plan import MetricSpec, Placement, RunPlan, parse_memory
 from benchlab.core.session import resume_session, run_plan
 from benchlab.errors import UserError
 from benchlab.measure.metrics import parse_metric_spec
@@ -117,7 +118,7 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
     return plan
 
 
-@click.command("run", context_settings={"show_default": True,
+@click.command("run", cls=HyperfineCommand, context_settings={"show_default": True,
                                         "help_option_names": ["-h", "--help"]})
 @click.argument("commands", nargs=-1)
 @hyperfine_options
@@ -142,7 +143,10 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
 @click.option("-t", "--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Kill a run after this many seconds (status: timeout).")
 @click.option("-i", "--ignore-failure", is_flag=True,
-              help="Keep measuring when a run fails; only ok runs yield samples.")
+              help="Keep measuring when a run fails; only ok runs yield samples. "
+                   "-i=1,2 (or --ignore-failure=1,2): only those exit codes, as hyperfine.")
+@click.option("--ignore-failure-codes", "ignore_codes", default=None, hidden=True,
+              help="Set by -i=CODES / --ignore-failure=CODES (see HyperfineCommand).")
 @click.option("-P", "--parameter-scan", "scans", nargs=3, multiple=True,
               metavar="NAME LOW HIGH", help="Substitute {NAME} with LOW..HIGH.")
 @click.option("-D", "--parameter-step-size", "--step", "step", default=None,
@@ -213,6 +217,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
       benchlab run -P n 1 4 'sleep 0.0{n}'
       benchlab run -N --reference ./old ./new --export-json r.json
     """
+    ignore_failure = ignore_failure_policy(ignore_failure, hyperfine.pop("ignore_codes"))
     hf = HyperfineOptions.from_kwargs(hyperfine)
     quiet = quiet or hf.quiet
     console = Console(stderr=True, quiet=quiet, no_color=hf.color is False,

@@ -2,7 +2,8 @@
 written to the store.
 
 - :mod:`.plan`: :class:`RunPlan` (benchmarks, protocol, :class:`Placement`), plain data with
-  ``to_dict``/``from_dict`` and ``validate``.
+  ``to_dict``/``from_dict`` and ``validate``; :mod:`.parameters`: hyperfine's parameter scans
+  and lists expanded into benchmarks.
 - :mod:`.planner`: the order of runs (:class:`RunPlanner`).
 - :mod:`.placement`: the placement step (affinity, cgroups, isolation, perf) on this machine.
 - :mod:`.executor`: one session's execution in named steps; :mod:`.run_one`: one planned run;

@@ -73,7 +73,7 @@ def run_counted(writer: Any, plan: RunPlan, bench_ids: list[int], setup_ids: lis
             writer.add_run(bench_ids[i], iteration=k, warmup=False, setup_id=setup_ids[i],
                            fields=fields, samples=samples)
             run_hook(bench.conclude, "conclude", plan.cwd)
-            if fields["status"] != "ok" and not plan.ignore_failure:
+            if not plan.tolerates(fields["status"], fields.get("exit_code")):
                 why = fields.get("error") or f"exited with code {fields.get('exit_code')}"
                 raise UserError(f"command {bench.command!r} {why} when counted under valgrind; "
                                 f"the run is stored in session {writer.ref.uid}; use "

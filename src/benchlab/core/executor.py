@@ -85,7 +85,7 @@ def _failure_text(plan: RunPlan, run: MeasuredRun, uid: str) -> str | None:
     m = run.measurement
     if run.failure:
         return f"{run.failure}; the run is stored in session {uid}"
-    if m.status == "ok" or plan.ignore_failure:
+    if plan.tolerates(m.status, m.exit_code):
         return None
     what = {"failed": f"exited with code {m.exit_code}",
             "signaled": f"was killed by signal {m.signal}",
@@ -93,7 +93,8 @@ def _failure_text(plan: RunPlan, run: MeasuredRun, uid: str) -> str | None:
             "error": f"could not start ({m.error})"}[m.status]
     command = plan.benchmarks[run.planned.benchmark].command
     return (f"command {command!r} {what}; the run is stored in session {uid}; use "
-            f"--ignore-failure (-i) to keep measuring failing commands")
+            f"--ignore-failure (-i, or -i={m.exit_code or 'CODES'} for this exit code only) to "
+            f"keep measuring failing commands")
 
 
 class SessionRun:

@@ -17,21 +17,18 @@ and raises a one-line :class:`~benchlab.errors.UserError` before any session exi
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import re
 import shlex
 import shutil
 from dataclasses import asdict, dataclass, field
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 from benchlab.errors import UserError
 from benchlab.store.formats.metric_spec import MetricSpec  # the one metric spec (plain data)
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 #: Upper bounds that keep a mistyped number from meaning "forever" (a run count of 1e23 would
 #: never end; a timeout beyond a year is a typo). Generous: no real benchmark gets near them.
@@ -135,7 +132,9 @@ class RunPlan:
     order: str = "interleaved"
     seed: int = 0
     timeout_s: float | None = None
-    ignore_failure: bool = False
+    ignore_failure: bool | list[int] = False
+    """True: keep measuring whatever a run's exit; a list: only those non-zero exit codes
+    (hyperfine's ``--ignore-failure=1,2``); False: the first failing run stops the session."""
     shell: str | None = None
     metrics: list[MetricSpec] = field(default_factory=list)
     samples_csv: str | None = None
@@ -184,6 +183,16 @@ class RunPlan:
             raise UserError("an empty command was given; pass the command to benchmark")
         return argv
 
+    def tolerates(self, status: str, exit_code: int | None) -> bool:
+        """True when a run that ended ``status`` (with ``exit_code``) does not stop the session:
+        ``ok`` always; any failure with ``ignore_failure`` True; with a list of codes, a run
+        that exited with one of them (a signal, timeout or start error still stops)."""
+        if status == "ok" or self.ignore_failure is True:
+            return True
+        if isinstance(self.ignore_failure, list):
+            return status == "failed" and exit_code in self.ignore_failure
+        return False
+
     def validate(self, store: Any = None) -> None:
         """Check every value before a session exists; raise a one-line UserError with the fix.
 
@@ -207,6 +216,11 @@ class RunPlan:
             _seconds("--max-time", self.max_time_s, allow_zero=True)
         if self.timeout_s is not None:
             _seconds("--timeout", self.timeout_s, allow_zero=False)
+        if isinstance(self.ignore_failure, list) and (not self.ignore_failure or not all(
+                isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= 255
+                for c in self.ignore_failure)):
+            raise UserError(f"--ignore-failure codes must be exit codes 1..255 "
+                            f"(got {self.ignore_failure!r}); e.g. --ignore-failure=1,2")
         if self.order not in ("interleaved", "sequential"):
             raise UserError(f"--order must be interleaved or sequential (got {self.order!r})")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
@@ -334,66 +348,3 @@ def parse_memory(text: str | None) -> int | None:
     if number < 4096:
         raise UserError(f"--memory-limit {text!r} is too small; give at least a few MiB")
     return int(number)
-
-
-# -- parameters ------------------------------------------------------------------------------
-
-def scan_values(name: str, low: str, high: str, step: str | None) -> list[str]:
-    """Values of ``--parameter-scan NAME LOW HIGH [--step S]`` as strings, inclusive of HIGH.
-
-    Integers stay integers; decimals keep the step's precision (0.1 steps print as 0.1, 0.2, ...).
-    """
-    try:
-        lo, hi = Decimal(low), Decimal(high)
-        st = Decimal(step) if step is not None else Decimal(1)
-    except InvalidOperation:
-        raise UserError(f"--parameter-scan {name}: LOW, HIGH and --step must be numbers "
-                        f"(got {low!r}, {high!r}, {step!r})") from None
-    if not all(v.is_finite() for v in (lo, hi, st)):
-        raise UserError(f"--parameter-scan {name}: LOW, HIGH and --step must be finite numbers")
-    if st <= 0:
-        raise UserError(f"--parameter-step-size must be positive (got {step})")
-    if hi < lo:
-        raise UserError(f"--parameter-scan {name}: HIGH ({high}) is below LOW ({low}); swap them")
-    count = int((hi - lo) / st) + 1
-    if count > 100_000:
-        raise UserError(f"--parameter-scan {name} makes {count} values; use a larger --step")
-    return [str(lo + i * st) for i in range(count)]
-
-
-def expand_benchmarks(commands: list[str], names: list[str],
-                      parameters: list[tuple[str, list[str]]]) -> list[BenchmarkSpec]:
-    """Cross commands with every combination of parameter values, substituting ``{NAME}``.
-
-    As in hyperfine, names given with ``-n`` pair with commands in order and are substituted too.
-    """
-    if names and len(names) != len(commands):
-        raise UserError(f"{len(names)} names (-n) for {len(commands)} commands; give one name "
-                        f"per command or none")
-    pnames = [p for p, _ in parameters]
-    dup = {p for p in pnames if pnames.count(p) > 1}
-    if dup:
-        raise UserError(f"parameter {sorted(dup)[0]!r} is defined twice; define each once")
-    # hyperfine's order: the first parameter varies fastest (x=a,y=1; x=b,y=1; x=a,y=2; ...)
-    combos = ([tuple(reversed(c)) for c in
-               itertools.product(*[vals for _, vals in reversed(parameters)])]
-              if parameters else [()])
-    specs = []
-    for i, command in enumerate(commands):
-        used = set(_PLACEHOLDER.findall(command))
-        unknown = used - set(pnames)
-        if unknown and parameters:
-            raise UserError(f"command {command!r} uses {{{sorted(unknown)[0]}}} but no such "
-                            f"parameter is defined; add --parameter-list or --parameter-scan")
-        for combo in combos:
-            values = dict(zip(pnames, combo))
-            cmd = substitute_parameters(command, values)
-            name = substitute_parameters(names[i], values) if names else cmd
-            specs.append(BenchmarkSpec(name=name, command=cmd, parameters=values))
-    return specs
-
-
-def substitute_parameters(text: str, values: dict[str, str]) -> str:
-    """``text`` with each ``{NAME}`` of a parameter in ``values`` replaced by its value (other
-    braces left as they are), as hyperfine substitutes commands, names and hooks."""
-    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
