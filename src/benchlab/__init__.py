@@ -11,7 +11,7 @@ Layers (data flows one way: run -> store -> analyse -> report):
 - ``benchlab.cli``: the thin Click front end.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str):

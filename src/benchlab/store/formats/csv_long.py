@@ -2,7 +2,7 @@
 
 Layout::
 
-    # benchlab long-format CSV (benchlab 0.1.0, exported 2026-11-22T11:00:00.000000Z)
+    # benchlab long-format CSV (benchlab 0.2.0, exported 2026-11-22T11:00:00.000000Z)
     # session 3f9a01bc: {"name": "vm-results", "kind": "import", "status": "complete", ...}
     # session 3f9a01bc metadata: {...one line of JSON...}
     # session 3f9a01bc environment: {...}
