@@ -118,3 +118,38 @@ def stop_group(proc) -> None:
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
+
+
+def team_cluster(port: int, name: str = "w"):
+    """(scheduler, worker): a Dask scheduler on 127.0.0.1:``port`` and one worker ``name`` with
+    one benchlab slot, started with the dask CLIs as a team would (not by benchlab)."""
+    scheduler = start_module("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+                             str(port), "--no-dashboard")
+    worker = start_module("distributed.cli.dask_worker", f"tcp://127.0.0.1:{port}", "--nthreads",
+                          "1", "--resources", "benchlab-slot=1", "--no-dashboard", "--name", name)
+    return scheduler, worker
+
+
+def stored_runs(db_path) -> int:
+    """Runs in the store at ``db_path`` so far (0 while the client is still creating it)."""
+    from benchlab.store.db import Store
+
+    try:
+        with Store.open(db_path, readonly=True) as store:
+            return store.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    except Exception:
+        return 0
+
+
+def resume_to_completion(db_path, uid: str) -> list[dict]:
+    """``benchlab run --resume UID`` through the console script; asserts it succeeds and the
+    session ends complete; returns the session's runs."""
+    from benchlab.store.db import Store
+    from tests.conftest import run_cli
+
+    resumed = run_cli("run", "--resume", uid, db=db_path, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    with Store.open(db_path, readonly=True) as store:
+        session = store.get_session(uid)
+        assert session["status"] == "complete"
+        return store.runs(session_id=session["id"])

@@ -16,32 +16,36 @@ import pytest
 from benchlab.core.cluster.session import run_cluster_plan
 from benchlab.store.db import Store
 from tests.cluster.helpers import (Recorder, comm, descendants, free_port, plan_of,
-                                   start_module, stop_group, wait_for, worker_processes)
-from tests.conftest import run_cli
+                                   resume_to_completion, start_module, stop_group, stored_runs,
+                                   team_cluster, wait_for, worker_processes)
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 
-def test_worker_killed_mid_run_is_recorded_requeued_and_never_duplicated(db_path):
-    store = Store.open(db_path)
-    killed: list[int] = []
+def _kill_a_worker_mid_run(recorder: Recorder, killed: list[int]) -> threading.Thread:
+    """A started thread that SIGKILLs a worker process running a ``sleep`` once two runs are
+    stored (so the kill is mid-session and mid-run); the pid goes into ``killed``."""
+    def running_worker():
+        for pid in worker_processes():
+            if any(comm(d) == "sleep" for d in descendants(pid)):
+                return pid
+        return None
 
-    def kill_one_worker_mid_run():
-        def running_worker():
-            for pid in worker_processes():
-                if any(comm(d) == "sleep" for d in descendants(pid)):
-                    return pid
-            return None
-
-        # after the first runs are stored, so the kill is mid-session and mid-run
+    def kill() -> None:
         wait_for(lambda: len(recorder.finished) >= 2, 60, "two stored runs")
         pid = wait_for(running_worker, 30, "a worker with a running sleep")
         os.kill(pid, signal.SIGKILL)
         killed.append(pid)
 
-    recorder = Recorder()
-    killer = threading.Thread(target=kill_one_worker_mid_run, daemon=True)
-    killer.start()
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_worker_killed_mid_run_is_recorded_requeued_and_never_duplicated(db_path):
+    store = Store.open(db_path)
+    recorder, killed = Recorder(), []
+    killer = _kill_a_worker_mid_run(recorder, killed)
     result = run_cluster_plan(store, plan_of("sleep 0.3", runs=4), "local:2", observer=recorder)
     killer.join(5)
     assert killed, "the test did not kill a worker"
@@ -66,23 +70,8 @@ def test_spread_requeues_a_run_lost_with_its_worker_and_completes_exactly(db_pat
     runs a planned run: the run is recorded lost, re-run on a machine (either: they are
     declared identical), and the session ends complete with every planned iteration once."""
     store = Store.open(db_path)
-    killed: list[int] = []
-
-    def kill_one_worker_mid_run():
-        def running_worker():
-            for pid in worker_processes():
-                if any(comm(d) == "sleep" for d in descendants(pid)):
-                    return pid
-            return None
-
-        wait_for(lambda: len(recorder.finished) >= 2, 60, "two stored runs")
-        pid = wait_for(running_worker, 30, "a worker with a running sleep")
-        os.kill(pid, signal.SIGKILL)
-        killed.append(pid)
-
-    recorder = Recorder()
-    killer = threading.Thread(target=kill_one_worker_mid_run, daemon=True)
-    killer.start()
+    recorder, killed = Recorder(), []
+    killer = _kill_a_worker_mid_run(recorder, killed)
     result = run_cluster_plan(store, plan_of("sleep 0.3", runs=10), "local:2", spread=True,
                               observer=recorder)
     killer.join(5)
@@ -107,33 +96,17 @@ def test_spread_requeues_a_run_lost_with_its_worker_and_completes_exactly(db_pat
 _start, _stop = start_module, stop_group
 
 
-def _scheduler_and_worker(port: int) -> tuple[subprocess.Popen, subprocess.Popen]:
-    scheduler = _start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
-                       str(port), "--no-dashboard")
-    worker = _start("distributed.cli.dask_worker", f"tcp://127.0.0.1:{port}", "--nthreads",
-                    "1", "--resources", "benchlab-slot=1", "--no-dashboard", "--name", "w")
-    return scheduler, worker
-
-
-def _stored_runs(db_path) -> int:
-    try:
-        with Store.open(db_path, readonly=True) as store:
-            return store.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-    except Exception:
-        return 0
-
-
 def test_scheduler_gone_keeps_what_arrived_and_resume_completes(db_path):
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    scheduler, worker = _scheduler_and_worker(port)
+    scheduler, worker = team_cluster(port)
     try:
         env = dict(os.environ, COLUMNS="160")
         client = subprocess.Popen(
             [os.path.join(os.path.dirname(sys.executable), "benchlab"), "run", "--cluster",
              address, "-r", "12", "sleep 0.2", "--db", str(db_path), "-q"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        wait_for(lambda: _stored_runs(db_path) >= 3 or client.poll() is not None, 90,
+        wait_for(lambda: stored_runs(db_path) >= 3 or client.poll() is not None, 90,
                  "three runs stored")
         assert client.poll() is None, client.communicate()
         _stop(scheduler)
@@ -142,22 +115,17 @@ def test_scheduler_gone_keeps_what_arrived_and_resume_completes(db_path):
         lines = [l for l in err.splitlines() if l.strip()]
         assert len(lines) == 1 and "Traceback" not in err, err
         assert "scheduler" in lines[0] and "went away" in lines[0] and "--resume" in lines[0]
-        kept = _stored_runs(db_path)
+        kept = stored_runs(db_path)
         assert kept >= 3
         with Store.open(db_path, readonly=True) as store:
             session = store.sessions()[0]
             assert session["status"] == "interrupted"
             uid = session["uid"]
         _stop(worker)
-        scheduler, worker = _scheduler_and_worker(port)
-        resumed = run_cli("run", "--resume", uid, db=db_path, timeout=120)
-        assert resumed.returncode == 0, resumed.stderr
-        with Store.open(db_path, readonly=True) as store:
-            session = store.get_session(uid)
-            runs = store.runs(session_id=session["id"])
-            assert session["status"] == "complete"
-            assert sorted(r["iteration"] for r in runs) == list(range(12))
-            assert len({r["seq"] for r in runs}) == 12
+        scheduler, worker = team_cluster(port)
+        runs = resume_to_completion(db_path, uid)
+        assert sorted(r["iteration"] for r in runs) == list(range(12))
+        assert len({r["seq"] for r in runs}) == 12
     finally:
         _stop(scheduler)
         _stop(worker)
@@ -231,7 +199,7 @@ def test_lost_after_gives_a_machine_up_quickly_from_the_command_line(db_path):
              address, "--lost-after", "3s", "-r", "6", "sleep 0.3", "--db", str(db_path), "-q"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env=dict(os.environ, COLUMNS="160"))
-        wait_for(lambda: _stored_runs(db_path) >= 2 or client.poll() is not None, 90,
+        wait_for(lambda: stored_runs(db_path) >= 2 or client.poll() is not None, 90,
                  "two stored runs")
         wait_for(lambda: any(comm(d) == "sleep" for d in descendants(workers["b"].pid))
                  or client.poll() is not None, 30, "a run on machine b")

@@ -14,9 +14,8 @@ from collections import Counter
 import pytest
 
 from benchlab.store.db import Store
-from tests.cluster.helpers import (comm, descendants, free_port, start_module, stop_group,
-                                   wait_for)
-from tests.conftest import run_cli
+from tests.cluster.helpers import (comm, descendants, free_port, resume_to_completion,
+                                   stop_group, stored_runs, team_cluster, wait_for)
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
@@ -26,14 +25,6 @@ NAP = """n=$(cat "$1" 2>/dev/null || echo 0)
 echo $((n + 1)) > "$1"
 if [ "$n" -eq 1 ]; then exec sleep 30; fi
 """
-
-
-def _stored_runs(db_path) -> int:
-    try:
-        with Store.open(db_path, readonly=True) as store:
-            return store.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-    except Exception:  # the client is still creating the database
-        return 0
 
 
 def _run_processes(root: int) -> list[str]:
@@ -48,10 +39,7 @@ def test_interrupted_client_stops_the_run_on_a_teams_worker(db_path, tmp_path, s
     script.write_text(NAP)
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    scheduler = start_module("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
-                             str(port), "--no-dashboard")
-    worker = start_module("distributed.cli.dask_worker", address, "--nthreads", "1",
-                          "--resources", "benchlab-slot=1", "--no-dashboard", "--name", "w")
+    scheduler, worker = team_cluster(port)
     client = None
     try:
         client = subprocess.Popen(
@@ -60,7 +48,7 @@ def test_interrupted_client_stops_the_run_on_a_teams_worker(db_path, tmp_path, s
              str(db_path), "-q"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env=dict(os.environ, COLUMNS="160"))
-        wait_for(lambda: (_stored_runs(db_path) >= 1
+        wait_for(lambda: (stored_runs(db_path) >= 1
                           and "sleep" in _run_processes(worker.pid)) or client.poll() is not None,
                  90, "the first run stored and the second one sleeping on the worker")
         assert client.poll() is None, client.communicate()
@@ -80,15 +68,10 @@ def test_interrupted_client_stops_the_run_on_a_teams_worker(db_path, tmp_path, s
             assert len(lost) == 1 and not lost[0]["requeued"], lost
             assert "interrupted" in lost[0]["reason"] and lost[0]["machine"] == "127.0.0.1/w"
             uid = session["uid"]
-        resumed = run_cli("run", "--resume", uid, db=db_path, timeout=120)
-        assert resumed.returncode == 0, resumed.stderr
-        with Store.open(db_path, readonly=True) as store:
-            session = store.get_session(uid)
-            runs = store.runs(session_id=session["id"])
-            assert session["status"] == "complete"
-            assert sorted(r["iteration"] for r in runs) == [0, 1, 2]
-            assert len({r["seq"] for r in runs}) == 3
-            assert Counter(r["status"] for r in runs) == {"ok": 3}
+        runs = resume_to_completion(db_path, uid)
+        assert sorted(r["iteration"] for r in runs) == [0, 1, 2]
+        assert len({r["seq"] for r in runs}) == 3
+        assert Counter(r["status"] for r in runs) == {"ok": 3}
         assert counter.read_text().strip() == "4", "a run executed after the stop"
     finally:
         if client is not None and client.poll() is None:
@@ -107,10 +90,7 @@ def test_interrupted_fleet_profile_stops_stress_ng_on_a_teams_worker(db_path):
         pytest.skip("stress-ng is not installed (apt-get install -y stress-ng)")
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    scheduler = start_module("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
-                             str(port), "--no-dashboard")
-    worker = start_module("distributed.cli.dask_worker", address, "--nthreads", "1",
-                          "--resources", "benchlab-slot=1", "--no-dashboard", "--name", "w")
+    scheduler, worker = team_cluster(port)
     client = None
 
     def stress_ng() -> list[int]:
