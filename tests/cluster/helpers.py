@@ -120,14 +120,32 @@ def stop_group(proc) -> None:
         proc.wait(10)
 
 
-def team_cluster(port: int, name: str = "w"):
-    """(scheduler, worker): a Dask scheduler on 127.0.0.1:``port`` and one worker ``name`` with
-    one benchlab slot, started with the dask CLIs as a team would (not by benchlab)."""
+def team_machines(port: int, names=("w",)):
+    """(scheduler, {name: worker}): a Dask scheduler on 127.0.0.1:``port`` and one worker per
+    name, each with one benchlab slot and its own process group (nanny and worker), started
+    with the dask CLIs as a team would (not by benchlab)."""
     scheduler = start_module("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
                              str(port), "--no-dashboard")
-    worker = start_module("distributed.cli.dask_worker", f"tcp://127.0.0.1:{port}", "--nthreads",
-                          "1", "--resources", "benchlab-slot=1", "--no-dashboard", "--name", name)
-    return scheduler, worker
+    workers = {name: start_module("distributed.cli.dask_worker", f"tcp://127.0.0.1:{port}",
+                                  "--nthreads", "1", "--resources", "benchlab-slot=1",
+                                  "--no-dashboard", "--name", name)
+               for name in names}
+    return scheduler, workers
+
+
+def team_cluster(port: int, name: str = "w"):
+    """(scheduler, worker): :func:`team_machines` with one machine."""
+    scheduler, workers = team_machines(port, (name,))
+    return scheduler, workers[name]
+
+
+def stop_all(client, *groups) -> None:
+    """Kill ``client`` (a benchlab process, if still running) and each process group."""
+    if client is not None and client.poll() is None:
+        client.kill()
+        client.wait(10)
+    for proc in groups:
+        stop_group(proc)
 
 
 def stored_runs(db_path) -> int:

@@ -16,8 +16,8 @@ import pytest
 from benchlab.core.cluster.session import run_cluster_plan
 from benchlab.store.db import Store
 from tests.cluster.helpers import (Recorder, comm, descendants, free_port, plan_of,
-                                   resume_to_completion, start_module, stop_group, stored_runs,
-                                   team_cluster, wait_for, worker_processes)
+                                   resume_to_completion, stop_group, stored_runs,
+                                   team_cluster, team_machines, wait_for, worker_processes)
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
@@ -93,9 +93,6 @@ def test_spread_requeues_a_run_lost_with_its_worker_and_completes_exactly(db_pat
     store.close()
 
 
-_start, _stop = start_module, stop_group
-
-
 def test_scheduler_gone_keeps_what_arrived_and_resume_completes(db_path):
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
@@ -109,7 +106,7 @@ def test_scheduler_gone_keeps_what_arrived_and_resume_completes(db_path):
         wait_for(lambda: stored_runs(db_path) >= 3 or client.poll() is not None, 90,
                  "three runs stored")
         assert client.poll() is None, client.communicate()
-        _stop(scheduler)
+        stop_group(scheduler)
         out, err = client.communicate(timeout=90)
         assert client.returncode == 2, (out, err)
         lines = [l for l in err.splitlines() if l.strip()]
@@ -121,14 +118,14 @@ def test_scheduler_gone_keeps_what_arrived_and_resume_completes(db_path):
             session = store.sessions()[0]
             assert session["status"] == "interrupted"
             uid = session["uid"]
-        _stop(worker)
+        stop_group(worker)
         scheduler, worker = team_cluster(port)
         runs = resume_to_completion(db_path, uid)
         assert sorted(r["iteration"] for r in runs) == list(range(12))
         assert len({r["seq"] for r in runs}) == 12
     finally:
-        _stop(scheduler)
-        _stop(worker)
+        stop_group(scheduler)
+        stop_group(worker)
 
 
 def test_machine_that_never_comes_back_is_named_and_the_others_finish(db_path):
@@ -136,11 +133,7 @@ def test_machine_that_never_comes_back_is_named_and_the_others_finish(db_path):
     process group is killed mid-run, so nothing restarts it."""
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    scheduler = _start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
-                       str(port), "--no-dashboard")
-    workers = {name: _start("distributed.cli.dask_worker", address, "--nthreads", "1",
-                            "--resources", "benchlab-slot=1", "--no-dashboard", "--name", name)
-               for name in ("a", "b")}
+    scheduler, workers = team_machines(port, ("a", "b"))
     from distributed import Client
 
     with Client(address, timeout="30s", set_as_default=False) as client:
@@ -152,7 +145,7 @@ def test_machine_that_never_comes_back_is_named_and_the_others_finish(db_path):
         wait_for(lambda: len(recorder.finished) >= 2, 60, "two stored runs")
         wait_for(lambda: any(comm(d) == "sleep" for d in descendants(workers["b"].pid)), 30,
                  "a run on machine b")
-        _stop(workers["b"])
+        stop_group(workers["b"])
 
     try:
         killer = threading.Thread(target=kill_b_mid_run, daemon=True)
@@ -175,7 +168,7 @@ def test_machine_that_never_comes_back_is_named_and_the_others_finish(db_path):
     finally:
         store.close()
         for proc in (scheduler, *workers.values()):
-            _stop(proc)
+            stop_group(proc)
 
 
 def test_lost_after_gives_a_machine_up_quickly_from_the_command_line(db_path):
@@ -184,11 +177,7 @@ def test_lost_after_gives_a_machine_up_quickly_from_the_command_line(db_path):
     60 s default would have."""
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    scheduler = _start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
-                       str(port), "--no-dashboard")
-    workers = {name: _start("distributed.cli.dask_worker", address, "--nthreads", "1",
-                            "--resources", "benchlab-slot=1", "--no-dashboard", "--name", name)
-               for name in ("a", "b")}
+    scheduler, workers = team_machines(port, ("a", "b"))
     from distributed import Client
 
     try:
@@ -204,7 +193,7 @@ def test_lost_after_gives_a_machine_up_quickly_from_the_command_line(db_path):
         wait_for(lambda: any(comm(d) == "sleep" for d in descendants(workers["b"].pid))
                  or client.poll() is not None, 30, "a run on machine b")
         assert client.poll() is None, client.communicate()
-        _stop(workers["b"])
+        stop_group(workers["b"])
         killed_at = time.monotonic()
         out, err = client.communicate(timeout=120)
         waited = time.monotonic() - killed_at
@@ -225,4 +214,4 @@ def test_lost_after_gives_a_machine_up_quickly_from_the_command_line(db_path):
             assert Counter(r["extra"]["machine"] for r in runs)["127.0.0.1/a"] == 6
     finally:
         for proc in (scheduler, *workers.values()):
-            _stop(proc)
+            stop_group(proc)

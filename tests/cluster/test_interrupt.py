@@ -15,7 +15,7 @@ import pytest
 
 from benchlab.store.db import Store
 from tests.cluster.helpers import (comm, descendants, free_port, resume_to_completion,
-                                   stop_group, stored_runs, team_cluster, wait_for)
+                                   stop_all, stored_runs, team_cluster, wait_for)
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
@@ -74,11 +74,7 @@ def test_interrupted_client_stops_the_run_on_a_teams_worker(db_path, tmp_path, s
         assert Counter(r["status"] for r in runs) == {"ok": 3}
         assert counter.read_text().strip() == "4", "a run executed after the stop"
     finally:
-        if client is not None and client.poll() is None:
-            client.kill()
-            client.wait(10)
-        stop_group(scheduler)
-        stop_group(worker)
+        stop_all(client, scheduler, worker)
 
 
 def test_interrupted_fleet_profile_stops_stress_ng_on_a_teams_worker(db_path):
@@ -112,8 +108,4 @@ def test_interrupted_fleet_profile_stops_stress_ng_on_a_teams_worker(db_path):
         assert stress_ng() == [] and _run_processes(worker.pid) == []
         assert worker.poll() is None, "the team's worker itself must stay up"
     finally:
-        if client is not None and client.poll() is None:
-            client.kill()
-            client.wait(10)
-        stop_group(scheduler)
-        stop_group(worker)
+        stop_all(client, scheduler, worker)
