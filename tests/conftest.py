@@ -43,6 +43,16 @@ def run_cli(*args: str, db: Path | None = None, check: bool = False, timeout: fl
     return proc
 
 
+def sigint_as_in_a_terminal() -> None:
+    """``preexec_fn`` for a child a test will Ctrl-C: SIGINT at its default action, as in a
+    terminal's foreground job. A shell starting the suite as a background job (``make test &``
+    in a script, a CI step without job control) ignores SIGINT, every child inherits that,
+    and the Ctrl-C under test would be ignored."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
     """Exit code 2, a single 'benchlab: error:' line on stderr, no traceback."""
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)

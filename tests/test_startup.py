@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BENCHLAB
+from tests.conftest import BENCHLAB, sigint_as_in_a_terminal
 
 PY = sys.executable
 HEAVY = ("numpy", "scipy", "rich", "pandas", "matplotlib", "dask")
@@ -147,7 +147,8 @@ def test_ctrl_c_to_the_console_script_never_shows_a_traceback():
     seen = []
     for delay in (0.02, 0.05, 0.1, 0.2):
         proc = subprocess.Popen([BENCHLAB, "compare", "--help"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True,
+                                preexec_fn=sigint_as_in_a_terminal)
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)

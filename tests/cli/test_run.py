@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchlab.store import Store
-from tests.conftest import BENCHLAB, assert_one_line_error, run_cli
+from tests.conftest import BENCHLAB, assert_one_line_error, run_cli, sigint_as_in_a_terminal
 
 
 def _runs(db: Path) -> list[dict]:
@@ -233,7 +233,8 @@ def test_ctrl_c_stops_cleanly_keeps_runs_and_prints_resume(db_path):
     marker = f"benchlab-ctrlc-{os.getpid()}"
     proc = subprocess.Popen([BENCHLAB, "run", "--runs", "50", "-n", marker,
                              "sleep 0.2; : " + marker, "--db", str(db_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=sigint_as_in_a_terminal)
     _wait_for_runs(db_path, 2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)

@@ -15,7 +15,7 @@ import pytest
 from benchlab.control.cgroups import detect_layout, list_benchlab_cgroups
 from benchlab.store import Store
 from benchlab.workloads import build_workload
-from tests.conftest import BENCHLAB, assert_one_line_error, run_cli
+from tests.conftest import BENCHLAB, assert_one_line_error, run_cli, sigint_as_in_a_terminal
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="cgroup limits need root")
@@ -217,7 +217,8 @@ def test_no_cgroup_left_after_ctrl_c_or_kill_9_and_next_start_sweeps(db_path):
     for how in (signal.SIGINT, signal.SIGKILL):
         proc = subprocess.Popen([BENCHLAB, "run", "--runs", "50", "--cpu-quota", "20000", "-q",
                                  cmd, "--db", str(db_path)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=sigint_as_in_a_terminal)
         deadline = time.monotonic() + 60
         while not _ours(pid=proc.pid) and time.monotonic() < deadline:
             time.sleep(0.02)

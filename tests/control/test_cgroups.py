@@ -34,6 +34,7 @@ from benchlab.environment.topology import read_topology
 from benchlab.errors import NotAvailable, UserError
 from benchlab.measure.spawn import SpawnRequest, spawn_measured
 from fake_cgroupfs import fake_cgroupfs, fake_v2, make_fake_cgroup1, make_fake_cgroup2  # noqa: F401  (fixtures)
+from tests.conftest import sigint_as_in_a_terminal
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 SESSION = f"t{os.getpid()}"
@@ -435,7 +436,9 @@ def _holder_script(extra: str = "") -> str:
 
 
 def _start_holder(extra: str = ""):
-    proc = subprocess.Popen([sys.executable, "-c", _holder_script(extra)], stdout=subprocess.PIPE, text=True)
+    # SIGINT at its default action: a suite started as a background job ignores it otherwise
+    proc = subprocess.Popen([sys.executable, "-c", _holder_script(extra)], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=sigint_as_in_a_terminal)
     paths = []
     for line in proc.stdout:
         if line.strip() == "READY":
