@@ -428,10 +428,12 @@ def test_verdict_decides_a_real_difference_in_the_right_direction(tmp_path):
 
 @pytest.mark.serial
 def test_verdict_on_identical_commands_is_not_decided_and_says_how_many_runs(tmp_path):
-    """The verdict's test has alpha = 5 %: identical commands are told apart by chance in one
-    session in twenty (more when the load drifts during it), and a single session failed this
-    test as often. One of three sessions must say it cannot tell them apart (all three deciding by
-    chance: about 1 in 8000); a verdict that always decides still fails."""
+    """The verdict's exact Mann-Whitney test with 6 runs each rejects 4.1 % of sessions of
+    identical commands (38 of the 924 orderings; more when the load drifts during a session),
+    so one session would fail this test about once in 25 runs of the suite by design (0 of 20
+    sessions decided at load 6 here). One of three sessions must say it cannot tell them apart
+    (all three deciding by chance: under 1 in 10,000); a verdict that always decides still
+    fails."""
     outputs = []
     for attempt in range(3):
         proc = run_cli("run", "-r", "6", "-n", "a", "-n", "b", "sleep 0.005", "sleep 0.005",
