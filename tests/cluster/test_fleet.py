@@ -93,7 +93,11 @@ def test_fleet_profile_matrix_calibration_and_per_machine_quota(two_machines, db
     assert json.loads(output.read_text()) == doc
     assert doc["machines"]["127.0.0.1/1"] is None  # the base keeps its speed
     quota = doc["machines"]["127.0.0.1/0"]["cpu_quota_us"]
-    assert quota == pytest.approx(QUOTAS["127.0.0.1/1"], rel=0.15)
+    # 25 %, not 15: the base's profile and the search are 1 s stress-ng runs, 2 rounds each,
+    # minutes apart on a shared VM; a fresh-clone CI run on the quiet machine recovered 8415 of
+    # 10000 us once (the end-to-end calibration tests allow 25 % for the same reason). A search
+    # that does not bind (100000 us) or keeps the machine's own quota (20000 us) is far outside.
+    assert quota == pytest.approx(QUOTAS["127.0.0.1/1"], rel=0.25)
 
     placements = load_fleet_calibration(output)
     plan = plan_of("true", runs=1, isolation="cgroup")
