@@ -316,16 +316,22 @@ def notes_text(c: Comparison, unit: str = "ns") -> list[str]:
 
 
 
+def plain_number(x: float, digits: int) -> str:
+    """``x`` with ``digits`` significant digits and never an exponent from 1 up: ``:.3g``
+    writes 2345 as '2.35e+03' and ``:.2g`` a 120 % difference as '1.2e+02' (99.7 rounds
+    to '1e+02' too); those are written as whole numbers instead."""
+    text = f"{x:.{digits}g}"
+    return f"{x:.0f}" if "e" in text and math.isfinite(x) and abs(x) >= 1 else text
+
+
 def _factor(x: float) -> str:
-    """A speed factor with 3 significant digits and never an exponent ('1.18', '2345')."""
-    return f"{x:.3g}" if abs(x) < 1000 or x != x or abs(x) == float("inf") else f"{x:.0f}"
+    """A speed factor with 3 significant digits ('1.18', '2345')."""
+    return plain_number(x, 3)
 
 
 def percent_text(x: float) -> str:
-    """A percentage (x in percent) with 2 significant digits and never an exponent ('1.2',
-    '45', '120'): ``:.2g`` wrote a 120 % difference as '1.2e+02'."""
-    text = f"{x:.2g}"
-    return f"{x:.0f}" if "e" in text else text  # 99.7 rounds to '1e+02' too
+    """A percentage (x in percent) with 2 significant digits ('1.2', '45', '120')."""
+    return plain_number(x, 2)
 
 
 def relative_sentence(c: CandidateResult, confidence_level: float) -> str:
