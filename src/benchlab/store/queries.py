@@ -15,7 +15,7 @@ import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.owner import effective_status
-from benchlab.store.sample_blocks import decode, join_blocks
+from benchlab.store.sample_blocks import decode, run_samples
 
 #: Harness-side series every run can provide, by name: (column expression, unit).
 HARNESS_METRICS: dict[str, tuple[str, str]] = {
@@ -183,12 +183,7 @@ class Queries:
 
     def samples_of_run(self, run_id: int) -> dict[str, np.ndarray]:
         """All program-reported samples of one run, by metric (values in each metric's unit)."""
-        blocks: dict[str, list[tuple[int, int, Any]]] = {}
-        for metric, first, n, data in self.conn.execute(
-                "SELECT metric, first_seq, n, data FROM sample_blocks WHERE run_id = ?"
-                " ORDER BY metric, first_seq", (run_id,)):
-            blocks.setdefault(metric, []).append((first, n, data))
-        return {metric: join_blocks(rows)[0] for metric, rows in blocks.items()}
+        return {metric: values for metric, (values, _) in run_samples(self.conn, run_id).items()}
 
     def measurements_of_run(self, run_id: int) -> list[dict]:
         """Further measurements (cgroup, perf, isolator) of one run."""

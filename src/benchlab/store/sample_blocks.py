@@ -82,6 +82,18 @@ def join_blocks(rows: Iterable[tuple[int, int, Any]]) -> tuple[np.ndarray, np.nd
     return np.concatenate(values), np.concatenate(seqs)
 
 
+def run_samples(conn: Any, run_id: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """One run's samples by metric (in metric-name order): (values, sequence numbers)."""
+    cur = conn.cursor()
+    cur.row_factory = None
+    blocks: dict[str, list[tuple[int, int, Any]]] = {}
+    for metric, first, n, data in cur.execute(
+            "SELECT metric, first_seq, n, data FROM sample_blocks WHERE run_id = ?"
+            " ORDER BY metric, first_seq", (run_id,)):
+        blocks.setdefault(metric, []).append((first, n, data))
+    return {metric: join_blocks(rows) for metric, rows in blocks.items()}
+
+
 def sample_columns(conn: Any) -> dict[str, np.ndarray]:
     """Every stored sample as columns of equal length (one entry per value): ``session`` (uid),
     ``benchmark``, ``run`` (the run's seq), ``metric``, ``unit``, ``index`` (the value's seq)

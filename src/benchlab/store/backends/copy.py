@@ -19,11 +19,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
-
 from benchlab.errors import UserError
 from benchlab.store.db import Store
-from benchlab.store.sample_blocks import decode, insert_samples, join_blocks
+from benchlab.store.sample_blocks import run_samples
 
 #: Session columns copied as they are (``id``, ``environment_id`` and ``parent_id`` are mapped).
 SESSION_COLUMNS = ("uid", "name", "kind", "status", "created_utc", "finished_utc", "command_line",
@@ -104,7 +102,7 @@ def session_content(store: Store, session_id: int) -> tuple[str, dict[str, int]]
                        (r["id"],)):
             feed("measurement", [m[c] for c in MEASUREMENT_COLUMNS])
             counts["measurements"] += 1
-        for metric, (values, seqs) in _samples_of(store, r["id"]).items():
+        for metric, (values, seqs) in run_samples(store.conn, r["id"]).items():
             # the values' bytes, not their layout in blocks: equal content, equal digest
             feed("samples", [metric])
             h.update(seqs.astype("<i8").tobytes())
@@ -170,25 +168,15 @@ def _copy_one(src: Store, dst: Store, sess: dict) -> None:
         _copy_samples(src, dst, r["id"], run_id)
 
 
-def _samples_of(store: Store, run_id: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """One run's samples by metric: (values, sequence numbers), in sequence order."""
-    cur = store.conn.cursor()
-    cur.row_factory = None
-    blocks: dict[str, list[tuple[int, int, Any]]] = {}
-    for metric, first, n, data in cur.execute(
-            "SELECT metric, first_seq, n, data FROM sample_blocks WHERE run_id = ?"
-            " ORDER BY metric, first_seq", (run_id,)):
-        blocks.setdefault(metric, []).append((first, n, data))
-    return {metric: join_blocks(rows) for metric, rows in blocks.items()}
-
-
 def _copy_samples(src: Store, dst: Store, src_run: int, dst_run: int) -> None:
     cur = src.conn.cursor()
     cur.row_factory = None
     rows = cur.execute("SELECT metric, first_seq, n, data FROM sample_blocks WHERE run_id = ?"
                        " ORDER BY metric, first_seq", (src_run,)).fetchall()
-    for metric, first, n, data in rows:  # bit for bit: the blocks are copied as they are
-        insert_samples(dst.conn, dst_run, metric, decode(data, n), first_seq=first)
+    if rows:  # bit for bit: the blocks are copied as they are
+        dst.conn.executemany("INSERT INTO sample_blocks (run_id, metric, first_seq, n, data)"
+                             " VALUES (?,?,?,?,?)",
+                             [(dst_run, m, first, n, bytes(data)) for m, first, n, data in rows])
 
 
 def copy_sessions(src: Store, dst: Store, keys: Sequence[str] = ()) -> list[Copied]:
