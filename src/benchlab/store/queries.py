@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -218,18 +218,6 @@ class Queries:
             return np.empty(0), np.empty(0, dtype=np.int64)
         return (np.concatenate(values),
                 np.repeat(np.array(owners, dtype=np.int64), np.array(counts, dtype=np.int64)))
-
-    def sample_counts(self, run_ids: Sequence[int]) -> int:
-        """How many program-reported values the runs ``run_ids`` hold in all."""
-        total = 0
-        ids = list(run_ids)
-        for start in range(0, len(ids), 500):  # SQLite's limit on bound parameters
-            part = ids[start:start + 500]
-            row = self.conn.execute(
-                f"SELECT COALESCE(SUM(n), 0) FROM sample_blocks WHERE run_id IN "
-                f"({', '.join('?' * len(part))})", part).fetchone()
-            total += int(row[0])
-        return total
 
     def metric_unit(self, session_id: int, metric: str) -> str:
         """Unit of a metric: harness units, or the declared unit of a program metric ('' if none)."""
