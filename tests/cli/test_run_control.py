@@ -45,6 +45,18 @@ def _ours(*, session: str | None = None, pid: int | None = None) -> list[str]:
     return out
 
 
+def _occupied(*, pid: int) -> list[str]:
+    """Leaves of benchlab process ``pid`` that hold a process (a run is going on in them)."""
+    busy = []
+    for path in _ours(pid=pid):
+        try:
+            if (Path(path) / "cgroup.procs").read_text().split():
+                busy.append(path)
+        except OSError:
+            continue  # removed while we looked
+    return busy
+
+
 def _session(db: Path) -> tuple[dict, list[dict], Store]:
     store = Store.open(db)
     sess = store.sessions()[0]
@@ -219,10 +231,19 @@ def test_no_cgroup_left_after_ctrl_c_or_kill_9_and_next_start_sweeps(db_path):
                                  cmd, "--db", str(db_path)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 preexec_fn=sigint_as_in_a_terminal)
+        # Wait for a leaf with the measured program in it: the session first creates and
+        # removes a trial leaf (to refuse bad limits before measuring), and each run has its
+        # own leaf, so a leaf seen empty may be gone by the time the signal arrives.
         deadline = time.monotonic() + 60
-        while not _ours(pid=proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert _ours(pid=proc.pid), "no benchlab cgroup appeared"
+        running = False
+        while not running and time.monotonic() < deadline and proc.poll() is None:
+            running = bool(_occupied(pid=proc.pid))
+            time.sleep(0 if running else 0.02)
+        if not running:
+            proc.kill()
+            out, err = proc.communicate(timeout=30)
+            pytest.fail(f"no benchlab cgroup appeared (exit {proc.returncode}); "
+                        f"stderr: {err.decode(errors='replace')[-2000:]}")
         proc.send_signal(how)
         proc.wait(timeout=30)
         if how == signal.SIGINT:
