@@ -31,6 +31,8 @@ import threading
 import time
 from typing import Any, Iterator
 
+from benchlab.measure.spawn import thread_children
+
 _lock = threading.Lock()  # not worker_side's: that one is held while waiting for the loop
 _running: dict[str, dict[int, int]] = {}  # session uid -> {native thread id: runs executing}
 _stopped: set[str] = set()
@@ -78,14 +80,6 @@ def clear_stop(uid: str) -> None:
         _stopped.discard(uid)
 
 
-def _children(tid: int) -> list[int]:
-    try:
-        with open(f"/proc/self/task/{tid}/children") as fh:
-            return [int(p) for p in fh.read().split()]
-    except (OSError, ValueError):
-        return []  # the thread ended meanwhile
-
-
 def _is_exec_helper(pid: int) -> bool:
     try:
         return os.path.basename(os.readlink(f"/proc/{pid}/exe")).startswith("exec_helper")
@@ -96,7 +90,7 @@ def _is_exec_helper(pid: int) -> bool:
 def _kill_thread_children(tid: int) -> list[int]:
     """Kill what thread ``tid`` of this process started; return the pids signalled."""
     signalled = []
-    for pid in _children(tid):
+    for pid in thread_children(tid):
         try:
             if _is_exec_helper(pid):
                 os.kill(pid, signal.SIGTERM)  # it kills its target's group and orphans first

@@ -27,6 +27,7 @@ import os
 
 from benchlab.errors import UserError
 from benchlab.measure.spawn import helper_client
+from benchlab.measure.spawn._process import thread_children
 from benchlab.measure.spawn.fallback import _spawn_python
 from benchlab.measure.spawn.helper_client import (
     HELPER_SOURCE, _servers, _spawn_helper, helper_path,
@@ -37,7 +38,7 @@ from benchlab.measure.spawn.types import (
 
 __all__ = [
     "HELPER_SOURCE", "SPAWN_METHOD_ENV", "STATUSES", "RunMeasurement", "SpawnRequest",
-    "helper_client", "helper_path", "spawn_measured", "spawn_method",
+    "helper_client", "helper_path", "spawn_measured", "spawn_method", "thread_children",
 ]
 # ``_servers`` (the per-thread helper) stays reachable here for tests that kill the helper.
 _ = _servers

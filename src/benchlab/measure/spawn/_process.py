@@ -7,6 +7,23 @@ import signal
 import threading
 import time
 
+
+def thread_children(tid: int, pid: int | None = None) -> list[int]:
+    """Pids of the processes that thread ``tid`` of process ``pid`` (None: this process)
+    started and that are still its children.
+
+    Read from ``/proc/PID/task/TID/children``: the kernel records the *thread* that forked a
+    child, so a harness thread finds its own runs' processes and not another thread's. Empty
+    when the thread has ended, or when the kernel lacks the file (CONFIG_PROC_CHILDREN).
+    """
+    where = "self" if pid is None else str(pid)
+    try:
+        with open(f"/proc/{where}/task/{tid}/children") as fh:
+            return [int(child) for child in fh.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def _kill_group(pid: int | None) -> None:
     if pid is None:
         return

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from benchlab.measure.spawn._process import _DeferredSigint, _kill_group, _reap
+from benchlab.measure.spawn._process import _DeferredSigint, _kill_group, _reap, thread_children
 from benchlab.measure.spawn.rusage import _measurement_from_fields
 from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest, _rlimit_number
 
@@ -231,14 +231,10 @@ class _HelperServer:
         if self.closed:
             return
         self.closed = True
-        try:
-            children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
-        except OSError:
-            children = []
-        for child in children:
-            _kill_group(int(child))
+        for child in thread_children(self.pid, pid=self.pid):
+            _kill_group(child)
             try:
-                os.kill(int(child), signal.SIGKILL)
+                os.kill(child, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         try:
