@@ -190,6 +190,12 @@ def test_sigterm_interrupts_a_study_which_then_resumes_to_every_cell(db_path, tm
         assert study["status"] == "interrupted"
         assert all(s["status"] != "running" for s in store.sessions())
     assert not _scratch_of(proc.pid)
+    # cells that ran here finish here: a cluster option on the resume is refused, unchanged
+    for flag in (["--lost-after", "30s"], ["--cluster", "local:1"]):
+        refused = run_cli("study", "run", "--resume", study["uid"], *flag, db=db_path)
+        assert_one_line_error(refused, "did not run on a cluster", flag[0])
+        with Store.open(db_path) as store:
+            assert store.get_session(study["uid"])["status"] == "interrupted"
     run_cli("study", "run", "--resume", study["uid"], db=db_path, check=True, timeout=300)
     with Store.open(db_path) as store:
         study = store.get_session(study["uid"])

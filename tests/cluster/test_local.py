@@ -113,7 +113,8 @@ def test_cli_on_one_machine_and_bad_choices(db_path, two_workers):
 
 
 def test_study_cells_run_on_the_cluster(db_path, tmp_path, two_workers):
-    from benchlab.core.study import load_suite, run_study
+    from benchlab.core.study import run_study
+    from benchlab.core.suite import load_suite
 
     suite_file = tmp_path / "suite.toml"
     suite_file.write_text('[study]\nname = "tiny"\nruns = 2\nwarmup = 0\nseed = 3\n\n'

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from benchlab.core.study import load_suite, run_study
+from benchlab.core.study import run_study
+from benchlab.core.suite import load_suite
 from benchlab.store.db import Store
 from tests.cluster.helpers import wait_for, worker_processes
 from tests.conftest import run_cli

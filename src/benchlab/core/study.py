@@ -8,283 +8,23 @@ A study session (kind ``study``) records the suite and which run session belongs
 so an interrupted study resumes: complete cells are kept, an interrupted cell resumes, cells not
 started are started.
 
-Suite format::
-
-    [study]
-    name = "small"
-    runs = 8            # measured runs per workload, per worker, per cell
-    warmup = 1
-    seed = 1
-
-    [[workload]]
-    name = "exp_float"
-    builtin = "exp_float"      # a bundled self-timing workload (its own timing is read too)
-    args = ["400000"]
-
-    [[workload]]
-    name = "sleepy"
-    command = "sleep 0.01"     # or any command
-
-    [matrix]                   # each a list of levels; omitted factors have one level
-    isolation = ["bare", "cgroup"]
-    workers = [1, 2]
-    affinity = ["none", "cores-rr:0,1"]
-    load = ["none"]
-    cpu_quota_us = [0]         # 0 = no quota
-
-``count = "instructions"`` under ``[study]`` adds counted runs (valgrind, as ``run --count
-instructions``) to every cell: the study report then grades cells by instruction counts too,
-which are exact where times are noise.
+The suite (its format, cells and plans) is :mod:`benchlab.core.suite`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
-import shlex
 import signal
-import tomllib
-from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchlab.core.executor import Observer, SessionInterrupted, run_session
-from benchlab.core.plan import BenchmarkSpec, MetricSpec, Placement, RunPlan
-from benchlab.store.writer import SessionWriter
 from benchlab.core.session import interruptible, resume_session, start_session
+from benchlab.core.suite import Suite, cell_label, cell_protocol
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store
-
-FACTORS = ("isolation", "workers", "affinity", "load", "cpu_quota_us")
-DEFAULT_LEVELS: dict[str, list[Any]] = {"isolation": ["bare"], "workers": [1],
-                                        "affinity": ["none"], "load": ["none"],
-                                        "cpu_quota_us": [0]}
-
-#: Program-reported timings of the bundled workloads (BENCHLAB_SELF line).
-SELF_METRICS = [MetricSpec("self_wall", r"BENCHLAB_SELF wall_ns=(\d+)", "ns"),
-                MetricSpec("self_cpu", r"BENCHLAB_SELF .*?\bcpu_ns=(\d+)", "ns")]
-
-BUILTIN_SUITE = """
-[study]
-name = "builtin-small"
-runs = 6
-warmup = 1
-seed = 2026
-
-[[workload]]
-name = "exp_float"
-builtin = "exp_float"
-args = ["300000"]
-
-[[workload]]
-name = "bsearch"
-builtin = "bsearch"
-args = ["40000", "1048576"]
-
-[matrix]
-isolation = ["bare", "cgroup"]
-workers = [1, 2]
-affinity = ["none", "cores-rr:0,1"]
-load = ["none"]
-"""
-
-
-@dataclass
-class Workload:
-    """A workload of a suite: a bundled self-timing program or a command."""
-
-    name: str
-    command: str
-    self_timing: bool
-
-
-@dataclass
-class Suite:
-    """A parsed study suite."""
-
-    name: str
-    runs: int
-    warmup: int
-    seed: int
-    workloads: list[Workload]
-    levels: dict[str, list[Any]]
-    perf_events: str | None = None
-    source: str = ""
-    count: str | None = None
-
-    def cells(self) -> list[dict[str, Any]]:
-        """Every combination of factor levels, in declared order."""
-        keys = list(FACTORS)
-        return [dict(zip(keys, combo)) for combo in
-                itertools.product(*[self.levels[k] for k in keys])]
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data form stored with the study session."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Suite":
-        """Rebuild from :meth:`to_dict`."""
-        data = dict(data)
-        data["workloads"] = [Workload(**w) for w in data["workloads"]]
-        return cls(**data)
-
-
-def cell_label(cell: dict[str, Any]) -> str:
-    """A short, stable name for a cell, e.g. ``iso=bare w=2 aff=none load=none``."""
-    parts = [f"iso={cell['isolation']}", f"w={cell['workers']}", f"aff={cell['affinity']}",
-             f"load={cell['load']}"]
-    if cell.get("cpu_quota_us"):
-        parts.append(f"quota={cell['cpu_quota_us']}")
-    return " ".join(parts)
-
-
-def _typed(value: Any, kind: type | tuple[type, ...], what: str, fix: str) -> Any:
-    """``value`` when it has the TOML type ``kind`` (bool is not a number here), else UserError."""
-    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-        raise UserError(f"suite {what} is {value!r}; {fix}")
-    if not isinstance(value, kind):
-        raise UserError(f"suite {what} is {value!r} ({type(value).__name__}); {fix}")
-    return value
-
-
-def _known_keys(table: dict[str, Any], allowed: tuple[str, ...], what: str) -> None:
-    """Refuse a key the suite format does not have: a typo like ``runz`` would be ignored."""
-    for key in table:
-        if key not in allowed:
-            raise UserError(f"suite {what} {key!r} is unknown; use {', '.join(allowed)}")
-
-
-_LEVEL_TYPES: dict[str, tuple[type, ...]] = {"isolation": (str,), "workers": (int,),
-                                             "affinity": (str,), "load": (str,),
-                                             "cpu_quota_us": (int,)}
-
-
-def load_suite(path: str | None) -> Suite:
-    """Parse and type-check a suite file (None: the built-in small suite); one-line UserErrors.
-
-    Every value is checked here, and every cell's plan by :func:`check_suite`, before any
-    session exists.
-    """
-    if path is None:
-        text, source = BUILTIN_SUITE, "builtin"
-    else:
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise UserError(f"cannot read suite {path}: {exc.strerror}; check the path") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise UserError(f"suite {path} is not UTF-8 text; save it as UTF-8 TOML") from None
-        source = str(Path(path).resolve())
-    try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise UserError(f"suite {path} is not valid TOML ({exc}); fix the file") from None
-    _known_keys(data, ("study", "workload", "matrix"), "top-level key")
-    head = _typed(data.get("study", {}), dict, "[study]", "make it a table")
-    _known_keys(head, ("name", "runs", "warmup", "seed", "perf_events", "count"), "[study] key")
-    workloads_raw = _typed(data.get("workload", []), list, "workload",
-                           "write each workload as a [[workload]] table")
-    if not workloads_raw:
-        raise UserError(f"suite {path or 'builtin'} has no [[workload]]; add at least one")
-    from benchlab.workloads import workload_command, workload_names
-
-    workloads = []
-    for w in workloads_raw:
-        w = _typed(w, dict, "workload", "write each workload as a [[workload]] table")
-        # A key after [[workload]] belongs to it: "matrix = 3" there is a misplaced [matrix].
-        _known_keys(w, ("name", "builtin", "args", "command"), "[[workload]] key")
-        name = w.get("name")
-        if not name:
-            raise UserError("every [[workload]] needs a name")
-        _typed(name, str, "workload name", "write name = \"text\"")
-        if "builtin" in w:
-            _typed(w["builtin"], str, f"workload {name} builtin", "write builtin = \"NAME\"")
-            if w["builtin"] not in workload_names():
-                raise UserError(f"workload {name}: no bundled workload {w['builtin']!r}; "
-                                f"choose one of {', '.join(workload_names())}")
-            args = _typed(w.get("args", []), list, f"workload {name} args",
-                          "write args = [\"...\", ...]")
-            for a in args:
-                _typed(a, (str, int, float), f"workload {name} argument", "give strings or numbers")
-            argv = workload_command(w["builtin"], *[str(a) for a in args])
-            workloads.append(Workload(name, shlex.join(argv), True))
-        elif "command" in w:
-            _typed(w["command"], str, f"workload {name} command", "write command = \"...\"")
-            workloads.append(Workload(name, w["command"], False))
-        else:
-            raise UserError(f"workload {name}: give builtin = NAME or command = '...'")
-    levels = {k: list(v) for k, v in DEFAULT_LEVELS.items()}
-    matrix = _typed(data.get("matrix", {}), dict, "[matrix]", "make it a table")
-    for key, values in matrix.items():
-        if key not in FACTORS:
-            raise UserError(f"suite matrix factor {key!r} is unknown; use {', '.join(FACTORS)}")
-        if not isinstance(values, list) or not values:
-            raise UserError(f"suite matrix {key} must be a non-empty list of levels")
-        for v in values:
-            _typed(v, _LEVEL_TYPES[key], f"matrix {key} level",
-                   f"give {'whole numbers' if _LEVEL_TYPES[key] == (int,) else 'strings'}")
-        levels[key] = values
-    runs = _typed(head.get("runs", 10), int, "study runs", "give a whole number")
-    if not 2 <= runs <= 1_000_000:
-        raise UserError("study runs must be at least 2 (and at most 1000000) per workload and "
-                        "worker")
-    warmup = _typed(head.get("warmup", 1), int, "study warmup", "give a whole number >= 0")
-    seed = _typed(head.get("seed", 0), int, "study seed", "give a whole number >= 0")
-    if warmup < 0 or seed < 0:
-        raise UserError("study warmup and seed must be 0 or more")
-    perf = head.get("perf_events")
-    if perf is not None:
-        _typed(perf, str, "study perf_events", "write perf_events = \"cycles,instructions\"")
-    count = head.get("count")
-    if count is not None and count != "instructions":
-        raise UserError(f"suite [study] count is {count!r}; the one count is "
-                        "count = \"instructions\"")
-    name = _typed(head.get("name", Path(path).stem if path else "builtin"), str, "study name",
-                  "write name = \"text\"")
-    suite = Suite(name=name, runs=runs, warmup=warmup, seed=seed, workloads=workloads,
-                  levels=levels, perf_events=perf, source=source, count=count)
-    check_suite(suite)
-    return suite
-
-
-def check_suite(suite: Suite) -> None:
-    """Validate every cell's plan (values, executables) so a bad suite creates no session."""
-    names = [w.name for w in suite.workloads]
-    if len(set(names)) != len(names):
-        raise UserError("suite workload names repeat; give each [[workload]] its own name")
-    for k, cell in enumerate(suite.cells()):
-        plan = cell_protocol(suite, cell, seed=k)
-        try:
-            plan.validate()
-            from benchlab.control.load import parse_load
-            from benchlab.measure.isolation import parse_isolation
-
-            parse_isolation(plan.placement.isolation)
-
-            if plan.placement.load:
-                parse_load(plan.placement.load)
-        except UserError as exc:
-            raise UserError(f"suite cell {cell_label(cell)}: {exc}") from None
-
-
-def cell_protocol(suite: Suite, cell: dict[str, Any], seed: int) -> RunPlan:
-    """The run plan of one cell."""
-    quota = cell.get("cpu_quota_us") or None
-    placement = Placement(
-        affinity=str(cell["affinity"]), workers=int(cell["workers"]),
-        isolation=str(cell["isolation"]), cpu_quota_us=quota,
-        load=None if cell["load"] in (None, "none") else str(cell["load"]),
-        perf_events=suite.perf_events)
-    any_self = any(w.self_timing for w in suite.workloads)
-    return RunPlan(
-        benchmarks=[BenchmarkSpec(name=w.name, command=w.command) for w in suite.workloads],
-        runs=suite.runs, warmup=suite.warmup, min_runs=1, seed=seed,
-        metrics=list(SELF_METRICS) if any_self else [], placement=placement, count=suite.count)
+from benchlab.store.writer import SessionWriter
 
 
 def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = None,
@@ -301,7 +41,8 @@ def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = Non
     marking it interrupted; completed cells stay stored.
     """
     with interruptible() as received:
-        study, suite, meta = _open_study(store, suite, argv, resume)
+        study, suite, meta = _open_study(store, suite, argv, resume,
+                                         cluster_flag=_cluster_flag(cluster, lost_after_s))
         try:
             _run_cells(store, study, suite, meta, argv, observer, cluster, lost_after_s)
         except (SessionInterrupted, KeyboardInterrupt):
@@ -316,15 +57,30 @@ def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = Non
         return study.ref
 
 
+def _cluster_flag(cluster: str | None, lost_after_s: float | None) -> str | None:
+    """The cluster option given ("--cluster", "--lost-after") or None."""
+    if cluster is not None:
+        return "--cluster"
+    return "--lost-after" if lost_after_s is not None else None
+
+
 def _open_study(store: Store, suite: Suite | None, argv: list[str] | None,
-                resume: str | None) -> tuple[SessionWriter, Suite, dict[str, Any]]:
-    """Create the study session, or claim an unfinished one to resume."""
+                resume: str | None, cluster_flag: str | None = None,
+                ) -> tuple[SessionWriter, Suite, dict[str, Any]]:
+    """Create the study session, or claim an unfinished one to resume.
+
+    ``cluster_flag``: the cluster option given with a resume; refused (before the study is
+    claimed) when the study's cells ran on this machine, whose remaining cells must too.
+    """
     if resume:
         sess = store.get_session(resume)
         if sess["kind"] != "study":
             raise UserError(f"session {sess['uid']} is not a study; pass a study session")
         if sess["status"] == "complete":
             raise UserError(f"study {sess['uid']} is already complete; nothing to resume")
+        if cluster_flag and not (sess.get("metadata") or {}).get("cluster"):
+            raise UserError(f"study {sess['uid']} did not run on a cluster; resume it without "
+                            f"{cluster_flag}")
         suite = Suite.from_dict(sess["protocol"])
         writer = SessionWriter.resume(store, sess["uid"])
         return writer, suite, dict(sess.get("metadata") or {})

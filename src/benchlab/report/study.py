@@ -30,7 +30,7 @@ import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.core.counted import COUNT_METHOD
-from benchlab.core.study import FACTORS, Suite
+from benchlab.core.suite import FACTORS, Suite
 from benchlab.stats.bootstrap import bootstrap_ci
 from benchlab.stats.ci_compare import compare_intervals
 from benchlab.stats.correlation import pearson, spearman
