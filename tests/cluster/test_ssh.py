@@ -110,3 +110,35 @@ def test_one_ssh_cluster_serves_several_sessions_and_is_stopped_after(sshd, db_p
         time.sleep(0.1)
     assert not any(os.path.exists(f"/proc/{p}") for p in remote), "a remote scheduler or worker is left"
     store.close()
+
+
+def test_the_cli_reaches_an_ssh_host_through_the_users_ssh_config(sshd, db_path, tmp_path):
+    """``--cluster ssh:ALIAS`` from the command line: the port, user, key and known host come
+    from ``~/.ssh/config`` and ``~/.ssh/known_hosts`` (asyncssh reads them, as ``ssh`` does),
+    which is how docs/cluster.md tells users to give them. Without the config entry the alias
+    does not resolve and the error is one line."""
+    from tests.conftest import assert_one_line_error, run_cli
+
+    port, key = sshd
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    host_key = (tmp_path / "host_ed25519.pub").read_text().split()
+    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
+    env = {"HOME": str(home)}
+    refused = run_cli("run", "--cluster", "ssh:benchlab-test-box", "--runs", "2", "true",
+                      db=db_path, env=env, timeout=120)
+    assert_one_line_error(refused, "benchlab-test-box")
+    (home / ".ssh" / "config").write_text(
+        f"Host benchlab-test-box\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
+        f"  IdentityFile {key}\n")
+    done = run_cli("run", "--cluster", "ssh:benchlab-test-box", "--runs", "2", "-N", "true",
+                   db=db_path, env=env, timeout=180)
+    assert done.returncode == 0, done.stderr
+    store = Store.open(db_path)
+    sess = store.sessions()[0]
+    runs = store.runs(session_id=sess["id"], include_warmup=False)
+    assert len(runs) == 2 and all(r["status"] == "ok" for r in runs)
+    assert store.get_session(sess["uid"])["metadata"]["cluster"]["address"] == \
+        "ssh:benchlab-test-box"
+    assert all(r["extra"]["worker_pid"] != os.getpid() for r in runs)
+    store.close()
