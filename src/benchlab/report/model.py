@@ -26,6 +26,7 @@ from benchlab.stats.independence import independence_and_acf
 from benchlab.stats.outliers import mad_filtered_summary
 from benchlab.stats.steady import detect_steady_state
 from benchlab.store.db import Series, Store
+from benchlab.store.rows import corrected_wall_ns
 from benchlab.units import format_value
 
 if TYPE_CHECKING:  # imported where used: scipy.stats (~1 s) is needed only to compare
@@ -191,7 +192,7 @@ def benchmark_section(store: Store, series: Series, label: str, colours: F.Colou
     runs = store.runs(benchmark_id=series.benchmark_id)
     warm = np.empty(0)
     if series.metric == "wall":
-        warm = np.array([r["wall_ns"] - (r.get("shell_overhead_ns") or 0) for r in runs
+        warm = np.array([corrected_wall_ns(r) for r in runs
                          if r["warmup"] and r["status"] == "ok" and r["wall_ns"] is not None],
                         dtype=float)
     instructions = _instructions(store, series.benchmark_id, runs)

@@ -27,6 +27,7 @@ from typing import Any
 
 from benchlab.store.db import Store
 from benchlab.store.owner import effective_status
+from benchlab.store.rows import corrected_wall_sql
 
 
 def _flatten(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -111,10 +112,10 @@ class Results:
     @property
     def runs(self) -> Any:
         """One row per run, in execution order within each session."""
-        frame = self._frame("runs", """
+        frame = self._frame("runs", f"""
             SELECT s.uid AS session, b.name AS benchmark, b.command, r.seq, r.iteration,
                    r.warmup, r.status, r.exit_code, r.signal,
-                   r.wall_ns - COALESCE(r.shell_overhead_ns, 0) AS wall_ns,
+                   {corrected_wall_sql("r.")} AS wall_ns,
                    r.wall_ns AS wall_raw_ns, r.user_ns, r.sys_ns, r.max_rss_kib, r.minflt,
                    r.majflt, r.nvcsw, r.nivcsw, r.worker, r.cpus
             FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id

@@ -15,11 +15,12 @@ import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.owner import effective_status
+from benchlab.store.rows import corrected_wall_sql
 from benchlab.store.sample_blocks import decode, run_samples
 
 #: Harness-side series every run can provide, by name: (column expression, unit).
 HARNESS_METRICS: dict[str, tuple[str, str]] = {
-    "wall": ("wall_ns - COALESCE(shell_overhead_ns, 0)", "ns"),
+    "wall": (corrected_wall_sql(), "ns"),
     "wall_raw": ("wall_ns", "ns"),
     "user": ("user_ns", "ns"),
     "sys": ("sys_ns", "ns"),

@@ -24,6 +24,33 @@ RUN_COLUMNS = (
     "shell_overhead_ns", "cpus", "spawn_method", "extra",
 )
 
+
+
+def corrected_wall_ns(run: Any) -> int | None:
+    """A run's wall time less the shell's measured start-up cost, ns (None without a time).
+
+    Clamped at 0, as hyperfine does: the subtracted cost is a median, so a command faster
+    than an empty shell (a builtin such as ``true``) would otherwise get a negative time. The
+    raw time stays in ``wall_ns``; :func:`corrected_wall_sql` is the same rule in SQL.
+    """
+    wall = run["wall_ns"]
+    if wall is None:
+        return None
+    try:
+        cost = run["shell_overhead_ns"] or 0
+    except (KeyError, IndexError):  # a document without the field (sqlite3.Row: IndexError)
+        cost = 0
+    return max(0, wall - cost)
+
+
+def corrected_wall_sql(prefix: str = "") -> str:
+    """:func:`corrected_wall_ns` as an SQL expression over the runs table (SQLite and
+    PostgreSQL); ``prefix`` is the table's alias with its dot (``"r."``), or empty. NULL when
+    ``wall_ns`` is NULL."""
+    wall, cost = f"{prefix}wall_ns", f"COALESCE({prefix}shell_overhead_ns, 0)"
+    return f"(CASE WHEN {wall} < {cost} THEN 0 ELSE {wall} - {cost} END)"
+
+
 #: Session columns :meth:`RowWriter.update_session` may set.
 SESSION_FIELDS = frozenset({
     "name", "status", "finished_utc", "protocol", "system_checks", "load_after", "metadata",

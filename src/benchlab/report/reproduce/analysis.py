@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlab.store.bundle import Bundle, canonical_bytes, load_into_store, session_documents
+from benchlab.store.rows import corrected_wall_ns
 
 #: Seed of every bootstrap in the bundled analysis.
 ANALYSIS_SEED = 1
@@ -99,7 +100,7 @@ def wall_values(bench: dict[str, Any]) -> list[float]:
     for r in bench["runs"]:
         if r["warmup"] or r["status"] not in ("ok", "failed", "signaled") or r["wall_ns"] is None:
             continue
-        out.append(float(max(0, r["wall_ns"] - (r.get("shell_overhead_ns") or 0))))
+        out.append(float(corrected_wall_ns(r)))
     return out
 
 

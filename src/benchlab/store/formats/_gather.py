@@ -11,6 +11,7 @@ import numpy as np
 from benchlab.errors import UserError
 from benchlab.store.db import HARNESS_METRICS, SessionRef, Store
 from benchlab.store.formats._common import TIME_UNIT_TO_NS
+from benchlab.store.rows import corrected_wall_ns
 from benchlab.store.sample_blocks import join_blocks
 
 #: Run statuses whose harness wall time is a complete measurement of the command
@@ -142,9 +143,7 @@ def wall_series(bench: BenchData) -> SummarySeries | None:
         r = run.row
         if r["warmup"] or r["status"] not in TIMED_STATUSES or r["wall_ns"] is None:
             continue
-        # Clamped at 0 as hyperfine does: the subtracted shell cost is a median, so a command
-        # faster than an empty shell would otherwise get a negative time.
-        values.append(float(max(0, r["wall_ns"] - (r["shell_overhead_ns"] or 0))))
+        values.append(float(corrected_wall_ns(r)))
         runs.append(run)
     if not values:
         return None

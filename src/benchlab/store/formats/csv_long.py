@@ -36,14 +36,14 @@ from benchlab import __version__
 from benchlab.store.db import utc_now
 from benchlab.store.formats._common import CsvWriter, spreadsheet_safe, spreadsheet_unsafe
 from benchlab.store.formats._gather import SessionData
+from benchlab.store.rows import corrected_wall_ns
 
 COLUMNS = ("session", "benchmark", "run", "iteration", "warmup", "status", "metric", "value",
            "unit")
 
 #: Harness rows per run: (metric, unit, function of the run row -> value or None).
 _HARNESS_ROWS: tuple[tuple[str, str, Any], ...] = (
-    ("wall", "ns", lambda r: None if r["wall_ns"] is None
-     else r["wall_ns"] - (r["shell_overhead_ns"] or 0)),
+    ("wall", "ns", corrected_wall_ns),
     ("shell_overhead", "ns", lambda r: r["shell_overhead_ns"]),
     ("user", "ns", lambda r: r["user_ns"]),
     ("sys", "ns", lambda r: r["sys_ns"]),
