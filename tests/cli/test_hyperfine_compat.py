@@ -216,6 +216,18 @@ def _check_reference(tmp, proc, doc):
     assert re.search(r"sleep 0\.001 ran [\d.]+× faster than sleep 0\.02", proc.stdout), proc.stdout
 
 
+def _check_reference_name(tmp, proc, doc):
+    # hyperfine 1.19's --reference-name names the reference; -n names the other commands
+    assert _commands(doc) == ["old", "new"]
+    assert "baseline: old" in proc.stdout
+    assert re.search(r"new ran [\d.]+× faster than old", proc.stdout), proc.stdout
+
+
+def _check_min_benchmarking_time(tmp, proc, doc):
+    # hyperfine's hidden spelling of --min-time: 0.3 s of a 0.1 s sleep is 3 runs at least
+    assert _times(doc)[0] >= 3
+
+
 def _check_grep_glob(tmp, proc, doc):
     assert doc["results"][0]["exit_codes"] == [0, 0]  # the glob matched a.txt (grep found TODO)
 
@@ -297,6 +309,11 @@ CASES = [
     # less, and no ratio (hence no "ran N× faster") can be stated against it
     Case("reference", ["-N", "-r", "10", "--reference", "sleep 0.02", "sleep 0.001"],
          _check_reference, hyperfine=False),
+    Case("reference-name", ["-N", "-r", "10", "--reference", "sleep 0.02", "--reference-name",
+                            "old", "-n", "new", "sleep 0.001"], _check_reference_name,
+         hyperfine=False),
+    Case("min-benchmarking-time", ["-N", "-m", "2", "--min-benchmarking-time", "0.3",
+                                   "sleep 0.1"], _check_min_benchmarking_time, hyperfine=False),
     # hyperfine's README examples, adapted to this directory
     Case("readme-warmup-grep", ["--warmup", "1", "-r", "2", "grep -R TODO *"], _check_grep_glob,
          files={"a.txt": "TODO\n"}),
@@ -386,6 +403,12 @@ def test_old_shell_flag_spelling_is_a_clear_error(tmp_path):
     (["--show-output", "--output", "pipe", "true"], ["--show-output"]),
     (["-C", "true", "-C", "true", "-C", "true", "a", "b"], ["3", "conclude", "2 commands"]),
     (["--shell", "no-such-shell-xyz", "true"], ["no-such-shell-xyz", "not found"]),
+    (["--reference-name", "old", "true"], ["--reference-name", "add --reference"]),
+    (["--reference", "true", "--reference-name", "old", "-n", "a", "true", "false"],
+     ["1 names", "2 commands"]),
+    (["--reference", "true", "--reference-name", "old", "-n", "new", "true"],
+     ["'new'", "'old'", "one name"]),
+    (["--debug-mode", "sleep 1"], ["--debug-mode", "always measures"]),
 ])
 def test_bad_hyperfine_options_are_one_line_errors(args, needles, tmp_path):
     proc = run_cli("run", "-r", "1", *args, "--db", str(tmp_path / "b.db"), cwd=tmp_path)

@@ -178,6 +178,6 @@ def verdict_lines(store: Store, session_id: int) -> list[str]:
             series.append((bench["name"], values))
     if len(series) < 2:
         return []
-    from benchlab.cli.hyperfine_options import speed_verdict
+    from benchlab.report.speed_verdict import speed_verdict
 
     return speed_verdict(series)

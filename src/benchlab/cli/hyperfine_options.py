@@ -62,6 +62,10 @@ def hyperfine_options(f: Callable) -> Callable:
                      help="Shell command after every timing run (one for all, or one per command)."),
         click.option("--reference", default=None, metavar="CMD",
                      help="Benchmark CMD first and compare the others against it."),
+        click.option("--reference-name", "reference_name", default=None, metavar="NAME",
+                     help="Name of the --reference command."),
+        click.option("--debug-mode", "debug_mode", is_flag=True, hidden=True,
+                     help="hyperfine's fake timings: refused in one line."),
         click.option("--input", "input_", default="null", metavar="null|FILE",
                      help="What the commands read on stdin."),
         click.option("--output", default="null", metavar="null|pipe|inherit|FILE",
@@ -143,6 +147,7 @@ class HyperfineOptions:
     shell: list[str] | None = field(default_factory=lambda: [DEFAULT_SHELL])
     conclude: list[str] = field(default_factory=list)
     reference: str | None = None
+    reference_name: str | None = None
     input_path: str | None = None
     output: str = "null"
     sort: str = "auto"
@@ -151,7 +156,8 @@ class HyperfineOptions:
     exports: dict[str, str] = field(default_factory=dict)
     count: str | None = None
 
-    _KEYS = ("names", "shell", "no_shell", "shell_path", "conclude", "reference", "input_",
+    _KEYS = ("names", "shell", "no_shell", "shell_path", "conclude", "reference",
+             "reference_name", "debug_mode", "input_",
              "output", "show_output", "sort", "time_unit", "style", "count",
              *[f"export_{k}" for k in EXPORTS])
 
@@ -159,9 +165,16 @@ class HyperfineOptions:
     def from_kwargs(cls, kwargs: dict[str, Any]) -> "HyperfineOptions":
         """Pop this module's options out of a Click command's ``kwargs`` and check them."""
         v = {k: kwargs.pop(k) for k in cls._KEYS}
+        if v["debug_mode"]:
+            raise UserError("--debug-mode is hyperfine's test mode, which invents timings; "
+                            "benchlab always measures, so drop --debug-mode")
+        if v["reference_name"] is not None and v["reference"] is None:
+            raise UserError("--reference-name names the --reference command; add "
+                            "--reference CMD or drop --reference-name")
         return cls(
             names=list(v["names"]), shell=resolve_shell(v["shell"], v["no_shell"], v["shell_path"]),
             conclude=list(v["conclude"]), reference=v["reference"],
+            reference_name=v["reference_name"],
             input_path=_input_path(v["input_"]),
             output=_output(v["output"], v["show_output"]), sort=v["sort"],
             time_unit=v["time_unit"], style=v["style"], count=v["count"],
@@ -188,11 +201,29 @@ class HyperfineOptions:
         """Commands and names with ``--reference`` placed first (as hyperfine benchmarks it).
 
         A reference equal to one of the commands is not timed twice. Names: one per command,
-        or one more for the reference (then the first names the reference).
+        or one more for the reference (then the first names the reference); ``--reference-name``
+        names the reference (the commands keep theirs, or their command lines).
         """
         names = list(self.names)
-        if self.reference is None or self.reference in commands:
+        if self.reference is None:
             return list(commands), names
+        if self.reference in commands:
+            if self.reference_name is None:
+                return list(commands), names
+            at = commands.index(self.reference)
+            if names and len(names) == len(commands) and names[at] != self.reference_name:
+                raise UserError(f"the reference is also command {at + 1}, named {names[at]!r} "
+                                f"by -n and {self.reference_name!r} by --reference-name; "
+                                f"give it one name")
+            names = names or list(commands)  # a wrong count is refused with the commands'
+            if at < len(names):
+                names[at] = self.reference_name
+            return list(commands), names
+        if self.reference_name is not None:
+            if names and len(names) != len(commands):
+                raise UserError(f"{len(names)} names (-n) for {len(commands)} commands besides "
+                                f"the named --reference; give one -n per command")
+            return [self.reference, *commands], [self.reference_name, *(names or commands)]
         if names and len(names) == len(commands):
             names = [self.reference, *names]
         return [self.reference, *commands], names
@@ -239,76 +270,6 @@ class HyperfineOptions:
             os.replace(tmp, path)
             written.append(path)
         return written
-
-
-def speed_verdict(series: list[tuple[str, Any]], *, sort: str = "auto",
-                  reference_index: int | None = None, confidence_level: float = 0.95) -> list[str]:
-    """hyperfine's "X ran N times faster than Y" made honest: lines of text (no markup).
-
-    Parameters
-    ----------
-    series : list of (name, array of wall times in ns)
-        Every benchmark's measured wall times, in command order.
-    sort : {'auto', 'command', 'mean-time'}
-        hyperfine's ``--sort``: the baseline is the fastest median unless ``command`` (the first
-        command); lines follow the candidates' medians unless ``command``.
-    reference_index : int, optional
-        ``--reference``: the baseline, whatever the sort.
-    confidence_level : float
-        Level of the intervals; the tests run at alpha = 1 - level.
-
-    Each candidate is compared with the baseline by :func:`benchlab.stats.verdict.compare_many`
-    (Mann-Whitney, Holm-adjusted over the candidates; bootstrap interval of the ratio of
-    medians): decided -> "A ran 1.18× faster than B, 95% CI [1.15, 1.21]"; undecided -> how
-    many more runs each would likely decide the observed difference.
-    """
-    import numpy as np
-
-    from benchlab.report.verdict_text import percent_text, verdict_text
-    from benchlab.stats.verdict import CompareOptions, compare_many
-
-    usable = [(name, np.asarray(v, dtype=float)) for name, v in series]
-    short = [name for name, v in usable if len(v) < 3]
-    if len(usable) < 2:
-        return []
-    if short:
-        return [f"no verdict: {', '.join(short)} has fewer than 3 measured runs; "
-                f"run more (-r 3 or more) to compare"]
-    if reference_index is not None:
-        base = reference_index
-    elif sort == "command":
-        base = 0
-    else:
-        base = min(range(len(usable)), key=lambda i: float(np.median(usable[i][1])))
-    base_name, base_values = usable[base]
-    candidates = {name: v for i, (name, v) in enumerate(usable) if i != base}
-    multi = compare_many(base_values, candidates, baseline_name=base_name,
-                         options=CompareOptions(confidence_level=confidence_level))
-    comparisons = list(multi.comparisons)
-    if sort != "command":
-        comparisons.sort(key=lambda c: c.summary_a.median)
-    level = f"{100 * confidence_level:g}%"
-    holm = f", Holm-adjusted over {len(comparisons)} candidates" if len(comparisons) > 1 else ""
-    lines = [f"verdict (baseline: {base_name}; Mann-Whitney test{holm}, {level} bootstrap "
-             f"interval of the ratio of medians):"]
-    for c in comparisons:
-        r = c.median_ratio
-        has_ratio = r is not None and r.estimate > 0 and r.low > 0
-        if c.outcome in ("faster", "slower") and has_ratio:
-            p = f"p = {c.p_decision:.2g}"
-            if r.estimate >= 1:  # the candidate is slower: the baseline ran faster
-                lines.append(f"  {base_name} ran {r.estimate:.2f}× faster than {c.name_a}, "
-                             f"{level} CI [{r.low:.2f}, {r.high:.2f}] ({p})")
-            else:
-                lines.append(f"  {c.name_a} ran {1 / r.estimate:.2f}× faster than {base_name}, "
-                             f"{level} CI [{1 / r.high:.2f}, {1 / r.low:.2f}] ({p})")
-        elif c.outcome == "undecided" and c.additional_runs is not None and has_ratio:
-            lines.append(f"  cannot tell {c.name_a} and {base_name} apart yet: about "
-                         f"{c.additional_runs} more runs each would decide a difference of "
-                         f"{percent_text(100 * abs(r.estimate - 1))}%")
-        else:
-            lines.append(f"  {c.name_a} vs {base_name}: {verdict_text(c)}")
-    return lines
 
 
 def resolve_shell(shell: str | None, no_shell: bool, shell_path: str | None) -> list[str] | None:
@@ -389,4 +350,4 @@ def _check_writable(path: str, option: str) -> None:
         raise UserError(f"{option} {path}: not writable; choose another path")
 
 
-__all__ = ["hyperfine_options", "HyperfineOptions", "resolve_shell", "speed_verdict", "EXPORTS"]
+__all__ = ["hyperfine_options", "HyperfineOptions", "resolve_shell", "EXPORTS"]

@@ -17,7 +17,7 @@ from benchlab.cli.cluster_options import (cluster_options, print_machine_table, 
                                           start_run)
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.hyperfine_options import (HyperfineCommand, HyperfineOptions, hyperfine_options,
-                                            ignore_failure_policy, speed_verdict)
+                                            ignore_failure_policy)
 from benchlab.core.executor import SessionInterrupted
 from benchlab.core.parameters import expand_benchmarks, scan_values, substitute_parameters
 from benchlab.core.plan import MetricSpec, Placement, RunPlan, parse_memory
@@ -128,8 +128,9 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="Warmup runs per command (stored, flagged, excluded from analysis).")
 @click.option("-m", "--min-runs", type=click.IntRange(min=1), default=10)
 @click.option("-M", "--max-runs", type=click.IntRange(min=1), default=None)
-@click.option("--min-time", type=click.FloatRange(min=0), default=3.0,
-              help="Measure each command for at least this many seconds (unless --runs).")
+@click.option("--min-time", "--min-benchmarking-time", "min_time", type=click.FloatRange(min=0),
+              default=3.0, help="Measure each command for at least this many seconds (unless "
+                                "--runs; hyperfine's --min-benchmarking-time).")
 @click.option("--max-time", type=params.SECONDS, default=None,
               help="Stop the session after this many seconds of measured runs.")
 @click.option("-p", "--prepare", multiple=True, help="Shell command before every run.")
@@ -350,6 +351,8 @@ def _print_verdict(store, session_id: int, hf: HyperfineOptions, reference: str 
     """hyperfine's relative-speed summary, with a test and an interval (see speed_verdict)."""
     series = [(b["name"], store.harness_values(b["id"], "wall")[0])
               for b in store.benchmarks(session_id)]
+    from benchlab.report.speed_verdict import speed_verdict
+
     names = [name for name, _ in series]
     lines = speed_verdict(series, sort=hf.sort,
                           reference_index=names.index(reference) if reference in names else None)
