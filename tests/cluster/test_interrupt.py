@@ -77,6 +77,45 @@ def test_interrupted_client_stops_the_run_on_a_teams_worker(db_path, tmp_path, s
         stop_all(client, scheduler, worker)
 
 
+def test_a_killed_clients_run_is_killed_on_a_teams_worker(db_path, tmp_path):
+    """kill -9 of the client: nobody can call the stop, but the scheduler frees the client's
+    tasks and the worker plugin (core/cluster/cancel.py) kills the run's processes there; the
+    session keeps its stored run and ``--resume`` completes it exactly."""
+    script, counter = tmp_path / "nap.sh", tmp_path / "count"
+    script.write_text(NAP)
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler, worker = team_cluster(port)
+    client = None
+    try:
+        client = subprocess.Popen(
+            [os.path.join(os.path.dirname(sys.executable), "benchlab"), "run", "--cluster",
+             address, "-r", "3", "--warmup", "0", f"sh {script} {counter}", "--db",
+             str(db_path), "-q"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, COLUMNS="160"))
+        wait_for(lambda: (stored_runs(db_path) >= 1
+                          and "sleep" in _run_processes(worker.pid)) or client.poll() is not None,
+                 90, "the first run stored and the second one sleeping on the worker")
+        assert client.poll() is None, client.communicate()
+        client.kill()
+        client.communicate(timeout=30)
+        # the 30 s nap is killed well before it would end by itself
+        wait_for(lambda: _run_processes(worker.pid) == [], 15,
+                 "the killed client's run gone from the worker")
+        assert worker.poll() is None, "the team's worker itself must stay up"
+        with Store.open(db_path, readonly=True) as store:
+            session = store.sessions()[0]
+            runs = store.runs(session_id=session["id"])
+            assert [r["iteration"] for r in runs] == [0] and runs[0]["status"] == "ok"
+            uid = session["uid"]
+        runs = resume_to_completion(db_path, uid)
+        assert sorted(r["iteration"] for r in runs) == [0, 1, 2]
+        assert Counter(r["status"] for r in runs) == {"ok": 3}
+    finally:
+        stop_all(client, scheduler, worker)
+
+
 def test_interrupted_fleet_profile_stops_stress_ng_on_a_teams_worker(db_path):
     """``profile --cluster`` interrupted while stress-ng runs on a team's worker: the client
     stops it there too (one line, exit 130), and the worker stays up."""

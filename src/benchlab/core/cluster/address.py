@@ -165,6 +165,9 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
                     raise UserError(f"no worker has joined the scheduler {spec.text} in "
                                     f"{min(timeout_s, 30.0):g} s; start workers with "
                                     f"--resources {SLOT}=1 (docs/cluster.md)") from None
+            from benchlab.core.cluster.cancel import register
+
+            register(client)  # a run Dask cancels (a killed client's) is killed on its worker
             yield client
         finally:
             if cluster is not None:

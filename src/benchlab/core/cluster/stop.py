@@ -36,6 +36,7 @@ from benchlab.measure.spawn import thread_children
 _lock = threading.Lock()  # not worker_side's: that one is held while waiting for the loop
 _running: dict[str, dict[int, int]] = {}  # session uid -> {native thread id: runs executing}
 _stopped: set[str] = set()
+_tasks: dict[str, int] = {}  # Dask key of a task executing in running() -> its native thread id
 
 STOP_POLL_S = 0.05
 
@@ -47,6 +48,7 @@ def running(uid: str) -> Iterator[bool]:
     Yields True when the session was stopped already (the caller must not start the run).
     """
     tid = threading.get_native_id()
+    key = _current_task_key()
     with _lock:
         if uid in _stopped:
             stopped = True
@@ -54,17 +56,59 @@ def running(uid: str) -> Iterator[bool]:
             stopped = False
             threads = _running.setdefault(uid, {})
             threads[tid] = threads.get(tid, 0) + 1
+            if key is not None:
+                _tasks[key] = tid
     try:
         yield stopped
     finally:
         if not stopped:
             with _lock:
+                if key is not None:
+                    _tasks.pop(key, None)
                 threads = _running.get(uid, {})
                 threads[tid] -= 1
                 if threads[tid] <= 0:
                     del threads[tid]
                 if not threads:
                     _running.pop(uid, None)
+
+
+def _current_task_key() -> str | None:
+    """The Dask key of the task this thread executes (None outside a Dask task)."""
+    try:
+        from distributed.worker import thread_state
+    except ImportError:
+        return None
+    key = getattr(thread_state, "key", None)
+    return None if key is None else str(key)
+
+
+def stop_cancelled_task(key: str, wait_s: float = 10.0) -> bool:
+    """On a worker: Dask gave up task ``key`` while it executes here; kill what it started.
+
+    Dask cannot interrupt a task, so a cancelled run would go on measuring: when its client
+    was killed (SIGKILL: nobody called :func:`stop_session_runs`) or gave the run up as lost
+    (``--lost-after``). The kill is repeated every 50 ms, from a thread of its own, until the
+    task's thread has left :func:`running`, for at most ``wait_s`` seconds. Returns whether
+    ``key`` was a task registered here (else nothing is done).
+    """
+    with _lock:
+        tid = _tasks.get(key)
+    if tid is None:
+        return False
+
+    def kill_until_returned() -> None:
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            with _lock:
+                if _tasks.get(key) != tid:
+                    return
+            _kill_thread_children(tid)
+            time.sleep(STOP_POLL_S)
+
+    threading.Thread(target=kill_until_returned, name=f"benchlab-stop-{key}",
+                     daemon=True).start()
+    return True
 
 
 def was_stopped(uid: str) -> bool:
