@@ -188,6 +188,12 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         # Ctrl-C while modules are still importing, before Click's own handler is running.
         _exit_interrupted()
+    except RuntimeError as exc:
+        # Ctrl-C during an import, inside a class's __set_name__ (platform's cached_property),
+        # reaches us wrapped: "Error calling __set_name__ ..." caused by the KeyboardInterrupt.
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _exit_interrupted()
+        raise
 
 
 if __name__ == "__main__":
