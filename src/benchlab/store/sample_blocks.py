@@ -53,9 +53,21 @@ def insert_samples(conn: Any, run_id: int, metric: str, values: Any, first_seq: 
     """Write one run's ``values`` of ``metric`` through ``conn`` (sqlite3 or the PostgreSQL
     adapter) as blocks; returns how many values were written. The caller holds the transaction."""
     rows = [(run_id, metric, seq, n, data) for seq, n, data in blocks_of(values, first_seq)]
-    if rows:
-        conn.executemany(_INSERT, rows)
+    insert_blocks(conn, rows)
     return sum(r[3] for r in rows)
+
+
+def insert_blocks(conn: Any, rows: list[tuple[int, str, int, int, bytes]]) -> None:
+    """Write block rows ``(run_id, metric, first_seq, n, data)`` as they are: with ``COPY`` on
+    PostgreSQL (the adapter's ``copy_rows``), ``executemany`` on SQLite. The caller holds the
+    transaction."""
+    if not rows:
+        return
+    copy_rows = getattr(conn, "copy_rows", None)
+    if copy_rows is not None:
+        copy_rows("sample_blocks", ("run_id", "metric", "first_seq", "n", "data"), rows)
+    else:
+        conn.executemany(_INSERT, rows)
 
 
 def decode(data: bytes | memoryview, n: int | None = None) -> np.ndarray:

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from benchlab.errors import UserError
 from benchlab.store.db import Store
-from benchlab.store.sample_blocks import run_samples
+from benchlab.store.sample_blocks import insert_blocks, run_samples
 
 #: Session columns copied as they are (``id``, ``environment_id`` and ``parent_id`` are mapped).
 SESSION_COLUMNS = ("uid", "name", "kind", "status", "created_utc", "finished_utc", "command_line",
@@ -173,10 +173,8 @@ def _copy_samples(src: Store, dst: Store, src_run: int, dst_run: int) -> None:
     cur.row_factory = None
     rows = cur.execute("SELECT metric, first_seq, n, data FROM sample_blocks WHERE run_id = ?"
                        " ORDER BY metric, first_seq", (src_run,)).fetchall()
-    if rows:  # bit for bit: the blocks are copied as they are
-        dst.conn.executemany("INSERT INTO sample_blocks (run_id, metric, first_seq, n, data)"
-                             " VALUES (?,?,?,?,?)",
-                             [(dst_run, m, first, n, bytes(data)) for m, first, n, data in rows])
+    # bit for bit: the blocks are copied as they are
+    insert_blocks(dst.conn, [(dst_run, m, first, n, bytes(data)) for m, first, n, data in rows])
 
 
 def copy_sessions(src: Store, dst: Store, keys: Sequence[str] = ()) -> list[Copied]:
