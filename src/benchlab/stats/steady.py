@@ -214,7 +214,11 @@ def detect_steady_state(
     padded = np.pad(series, half, mode="edge")
     local = np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
     signal = np.clip(series, local - 3 * sigma, local + 3 * sigma)
-    pen = float(penalty_factor * sigma**2 * math.log(m))
+    # In units of sigma about the median: the L2 cost and the penalty (sigma^2 ln m) both
+    # scale with sigma^2, so the change points are the same, and values near 1e300 (or 1e-300)
+    # no longer overflow (underflow) sigma^2.
+    signal = (signal - float(np.median(series))) / sigma
+    pen = float(penalty_factor * math.log(m))
     change_points = [c * jump for c in pelt_l2(signal, pen, block_size)]
     bounds = [0, *change_points, n]
     segments = [
