@@ -51,12 +51,36 @@ def test_analyze_of_a_run_series_and_bad_names(db_path):
     assert_one_line_error(run_cli("analyze", "nap/nometric", db=db_path), "no metric")
 
 
-def test_analyze_rejects_too_few_or_constant_samples(db_path, tmp_path):
+def test_analyze_refuses_too_few_and_describes_constant_samples(db_path, tmp_path):
     f = tmp_path / "tiny.csv"
     f.write_text("a,1\na,2\nb,5\nb,5\nb,5\nb,5\n")
     run_cli("import", "--format", "csv", str(f), db=db_path, check=True)
     assert_one_line_error(run_cli("analyze", "a", db=db_path))
-    assert_one_line_error(run_cli("analyze", "b", db=db_path))
+    # constant values are legal data: the median is exact, nothing else is claimed, a note
+    # says why there is no spread; the JSON is standard (the undefined CV of a zero mean too)
+    text = " ".join(run_cli("analyze", "b", db=db_path, check=True).stdout.split())
+    assert "median 5.00000 (exact: every value is the same)" in text
+    assert "note: all 4 values are the same" in text and "independence" not in text
+    a = json.loads(run_cli("analyze", "b", "--json", db=db_path, check=True).stdout,
+                   parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    assert a["median_ci"]["kind"] == "exact" and a["median_ci"]["low"] == 5
+    assert "constant_note" in a
+
+
+def test_analyze_of_a_builtin_faster_than_the_shell_says_what_to_do(db_path):
+    """``true`` through sh is usually faster than the median empty shell: its corrected times
+    are clamped at 0 (as hyperfine does), often every one of them; analyze degrades and says
+    to use -N rather than refusing a constant series."""
+    run_cli("run", "--runs", "12", "true", db=db_path, check=True)
+    proc = run_cli("analyze", "true", db=db_path, check=True)
+    text = " ".join(proc.stdout.split())
+    if "exact: every value is the same" in text:
+        assert "run it with -N" in text
+    else:  # some runs were slower than the shell's median: an ordinary analysis
+        assert "CI" in text
+    doc = json.loads(run_cli("analyze", "true", "--json", db=db_path, check=True).stdout,
+                     parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    assert doc["summary"]["min"] >= 0
 
 
 @pytest.fixture

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 
 import click
 from rich.console import Console
 
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
+from benchlab.cli.json_output import echo_json
 from benchlab.report.analysis import analyze_series, render_analysis
 
 
@@ -27,7 +27,7 @@ def analyze_cmd(series, metric, mad_k, seed, as_json, db):
     results = [analyze_series(store.resolve_series(s, metric), mad_k=mad_k, seed=seed)
                for s in series]
     if as_json:
-        click.echo(json.dumps(results if len(results) > 1 else results[0], indent=2))
+        echo_json(results if len(results) > 1 else results[0], indent=2)
         return
     console = Console()
     for a in results:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
+from benchlab.cli.json_output import echo_json
 from benchlab.errors import UserError
 
 
@@ -46,7 +46,7 @@ def bundle_cmd(selectors: tuple[str, ...], output: str, take_profile: bool, as_j
                                   duration_s=1, repeat=2, store=store).to_dict()
         info = make_bundle(store, list(selectors), output, profile=profile)
     if as_json:
-        click.echo(json.dumps(info, indent=2))
+        echo_json(info, indent=2)
         return
     click.echo(f"wrote {output}: {info['size_bytes']:,} bytes, {info['members']} members, "
                f"sessions {', '.join(info['sessions'])}, sha256 {info['sha256']}")
@@ -89,7 +89,7 @@ def reproduce_cmd(bundle_path: str, analysis_only: bool, calibrate: bool, tolera
         for w in check.warnings:
             click.echo(f"warning: {w}", err=True)
         if as_json:
-            click.echo(json.dumps({**check.__dict__, "identical": check.identical}, indent=2))
+            echo_json({**check.__dict__, "identical": check.identical}, indent=2)
         else:
             if show_report:
                 click.echo(markdown)
@@ -111,7 +111,7 @@ def reproduce_cmd(bundle_path: str, analysis_only: bool, calibrate: bool, tolera
                        f"judge a complete one", err=True)
             sys.exit(128 + exc.signum)
     if as_json:
-        click.echo(json.dumps(judgement.to_dict(), indent=2, default=str))
+        echo_json(judgement.to_dict(), indent=2)
     else:
         _print_judgement(judgement)
     sys.exit(0 if judgement.verdict == "reproduced" else 1)

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from benchlab.cli.json_output import echo_json
 from benchlab.errors import UserError
 
 
@@ -203,7 +204,7 @@ def fleet_variability(db: str | None, fleet_id: str | None, kinds, per_cpu_secon
         store.close()
     matrix = fleet_matrix(profiles, kinds=kinds, per_cpu_second=per_cpu_second)
     if as_json:
-        click.echo(json.dumps({**matrix.to_dict(), "fleet": fleet_id}, indent=1))
+        echo_json({**matrix.to_dict(), "fleet": fleet_id}, indent=1)
     else:
         click.echo(f"fleet {fleet_id}")
         click.echo(matrix.format_text())

@@ -5,13 +5,13 @@ The decision is :mod:`benchlab.stats.verdict`'s; its words are
 
 from __future__ import annotations
 
-import json
 
 import click
 from rich.console import Console
 
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
+from benchlab.cli.json_output import echo_json
 from benchlab.errors import UserError
 from benchlab.environment import diff_environments
 from benchlab.report.verdict_text import check_lines, notes_text, verdict_text
@@ -119,7 +119,7 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
         if env_base is not None and env_c is not None and c.session_uid != base.session_uid:
             diffs[label] = diff_environments(env_c, env_base)
     if as_json:
-        click.echo(json.dumps({
+        echo_json({
             "baseline": {"label": labels[-1], "session": base.session_uid, "metric": base.metric,
                          "unit": base.unit},
             "candidates": [{"label": l, "session": c.session_uid, "metric": c.metric}
@@ -128,7 +128,7 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
             "comparisons": [dict(r.to_dict(), verdict=verdict_text(r, unit, base.metric),
                                  notes_text=notes_text(r, unit)) for r in results],
             "environment_differences": {k: [list(map(_plain, d)) for d in v]
-                                        for k, v in diffs.items()}}, indent=2, default=str))
+                                        for k, v in diffs.items()}}, indent=2)
         return
     console = Console()
     for r in results:

@@ -3,7 +3,6 @@ in :mod:`benchlab.cli.listing`, which loads none of the import formats)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -13,9 +12,9 @@ import click
 
 import benchlab.machines.varsys16  # noqa: F401  (registers --format varsys16 with the store)
 import benchlab.store.bundle  # noqa: F401  (registers --format bundle with the store)
-from benchlab.cli.common import (
-    TAIL_LINES, db_option, failed_runs, metadata_lines, open_store,
-    resume_command, session_overview, verdict_lines)
+from benchlab.cli.common import (TAIL_LINES, db_option, failed_runs, metadata_lines,
+                                 open_store, resume_command, session_overview, verdict_lines)
+from benchlab.cli.json_output import echo_json
 from benchlab.errors import UserError
 from benchlab.store.db import Store
 from benchlab.store.formats import EXPORT_FORMATS, export_sessions, import_formats, import_path
@@ -61,7 +60,7 @@ def import_cmd(path: str, fmt: str, metrics: tuple[str, ...], name: str | None,
                            command_line=list(sys.argv), allow_duplicate=allow_duplicate)
         infos = [_counts(store, ref.id) for ref in refs]
     if as_json:
-        click.echo(json.dumps(infos if len(infos) > 1 else infos[0], indent=2))
+        echo_json(infos if len(infos) > 1 else infos[0], indent=2)
         return
     for info in infos:
         click.echo(f"imported {path} as session {info['uid']} ({info['name']}): "
@@ -140,7 +139,7 @@ def show_cmd(session: str | None, as_json: bool, db: str | None) -> None:
 
         info.update(summaries=[asdict(x) for x in summaries], verdict=verdict,
                     failed_runs=failures)
-        click.echo(json.dumps(info, indent=2, default=str))
+        echo_json(info, indent=2)
         return
     _print_session(info, summaries, verdict, failures)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 import click
 
+from benchlab.cli.json_output import echo_json
 from benchlab.environment import collect_environment, flatten, is_unknown
 
 
@@ -63,7 +63,7 @@ def env(as_json: bool) -> None:
     """
     environment = collect_environment(argv=sys.argv)
     if as_json:
-        click.echo(json.dumps(environment, indent=2))
+        echo_json(environment, indent=2)
     else:
         _print_table(environment)
 

@@ -7,12 +7,12 @@ sessions is mostly start-up otherwise.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from benchlab.cli.common import commands_of, db_option, open_store, resume_command
+from benchlab.cli.json_output import echo_json
 
 
 @click.command("list")
@@ -35,7 +35,7 @@ def list_cmd(limit: int | None, as_json: bool, db: str | None) -> None:
     keys = ("uid", "name", "kind", "status", "created_utc", "finished_utc", "source",
             "n_benchmarks", "n_runs", "commands", "resume")
     if as_json:
-        click.echo(json.dumps([{k: r.get(k) for k in keys} for r in rows], indent=2))
+        echo_json([{k: r.get(k) for k in keys} for r in rows], indent=2)
         return
     if not rows:
         click.echo(f"no sessions in {path}; run or import something first")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
 
+from benchlab.cli.json_output import echo_json
 from benchlab.errors import UserError
 
 
@@ -47,9 +47,9 @@ def predict_cmd(variability_path, app_result, target_value, lower_is_better, nam
     lo, hi = var.range
     outside = [p for p in preds if p.inside is False]
     if as_json:
-        click.echo(json.dumps({"target": var.target, "base": var.base, "range": [lo, hi],
-                               "predictions": [p.to_dict() for p in preds],
-                               "outside": [p.name for p in outside]}, indent=1))
+        echo_json({"target": var.target, "base": var.base, "range": [lo, hi],
+                   "predictions": [p.to_dict() for p in preds],
+                   "outside": [p.name for p in outside]}, indent=1)
     else:
         click.echo(f"variability {var.target}/{var.base}: speedup range [{lo:.3f}, {hi:.3f}] "
                    f"({len(var.ratios)} methods)")

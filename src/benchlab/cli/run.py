@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -18,6 +17,7 @@ from benchlab.cli.cluster_options import (cluster_options, print_machine_table, 
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.hyperfine_options import (HyperfineCommand, HyperfineOptions, hyperfine_options,
                                             ignore_failure_policy)
+from benchlab.cli.json_output import echo_json
 from benchlab.core.executor import SessionInterrupted
 from benchlab.core.parameters import expand_benchmarks, scan_values, substitute_parameters
 from benchlab.core.plan import MetricSpec, Placement, RunPlan, parse_memory
@@ -278,9 +278,9 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
         if not quiet:
             click.echo(f"wrote {written.path} ({written.size / 1e6:.2f} MB)", err=True)
     if as_json:
-        click.echo(json.dumps({"session": result.session.uid, "status": result.status,
-                               "db": store.path, "until_decided": result.decision,
-                               "benchmarks": [s.to_dict() for s in summaries]}, indent=2))
+        echo_json({"session": result.session.uid, "status": result.status,
+                   "db": store.path, "until_decided": result.decision,
+                   "benchmarks": [s.to_dict() for s in summaries]}, indent=2)
     elif not quiet:
         out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
         render_summary_table(summaries, out)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
+from benchlab.cli.json_output import echo_json
 from benchlab.control.system import TUNABLES, restore, run_checks, tune
 
 _STATUS_STYLE = {"ok": "green", "warn": "yellow", "unknown": "dim"}
@@ -27,7 +27,7 @@ def system(ctx: click.Context, as_json: bool, quick: bool) -> None:
         return
     checks = run_checks(include_contention=not quick)
     if as_json:
-        click.echo(json.dumps([check.to_dict() for check in checks], indent=2))
+        echo_json([check.to_dict() for check in checks], indent=2)
         return
     from rich.console import Console
     from rich.table import Table
@@ -70,7 +70,7 @@ def tune_command(only: tuple[str, ...], state_file: Path | None, as_json: bool) 
     """
     report = tune(state_path=state_file, only=only or None)
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        echo_json(report, indent=2)
         return
     for action in report["actions"]:
         if action["status"] == "changed":
@@ -99,7 +99,7 @@ def restore_command(state_file: Path | None, as_json: bool) -> None:
     """Put back exactly the values saved by `benchlab system tune` and remove the state file."""
     report = restore(state_path=state_file)
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        echo_json(report, indent=2)
         return
     for item in report["restored"]:
         click.echo(f"{item['name']}: {item['was']} -> {item['value']} ({item['path']})")

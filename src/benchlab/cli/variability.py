@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
 import click
 
 from benchlab.cli.common import db_option
+from benchlab.cli.json_output import echo_json
 from benchlab.errors import UserError
 
 
@@ -62,7 +62,7 @@ def variability_cmd(target, base, also, kinds, methods, per_cpu_second, as_json,
         doc = main.to_dict()
         if others:
             doc["also"] = [o.to_dict() for o in others]
-        click.echo(json.dumps(doc, indent=1))
+        echo_json(doc, indent=1)
     else:
         click.echo(format_text(main, others))
         if plot:

@@ -40,12 +40,21 @@ def analyze_series(series: Series, *, mad_k: float = 3.0, seed: int = 1,
                                   "flagged_indices": np.flatnonzero(mad.flags.is_outlier).tolist()[:100]},
                      "tukey": tukey},
     }
-    if series.unit == "count" and x.size >= 3 and np.ptp(x) == 0:
-        # Deterministic counts (valgrind's instructions): the median is known exactly; a
-        # constant *time* stays an error (a clock problem), raised by the bootstrap below.
+    if x.size >= 1 and np.ptp(x) == 0:
+        # Every value the same: the median is known exactly and no interval, independence or
+        # steady state has anything to say. Deterministic counts (valgrind's instructions) are
+        # like that; a constant *time* is suspicious and the note says what to check.
         result["median_ci"] = {"low": float(x[0]), "high": float(x[0]), "confidence": 1.0,
                                "kind": "exact", "n_resamples": 0, "seed": seed,
                                "fallback": None}
+        if series.metric == "wall":
+            result["constant_note"] = (
+                f"all {x.size} times are the same: a command faster than the shell's start-up "
+                f"(its time is 0 once the shell's cost is subtracted, as in hyperfine; run it "
+                f"with -N, or measure more work per run) or a clock too coarse for it")
+        elif series.unit != "count":
+            result["constant_note"] = (f"all {x.size} values are the same: there is no spread "
+                                       f"to analyse (a coarse clock or a quantised metric?)")
     else:
         # BCa, or the percentile interval where ties on a clock grid leave BCa undefined.
         dist = bootstrap_distribution(x, "median", n_resamples=n_resamples, seed=seed)
@@ -84,10 +93,12 @@ def render_analysis(a: dict[str, Any], console) -> None:
     ci = a["median_ci"]
     kind = "BCa" if ci["kind"] == "bca" else f"{ci['kind']} (BCa undefined on tied values)"
     interval = (f"95% {kind} CI {f(ci['low'])} .. {f(ci['high'])}" if ci["kind"] != "exact"
-                else "exact: every count is the same")
+                else f"exact: every {'count' if unit == 'count' else 'value'} is the same")
+    cv = f"CV {100 * s['cv']:.2f}%" if np.isfinite(s["cv"]) else "CV undefined (mean 0)"
     console.print(f"  median {f(s['median'])}  ({interval})   mean {f(s['mean'])} ± sd "
-                  f"{f(s['sd'])}  "
-                  f"CV {100 * s['cv']:.2f}%")
+                  f"{f(s['sd'])}  {cv}")
+    if a.get("constant_note"):
+        console.print(f"  [bold]note[/bold]: {a['constant_note']}")
     console.print(f"  min {f(s['min'])}  q1 {f(s['q1'])}  q3 {f(s['q3'])}  max {f(s['max'])}  "
                   f"IQR {f(s['iqr'])}")
     console.print(f"  p90 {f(s['p90'])}  p95 {f(s['p95'])}  p99 {f(s['p99'])}  "

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchlab.errors import UserError
-from benchlab.stats._jsonable import jsonable
+from benchlab.jsonable import jsonable
 from benchlab.stats.descriptive import Summary
 from benchlab.stats.spread import RunsPlan, SdEstimate
 

@@ -29,7 +29,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.stats._jsonable import jsonable
+from benchlab.jsonable import jsonable
 from benchlab.stats.descriptive import InvalidSampleError, as_sample
 
 #: Mann-Whitney against the t test under normality (asymptotic relative efficiency 3/pi).
