@@ -71,7 +71,8 @@ def test_analyze_of_a_builtin_faster_than_the_shell_says_what_to_do(db_path):
     """``true`` through sh is usually faster than the median empty shell: its corrected times
     are clamped at 0 (as hyperfine does), often every one of them; analyze degrades and says
     to use -N rather than refusing a constant series."""
-    run_cli("run", "--runs", "12", "true", db=db_path, check=True)
+    ran = " ".join(run_cli("run", "--runs", "12", "true", db=db_path, check=True).stdout.split())
+    assert "(< 5 ms)" in ran and "run without a shell (-N)" in ran  # hyperfine's advice too
     proc = run_cli("analyze", "true", db=db_path, check=True)
     text = " ".join(proc.stdout.split())
     if "exact: every value is the same" in text:
@@ -81,6 +82,8 @@ def test_analyze_of_a_builtin_faster_than_the_shell_says_what_to_do(db_path):
     doc = json.loads(run_cli("analyze", "true", "--json", db=db_path, check=True).stdout,
                      parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
     assert doc["summary"]["min"] >= 0
+    without_shell = run_cli("run", "-N", "--runs", "3", "true", db=db_path, check=True).stdout
+    assert "(< 5 ms)" in without_shell and "(-N)" not in without_shell
 
 
 @pytest.fixture

@@ -129,8 +129,11 @@ def _warnings(store: Store, bench: dict, runs: list[dict], wall: np.ndarray,
             w.append(f"the first run took {wall[0] / rest:.1f}x the median of the others: "
                      f"caches or lazy loading; consider --warmup 1 or more")
     if summary.wall.median is not None and summary.wall.median < SHORT_RUN_NS:
+        shell = any(r.get("shell_overhead_ns") for r in runs)
         w.append(f"runs take {format_value(summary.wall.median, 'ns')} (< 5 ms): the cost of "
-                 f"starting a process dominates; measure more work per run")
+                 f"starting a process dominates; measure more work per run"
+                 + ("; the shell's start-up, subtracted, is not known more precisely than "
+                    "this: run without a shell (-N)" if shell else ""))
     med, mad = summary.wall.median, summary.wall.mad
     if med and mad is not None and summary.wall.n >= 3 and mad / med > HIGH_SPREAD:
         w.append(f"high relative spread: MAD is {100 * mad / med:.1f}% of the median; "
