@@ -213,3 +213,26 @@ def test_version_and_help_cost_little_more_than_the_interpreter():
     help_ = _median_wall([BENCHLAB, "--help"])
     assert version < 3 * bare + 0.02, (version, bare)
     assert help_ < 2 * with_click + 0.03, (help_, with_click)
+
+
+_SCRIPT = """import os, signal, sys, time
+import benchlab  # what the console script's first import runs first
+os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the script is still importing
+time.sleep(5)
+print("not interrupted")
+"""
+
+
+@pytest.mark.parametrize("name,quiet", [("benchlab", True), ("notebook-script", False)])
+def test_ctrl_c_while_the_console_script_imports_is_one_line(tmp_path, name, quiet):
+    """A file named ``benchlab`` stands in for the console script: until ``main`` runs, a
+    Ctrl-C ends it with one line and exit 130. Any other program importing benchlab keeps
+    Python's KeyboardInterrupt (a library does not take over Ctrl-C)."""
+    script = tmp_path / name
+    script.write_text(_SCRIPT)
+    proc = subprocess.run([PY, str(script)], capture_output=True, text=True, timeout=60,
+                          preexec_fn=sigint_as_in_a_terminal)
+    if quiet:
+        assert proc.returncode == 130 and proc.stderr == "benchlab: interrupted\n", proc
+    else:
+        assert "KeyboardInterrupt" in proc.stderr and proc.returncode != 130, proc

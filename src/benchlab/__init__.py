@@ -13,6 +13,42 @@ Layers (data flows one way: run -> store -> analyse -> report):
 
 __version__ = "0.2.0"
 
+import _signal  # the C module: ``signal`` would import enum (~5 ms) before --version
+import os as _os
+import sys as _sys
+
+
+def _interrupted_before_main(signum, frame) -> None:
+    """Ctrl-C while the console script is still importing: one line, exit 130, no traceback.
+    Nothing has been started that would need cleaning up."""
+    _os.write(2, b"benchlab: interrupted\n")
+    _os._exit(130)
+
+
+def _quiet_interrupts_until_main() -> None:
+    """In the ``benchlab`` console script only, until :func:`benchlab.cli.main.main` runs.
+
+    The script's first line imports ``benchlab.cli.main``; a Ctrl-C during that import would
+    print Python's KeyboardInterrupt traceback (1 in 4 signals sent 14-40 ms after start on a
+    loaded machine, ``bench/sigint_startup.py``). ``main`` puts Python's handler back first
+    thing. A library user's process (its ``__main__`` is not the script) is not touched, nor
+    is a SIGINT that is ignored (a background job)."""
+    main = _sys.modules.get("__main__")
+    script = getattr(main, "__file__", None) or ""
+    if (getattr(main, "__name__", None) == "__main__"  # not a spawned child re-running it
+            and _os.path.basename(script) == "benchlab"
+            and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler):
+        _signal.signal(_signal.SIGINT, _interrupted_before_main)
+
+
+def _python_interrupts() -> None:
+    """Give Ctrl-C back to Python (KeyboardInterrupt) if the console script had it quiet."""
+    if _signal.getsignal(_signal.SIGINT) is _interrupted_before_main:
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+
+
+_quiet_interrupts_until_main()
+
 
 def __getattr__(name: str):
     """``benchlab.open(path)``: a store's sessions, runs, samples and environments as pandas

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from benchlab import __version__
+from benchlab import __version__, _python_interrupts
 
 # name -> (module in benchlab.cli, one-line help). Keep in step with the commands' docstrings.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -179,6 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     """
     args = sys.argv[1:] if argv is None else list(argv)
     try:
+        _python_interrupts()  # from here on Ctrl-C is KeyboardInterrupt, handled below
         if args == ["--version"]:
             # Same text as click.version_option, without importing Click (~35 ms).
             sys.stdout.write(f"benchlab, version {__version__}\n")
