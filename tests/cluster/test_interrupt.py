@@ -33,25 +33,33 @@ def _run_processes(root: int) -> list[str]:
             if name == "sleep" or name.startswith("exec_helper")]
 
 
+def _client_napping_on(address: str, worker: subprocess.Popen, db_path, tmp_path,
+                       counter) -> subprocess.Popen:
+    """``benchlab run --cluster ADDRESS`` of 3 runs of the NAP script, returned once its first
+    run is stored and its second one sleeps on ``worker`` (and the client is still running)."""
+    script = tmp_path / "nap.sh"
+    script.write_text(NAP)
+    client = subprocess.Popen(
+        [os.path.join(os.path.dirname(sys.executable), "benchlab"), "run", "--cluster",
+         address, "-r", "3", "--warmup", "0", f"sh {script} {counter}", "--db",
+         str(db_path), "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, COLUMNS="160"))
+    wait_for(lambda: (stored_runs(db_path) >= 1
+                      and "sleep" in _run_processes(worker.pid)) or client.poll() is not None,
+             90, "the first run stored and the second one sleeping on the worker")
+    assert client.poll() is None, client.communicate()
+    return client
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
 def test_interrupted_client_stops_the_run_on_a_teams_worker(db_path, tmp_path, signum):
-    script, counter = tmp_path / "nap.sh", tmp_path / "count"
-    script.write_text(NAP)
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
+    counter, port = tmp_path / "count", free_port()
     scheduler, worker = team_cluster(port)
     client = None
     try:
-        client = subprocess.Popen(
-            [os.path.join(os.path.dirname(sys.executable), "benchlab"), "run", "--cluster",
-             address, "-r", "3", "--warmup", "0", f"sh {script} {counter}", "--db",
-             str(db_path), "-q"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=dict(os.environ, COLUMNS="160"))
-        wait_for(lambda: (stored_runs(db_path) >= 1
-                          and "sleep" in _run_processes(worker.pid)) or client.poll() is not None,
-                 90, "the first run stored and the second one sleeping on the worker")
-        assert client.poll() is None, client.communicate()
+        client = _client_napping_on(f"tcp://127.0.0.1:{port}", worker, db_path, tmp_path,
+                                    counter)
         client.send_signal(signum)
         out, err = client.communicate(timeout=60)
         assert client.returncode == 128 + signum, (out, err)
@@ -81,23 +89,12 @@ def test_a_killed_clients_run_is_killed_on_a_teams_worker(db_path, tmp_path):
     """kill -9 of the client: nobody can call the stop, but the scheduler frees the client's
     tasks and the worker plugin (core/cluster/cancel.py) kills the run's processes there; the
     session keeps its stored run and ``--resume`` completes it exactly."""
-    script, counter = tmp_path / "nap.sh", tmp_path / "count"
-    script.write_text(NAP)
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
+    counter, port = tmp_path / "count", free_port()
     scheduler, worker = team_cluster(port)
     client = None
     try:
-        client = subprocess.Popen(
-            [os.path.join(os.path.dirname(sys.executable), "benchlab"), "run", "--cluster",
-             address, "-r", "3", "--warmup", "0", f"sh {script} {counter}", "--db",
-             str(db_path), "-q"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=dict(os.environ, COLUMNS="160"))
-        wait_for(lambda: (stored_runs(db_path) >= 1
-                          and "sleep" in _run_processes(worker.pid)) or client.poll() is not None,
-                 90, "the first run stored and the second one sleeping on the worker")
-        assert client.poll() is None, client.communicate()
+        client = _client_napping_on(f"tcp://127.0.0.1:{port}", worker, db_path, tmp_path,
+                                    counter)
         client.kill()
         client.communicate(timeout=30)
         # the 30 s nap is killed well before it would end by itself
