@@ -25,7 +25,9 @@ BLOCK_VALUES = 65_536
 #: The on-disk element type: 8-byte IEEE-754 doubles, little-endian whatever the machine.
 DTYPE = np.dtype("<f8")
 
-_INSERT = ("INSERT INTO sample_blocks (run_id, metric, first_seq, n, data) VALUES (?,?,?,?,?)")
+#: The columns a block row is written with, in the order of the row tuples.
+COLUMNS = ("run_id", "metric", "first_seq", "n", "data")
+_INSERT = f"INSERT INTO sample_blocks ({', '.join(COLUMNS)}) VALUES (?,?,?,?,?)"
 
 
 def to_array(values: Any) -> np.ndarray:
@@ -65,7 +67,7 @@ def insert_blocks(conn: Any, rows: list[tuple[int, str, int, int, bytes]]) -> No
         return
     copy_rows = getattr(conn, "copy_rows", None)
     if copy_rows is not None:
-        copy_rows("sample_blocks", ("run_id", "metric", "first_seq", "n", "data"), rows)
+        copy_rows("sample_blocks", COLUMNS, rows)
     else:
         conn.executemany(_INSERT, rows)
 

@@ -20,5 +20,6 @@ from benchlab.store.formats import register_import_format
 register_import_format("bundle", import_bundle, detect=looks_like_bundle)
 
 __all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "MANIFEST", "Bundle", "bundle_bytes",
-           "canonical_bytes", "looks_like_bundle", "read_bundle", "sha256_hex", "write_bundle", "DATA_MEMBER",
-           "import_bundle", "load_into_store", "session_documents", "sessions_data"]
+           "canonical_bytes", "looks_like_bundle", "read_bundle", "sha256_hex", "write_bundle",
+           "DATA_MEMBER", "import_bundle", "load_into_store", "session_documents",
+           "sessions_data"]
