@@ -35,6 +35,41 @@ SLOT = "benchlab-slot"
 _HOST = re.compile(r"^[A-Za-z0-9_.:\[\]-]+$")
 
 
+@dataclass
+class ClientOptions:
+    """How this process connects to a team's scheduler: ``tls_dir`` (``--tls-dir``: the
+    client's CA, certificate and key) and ``insecure`` (``--insecure``: allow plain ``tcp://``
+    to another machine). Set once by the command line (:func:`set_client_options`)."""
+
+    tls_dir: str | None = None
+    insecure: bool = False
+
+
+_CLIENT = ClientOptions()
+
+
+def set_client_options(*, tls_dir: str | None = None, insecure: bool | None = None) -> None:
+    """Record ``--tls-dir`` / ``--insecure`` for every cluster this process connects to."""
+    if tls_dir is not None:
+        _CLIENT.tls_dir = tls_dir
+    if insecure is not None:
+        _CLIENT.insecure = insecure
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an IP address, IPv6 maybe in brackets) is this machine's
+    loopback: ``localhost``, 127.0.0.0/8, ::1. Names are not resolved."""
+    import ipaddress
+
+    h = host.strip("[]").lower()
+    if h in ("localhost", "localhost.localdomain", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
 def quiet_config() -> dict[str, Any]:
     """Dask settings that keep an idle worker idle while a run executes (why: every periodic
     callback wakes the worker's event loop on a CPU next to the benchmark).
@@ -86,7 +121,15 @@ def parse_cluster(text: str) -> ClusterSpec:
         host, _, port = rest.rpartition(":")
         if not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise UserError(f"--cluster {text!r}: no host:port after the scheme; {forms}")
-        return ClusterSpec(t, "tcp", address=t)
+        if t.startswith("tcp://") and not is_loopback(host) and not _CLIENT.insecure:
+            # anyone who reaches a plain-TCP scheduler runs code as root on every worker
+            raise UserError(f"--cluster {text}: plain tcp:// to another machine lets anyone on "
+                            f"the network run code on the workers; use tls:// with "
+                            f"certificates (`benchlab cluster certs`, docs/cluster.md) or pass "
+                            f"--insecure")
+        spec = ClusterSpec(t, "tcp", address=t)
+        _security_of(spec, load=False)  # no certificate for tls://: one line before anything
+        return spec
     if t.startswith("local:"):
         n = t[6:]
         if not n.isdigit() or not 1 <= int(n) <= 256:
@@ -124,7 +167,7 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
         try:
             if spec.kind == "tcp":
                 client = Client(spec.address, timeout=f"{int(min(timeout_s, 10))}s",
-                                set_as_default=False)
+                                set_as_default=False, **_security_of(spec))
             elif spec.kind == "local":
                 from distributed import LocalCluster
 
@@ -180,6 +223,21 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
             if cluster is not None:
                 with contextlib.suppress(Exception):
                     cluster.close(timeout=10)
+
+
+def _security_of(spec: ClusterSpec, *, load: bool = True) -> dict[str, Any]:
+    """``{"security": Security}`` for a ``tls://`` address (the client's certificate, every
+    connection encrypted), ``{}`` for ``tcp://``; UserError when ``tls://`` has no certificate
+    configured (Dask would otherwise time out with a traceback at exit)."""
+    from benchlab.core.cluster.tls import client_security, configured_client_tls
+
+    if not (spec.address or "").startswith("tls://"):
+        return {}
+    files = configured_client_tls(_CLIENT.tls_dir)
+    if files is None:
+        raise UserError(f"--cluster {spec.text}: no TLS certificate configured; give --tls-dir "
+                        f"DIR (made by `benchlab cluster certs DIR`) or set BENCHLAB_TLS_DIR")
+    return {"security": client_security(files)} if load else {}
 
 
 def _silence_dask_logs() -> None:

@@ -1,0 +1,91 @@
+"""``benchlab cluster certs``: a team CA and TLS certificates for a Dask cluster; and the client
+options ``--tls-dir`` / ``--insecure`` every command that takes ``--cluster`` shares.
+
+Nothing here imports Dask: the certificates are made with ``cryptography`` (imported only by
+the ``certs`` command) and the options only record what was given
+(:func:`benchlab.core.cluster.address.set_client_options`).
+"""
+
+from __future__ import annotations
+
+import click
+
+from benchlab.errors import UserError
+
+
+def _record_tls_dir(ctx, param, value):
+    if value is not None:
+        from benchlab.core.cluster.address import set_client_options
+
+        set_client_options(tls_dir=value)
+    return value
+
+
+def _record_insecure(ctx, param, value):
+    if value:
+        from benchlab.core.cluster.address import set_client_options
+
+        set_client_options(insecure=True)
+    return value
+
+
+def tls_options(f):
+    """Add ``--tls-dir DIR`` and ``--insecure`` (recorded for the cluster connection, not passed
+    to the command's function) to a Click command."""
+    f = click.option("--insecure", is_flag=True, expose_value=False, callback=_record_insecure,
+                     help="With --cluster tcp://: allow a plain, unauthenticated connection to "
+                          "another machine (anyone who reaches the scheduler can run code on "
+                          "the workers).")(f)
+    f = click.option("--tls-dir", default=None, metavar="DIR", expose_value=False,
+                     callback=_record_tls_dir,
+                     help="With --cluster tls://: the directory holding ca.pem, client.pem and "
+                          "client-key.pem (`benchlab cluster certs`); default "
+                          "$BENCHLAB_TLS_DIR or Dask's distributed.comm.tls configuration.")(f)
+    return f
+
+
+@click.group("cluster")
+def cluster_group() -> None:
+    """Set up a team's Dask cluster: TLS certificates (docs/cluster.md)."""
+
+
+@cluster_group.command("certs")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--hosts", default="", metavar="HOST,...",
+              help="Host names and IP addresses of the scheduler and workers (written into "
+                   "their certificates).")
+@click.option("--client", "client_name", default=None, metavar="NAME",
+              help="Sign one more client certificate with the CA already in DIR, into DIR/NAME "
+                   "(one per person).")
+@click.option("--days", default=365, show_default=True, type=int,
+              help="Validity of the certificates (days).")
+@click.option("--overwrite", is_flag=True, help="Replace an existing CA in DIR.")
+def certs(directory: str, hosts: str, client_name: str | None, days: int,
+          overwrite: bool) -> None:
+    """Make a team CA and certificates for a TLS Dask cluster in DIRECTORY (keys 0600).
+
+    DIR gets ca.pem and ca-key.pem (keep the CA key offline), and a certificate and key for the
+    scheduler, the workers and a client. Start the scheduler and workers with them and run
+    `benchlab run --cluster tls://SCHEDULER:8786 --tls-dir DIR` (docs/cluster.md).
+    """
+    from benchlab.core.cluster.tls import add_client, make_certificates
+
+    if client_name is not None:
+        out = add_client(directory, client_name, days=days)
+        click.echo(f"client certificate for {client_name} in {out} (ca.pem, client.pem, "
+                   f"client-key.pem); give that directory to them: --tls-dir {out}")
+        return
+    names = [h.strip() for h in hosts.split(",") if h.strip()]
+    if any(not all(c.isalnum() or c in "-_.:" for c in h) for h in names):
+        raise UserError(f"--hosts {hosts!r}: give comma-separated host names or IP addresses")
+    written = make_certificates(directory, names, days=days, overwrite=overwrite)
+    click.echo(f"team CA and certificates in {directory}: "
+               f"{', '.join(p.name for p in written)}")
+    click.echo(f"scheduler: dask scheduler --tls-ca-file {directory}/ca.pem --tls-cert "
+               f"{directory}/scheduler.pem --tls-key {directory}/scheduler-key.pem")
+    click.echo(f"workers:   dask worker tls://SCHEDULER:8786 --tls-ca-file {directory}/ca.pem "
+               f"--tls-cert {directory}/worker.pem --tls-key {directory}/worker-key.pem ...")
+    click.echo(f"client:    benchlab run --cluster tls://SCHEDULER:8786 --tls-dir {directory} ...")
+
+
+commands = [cluster_group]

@@ -1,0 +1,143 @@
+"""A team's cluster over TLS with mutual authentication (issue 15, critical 3).
+
+A real ``dask scheduler`` and ``dask worker`` (the dask CLIs, as a team starts them) with
+certificates made by ``benchlab cluster certs``; ``benchlab run --cluster tls://`` end to end;
+a client without the team's certificate is refused; ``tcp://`` to another machine is refused
+without ``--insecure``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from benchlab.store.db import Store
+from tests.cluster.helpers import free_port, start_module, stop_group, wait_for
+from tests.conftest import assert_one_line_error, run_cli
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tls") / "team"
+    proc = run_cli("cluster", "certs", str(d), "--hosts", "127.0.0.1,localhost")
+    assert proc.returncode == 0, proc.stderr
+    return d
+
+
+@pytest.fixture(scope="module")
+def tls_cluster(certs):
+    """A TLS scheduler on 127.0.0.1 and one TLS worker with one benchlab slot."""
+    port = free_port()
+    tls = lambda role: ["--tls-ca-file", str(certs / "ca.pem"),  # noqa: E731
+                        "--tls-cert", str(certs / f"{role}.pem"),
+                        "--tls-key", str(certs / f"{role}-key.pem")]
+    scheduler = start_module("distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                             "--port", str(port), "--no-dashboard", "--protocol", "tls",
+                             *tls("scheduler"))
+    worker = start_module("distributed.cli.dask_worker", f"tls://127.0.0.1:{port}",
+                          "--nthreads", "1", "--resources", "benchlab-slot=1", "--no-dashboard",
+                          "--name", "w", *tls("worker"))
+    address = f"tls://127.0.0.1:{port}"
+    try:
+        def joined():
+            from distributed import Client
+
+            from benchlab.core.cluster.tls import client_security, tls_from_directory
+
+            try:
+                with Client(address, timeout="3s",
+                            security=client_security(tls_from_directory(certs, "dir"))) as c:
+                    return len(c.scheduler_info()["workers"]) >= 1
+            except Exception:
+                return False
+
+        wait_for(joined, 60, "the TLS worker to join")
+        yield address
+    finally:
+        stop_group(worker)
+        stop_group(scheduler)
+
+
+def test_certs_keys_are_private_and_a_second_ca_is_refused(certs):
+    for name in ("ca-key.pem", "scheduler-key.pem", "worker-key.pem", "client-key.pem"):
+        assert stat.S_IMODE(os.stat(certs / name).st_mode) == 0o600, name
+    again = run_cli("cluster", "certs", str(certs))
+    assert_one_line_error(again, "exists")
+
+
+def test_run_over_tls_end_to_end(tls_cluster, certs, tmp_path):
+    db = tmp_path / "t.db"
+    proc = run_cli("run", "--cluster", tls_cluster, "--tls-dir", str(certs), "-r", "3", "-w", "0",
+                   "true", db=db, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    with Store.open(db, readonly=True) as store:
+        session = store.sessions()[0]
+        runs = store.runs(session_id=session["id"], include_warmup=False)
+        assert len(runs) == 3 and all(r["status"] == "ok" for r in runs)
+        assert all(r["extra"]["machine"] == "127.0.0.1/w" for r in runs)
+
+
+def test_per_person_client_certificate_and_env_variable(tls_cluster, certs, tmp_path):
+    added = run_cli("cluster", "certs", str(certs), "--client", "alice")
+    assert added.returncode == 0, added.stderr
+    proc = run_cli("run", "--cluster", tls_cluster, "-r", "2", "-w", "0", "true",
+                   db=tmp_path / "a.db", env={"BENCHLAB_TLS_DIR": str(certs / "alice")})
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_client_with_a_foreign_certificate_is_refused(tls_cluster, tmp_path):
+    """A certificate from another CA: the scheduler refuses the handshake; one line, quickly,
+    and no Dask traceback at exit."""
+    other = tmp_path / "other"
+    assert run_cli("cluster", "certs", str(other)).returncode == 0
+    t0 = time.monotonic()
+    proc = run_cli("run", "--cluster", tls_cluster, "--tls-dir", str(other), "-r", "2", "true",
+                   db=tmp_path / "x.db", timeout=90)
+    assert_one_line_error(proc, "cannot reach the cluster")
+    assert time.monotonic() - t0 < 60
+    assert not (tmp_path / "x.db").exists() or _sessions(tmp_path / "x.db") == 0
+
+
+def test_plain_dask_client_without_certificate_cannot_run_code(tls_cluster):
+    """What the audit did with the open scheduler (``Client.run``): without a certificate the
+    connection itself fails."""
+    code = ("import sys\nfrom distributed import Client\n"
+            f"try:\n    c = Client({tls_cluster.replace('tls://', 'tcp://')!r}, timeout='3s')\n"
+            "except Exception:\n    sys.exit(7)\nprint(c.run(lambda: 1))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 7, proc.stdout
+
+
+def _sessions(db) -> int:
+    with Store.open(db, readonly=True) as store:
+        return len(store.sessions())
+
+
+def test_tls_without_certificates_is_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHLAB_TLS", "DASK_"))}
+    proc = subprocess.run([sys.executable, "-m", "benchlab.cli.main", "run", "--cluster",
+                           f"tls://127.0.0.1:{free_port()}", "true", "--db",
+                           str(tmp_path / "n.db")], capture_output=True, text=True, timeout=60,
+                          env=env)
+    assert_one_line_error(proc, "no TLS certificate configured")
+
+
+@pytest.mark.parametrize("address", ["tcp://10.1.2.3:8786", "tcp://lab-scheduler:8786",
+                                     "tcp://0.0.0.0:8786"])
+def test_plain_tcp_to_another_machine_needs_insecure(address, tmp_path):
+    proc = run_cli("run", "--cluster", address, "true", db=tmp_path / "n.db")
+    assert_one_line_error(proc, "--insecure")
+
+
+def test_insecure_lets_plain_tcp_through_to_the_connection(tmp_path):
+    """With --insecure the address is accepted and the connection is tried (nothing listens
+    on this port of a TEST-NET address, so the error is about reaching it)."""
+    proc = run_cli("run", "--cluster", "tcp://192.0.2.1:9", "--insecure", "true",
+                   db=tmp_path / "n.db", timeout=90)
+    assert_one_line_error(proc, "cannot reach the cluster")
