@@ -52,6 +52,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "[SESSION:]NAME[/METRIC]."),
     "history": ("report", "Every session of benchmark NAME in time order: median, interval, "
                           "steps, environment."),
+    "cluster": ("cluster_certs", "Set up a team's Dask cluster: TLS certificates "
+                                 "(docs/cluster.md)."),
     "store": ("store", "Work on whole stores: copy sessions between SQLite files and PostgreSQL "
                        "databases."),
     "predict": ("predict", "Bounds of an application's result on TARGET from its result on BASE; "
