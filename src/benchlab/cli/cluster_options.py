@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from benchlab.cli.cluster_certs import tls_options
 from benchlab.cli.json_output import echo_json
 from benchlab.errors import UserError
 
@@ -38,6 +39,7 @@ def cluster_options(f):
     """Add ``--cluster ADDRESS``, ``--on all|N|HOST,...``, ``--spread`` and ``--lost-after`` to a
     Click command."""
     f = lost_after_option(f)
+    f = tls_options(f)
     f = click.option("--spread", is_flag=True,
                      help="With --cluster: machines are identical; spread the runs over them "
                           "instead of running the protocol on each.")(f)
@@ -163,6 +165,7 @@ def resume_run(store, key: str, cluster: str | None, observer,
 
 def cluster_on_options(f):
     """``--cluster`` and ``--on`` (no ``--spread``): profile and calibrate each machine."""
+    f = tls_options(f)
     f = click.option("--on", "on", default="all", show_default=True, metavar="all|N|HOST,...",
                      help="With --cluster: the machines to characterise.")(f)
     f = click.option("--cluster", default=None, metavar="tcp://HOST:PORT|local:N|ssh:HOST,...",

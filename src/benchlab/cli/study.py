@@ -8,8 +8,10 @@ import sys
 import click
 from rich.console import Console
 
+from benchlab.cli.cluster_certs import tls_options
 from benchlab.cli.cluster_options import check_cluster_flags, lost_after_option
 from benchlab.cli.common import db_option, open_store
+from benchlab.cli.output_path import OUTPUT_DIR
 from benchlab.cli.run import ProgressObserver
 from benchlab.core.executor import SessionInterrupted
 from benchlab.core.study import run_study
@@ -38,6 +40,7 @@ def study_group():
 @click.option("--cluster", default=None, metavar="tcp://HOST:PORT|local:N|ssh:HOST,...",
               help="Run every cell on each machine of a Dask cluster (docs/cluster.md).")
 @lost_after_option
+@tls_options
 @db_option
 def study_run(suite, builtin, resume, cluster, lost_after, db):
     """Run SUITE.toml (or --builtin): every cell in seeded random order, resumable."""
@@ -64,7 +67,7 @@ def study_run(suite, builtin, resume, cluster, lost_after, db):
 
 @study_group.command("report")
 @click.argument("session")
-@click.option("-o", "--output", "out_dir", default=None, metavar="DIR",
+@click.option("-o", "--output", "out_dir", type=OUTPUT_DIR, default=None, metavar="DIR",
               help="Directory for report.md, CSV tables and plots (default study-<uid>/).")
 @click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True,
               help="Bootstrap resamples per interval.")
