@@ -18,6 +18,9 @@ have valgrind  || need_pkgs+=(valgrind)
 have chromium  || need_pkgs+=(chromium)
 [[ -x /usr/sbin/sshd ]] || need_pkgs+=(openssh-server)  # tests/cluster: SSHCluster to this machine
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_pkgs+=(postgresql)  # tests/store: team store
+have "${PYTHON:-python3}" || need_pkgs+=(python3)
+# Without uv and without pip, uv is installed into a venv: Debian's python3 needs python3-venv.
+if ! have uv && ! "${PYTHON:-python3}" -c 'import ensurepip' 2>/dev/null; then need_pkgs+=(python3-venv); fi
 if ((${#need_pkgs[@]})); then
   if [[ $(id -u) -ne 0 ]]; then
     echo "setup: missing Debian packages: ${need_pkgs[*]}; run: sudo apt-get install -y ${need_pkgs[*]}" >&2
@@ -33,14 +36,43 @@ if ((${#need_pkgs[@]})); then
   }
 fi
 
+# Python: Debian 12's python3 (3.11) has no pip and, without python3-venv, no ensurepip.
 PY=${PYTHON:-python3}
-if ! have uv; then
-  echo "setup: installing uv (the lock-file installer) from PyPI"
-  "$PY" -m pip install -q uv 2>/dev/null || "$PY" -m pip install -q --break-system-packages uv
+if ! have "$PY"; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: no $PY; run: sudo apt-get install -y python3 python3-venv" >&2; exit 2
+  fi
+  echo "setup: installing python3"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
 fi
-UV=$(command -v uv || echo "$("$PY" -m site --user-base)/bin/uv")
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "setup: benchlab needs Python >= 3.11, $PY is $("$PY" -c 'import platform; print(platform.python_version())'); install python3.11 or set PYTHON=/path/to/python3.11" >&2
+  exit 2
+fi
+
+# uv (the lock-file installer): on PATH, else in its own venv in the user's cache, made with
+# pip where python3 has it, else with python3 -m venv (Debian's python3-venv gives ensurepip).
+UV_HOME=${XDG_CACHE_HOME:-$HOME/.cache}/benchlab/uv-venv
+UV=$(command -v uv || true)
+[[ -z $UV && -x $UV_HOME/bin/uv ]] && UV=$UV_HOME/bin/uv
+if [[ -z $UV ]]; then
+  if ! "$PY" -c 'import ensurepip' 2>/dev/null; then
+    if [[ $(id -u) -ne 0 ]]; then
+      echo "setup: $PY cannot make a venv (no ensurepip); run: sudo apt-get install -y python3-venv" >&2
+      exit 2
+    fi
+    echo "setup: installing python3-venv (to install uv without a system pip)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  fi
+  echo "setup: installing uv (the lock-file installer) from PyPI into $UV_HOME"
+  "$PY" -m venv "$UV_HOME"
+  "$UV_HOME/bin/python" -m pip install -q --disable-pip-version-check uv
+  UV=$UV_HOME/bin/uv
+fi
 # --frozen: install exactly what uv.lock says; never re-resolve on a user's machine.
-"$UV" sync --frozen --compile-bytecode --python "$PY" -q
+# --all-extras: developers get every command (report, cluster, postgres, notebook); the dev
+# group (pytest, ruff, ...) is uv's default.
+"$UV" sync --frozen --all-extras --compile-bytecode --python "$PY" -q
 # The project itself is installed editable (src/ is not in site-packages): compile it too, so an
 # environment with PYTHONDONTWRITEBYTECODE=1 does not recompile every module on every command.
 .venv/bin/python -m compileall -q -j 0 src >/dev/null

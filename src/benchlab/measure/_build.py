@@ -5,13 +5,16 @@ compiles them with the system C compiler the first time they are needed.  Binari
 cache directory, ``$BENCHLAB_CACHE/bin`` when ``BENCHLAB_CACHE`` is set, else
 ``$XDG_CACHE_HOME/benchlab/bin`` (default ``~/.cache/benchlab/bin``), under a name that includes a
 hash of the source text, the compiler's identity and the flags; a changed source or compiler
-gives a new binary and an old one is never reused by mistake.  Builds go to a temporary file in
-the same directory and are renamed into place, so concurrent builds (several workers, several
-processes) are safe: the last rename wins and every rename installs a complete binary.
+gives a new binary and an old one is never reused by mistake.  A build holds an exclusive
+``flock`` on ``locks/<binary>.lock`` beside ``bin``, so two first runs at once compile once: the second
+waits and then finds the binary.  Builds still go to a temporary file in the same directory and
+are renamed into place, so a reader never sees half a binary (even on a file system whose locks
+do not work).
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import os
@@ -43,12 +46,13 @@ def cache_dir() -> Path:
 
 
 def find_c_compiler() -> str | None:
-    """Absolute path of the C compiler to use ($CC, else cc, gcc, clang), or None if none exists."""
-    candidates = []
-    if os.environ.get("CC"):
-        candidates.append(os.environ["CC"])
-    candidates += ["cc", "gcc", "clang"]
-    for name in candidates:
+    """Absolute path of the C compiler to use, or None if none exists.
+
+    ``$CC`` when set (and then only it, as ``make`` does: ``CC=/nowhere`` means no compiler),
+    else the first of cc, gcc, clang on ``PATH``.
+    """
+    chosen = os.environ.get("CC")
+    for name in [chosen] if chosen else ["cc", "gcc", "clang"]:
         path = shutil.which(name)
         if path:
             return path
@@ -57,14 +61,19 @@ def find_c_compiler() -> str | None:
 
 @functools.lru_cache(maxsize=None)
 def _compiler_identity(compiler: str) -> str:
-    """The compiler's path plus its ``--version`` text: part of the cache key."""
+    """The compiler driver's real path, size and mtime (ns): part of the cache key.
+
+    A ``stat``, not ``cc --version``: every ``benchlab run`` locates the exec helper, and a
+    subprocess there cost milliseconds of start-up. An upgraded compiler replaces its driver
+    binary, which changes the key.
+    """
+    real = os.path.realpath(compiler)
     try:
-        out = subprocess.run(
-            [compiler, "--version"], capture_output=True, text=True, timeout=30, check=False
-        )
+        st = os.stat(real)
     except OSError as exc:
-        raise UserError(f"C compiler {compiler} cannot run ({exc}); install gcc (apt-get install gcc)")
-    return f"{os.path.realpath(compiler)}\n{out.stdout}"
+        raise UserError(f"C compiler {compiler} cannot be read ({exc.strerror}); "
+                        "install gcc (apt-get install gcc)")
+    return f"{real}\n{st.st_size}\n{st.st_mtime_ns}"
 
 
 def _cache_key(source_text: bytes, compiler: str, flags: Sequence[str], libs: Sequence[str]) -> str:
@@ -96,14 +105,32 @@ def _build_cached(
             f"cannot create the binary cache {out_dir} ({exc.strerror}); "
             "set BENCHLAB_CACHE to a writable directory"
         )
+    lock_dir = out_dir.parent / "locks"  # beside bin/, which holds nothing but binaries
+    lock_dir.mkdir(exist_ok=True)
+    with open(lock_dir / f"{target.name}.lock", "w") as lock:
+        # One compiler at a time per binary: a concurrent first run waits here, then finds it.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.access(target, os.X_OK):
+            return target
+        return _compile(compiler, source, target, flags, libs, try_static)
+
+
+def _compile(compiler: str, source: Path, target: Path, flags: tuple[str, ...],
+             libs: tuple[str, ...], try_static: bool) -> Path:
+    """Compile ``source`` to a temporary file beside ``target`` and rename it into place."""
     attempts = [("-static",), ()] if try_static else [()]
     errors = []
     for extra in attempts:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{source.stem}-", dir=out_dir)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{source.stem}-", dir=target.parent)
         os.close(fd)
         cmd = [compiler, *flags, *extra, "-o", tmp_name, str(source), *libs]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                                      check=False)
+            except OSError as exc:
+                raise UserError(f"C compiler {compiler} cannot run ({exc.strerror}); "
+                                "install gcc (apt-get install gcc)")
             if proc.returncode == 0:
                 os.chmod(tmp_name, 0o755)
                 os.replace(tmp_name, target)  # atomic: readers see no binary or a whole one

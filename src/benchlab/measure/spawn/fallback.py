@@ -17,9 +17,34 @@ import time
 from pathlib import Path
 
 from benchlab.control.cgroups._fs import kill_members
+from benchlab.measure.spawn import helper_client
 from benchlab.measure.spawn._process import _DeferredSigint, _kill_group
 from benchlab.measure.spawn.rusage import _python_error, _wait_python
 from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest, _abs, _rlimit_number
+
+#: What runs spawned from Python cannot do, said once per process when the exec helper could not
+#: be built (``BENCHLAB_SPAWN=python`` is a choice and says nothing).
+FALLBACK_NOTICE = (
+    "benchlab: note: {reason}; runs are spawned from Python instead of the C exec helper: "
+    "max RSS includes benchlab's own (tens of MB), times include some Python overhead, and a "
+    "setsid descendant of a run outside cgroups is not killed"
+)
+
+_noticed = False
+
+
+def _notice_once() -> None:
+    """Print :data:`FALLBACK_NOTICE` to stderr the first time a run falls back in this process."""
+    global _noticed
+    if _noticed or helper_client.unavailable_reason is None:
+        return
+    _noticed = True
+    reason = helper_client.unavailable_reason.rstrip(".")
+    try:
+        os.write(2, (FALLBACK_NOTICE.format(reason=reason) + "\n").encode())
+    except OSError:
+        pass  # no stderr: nothing to tell
+
 
 def _python_child_setup(request: SpawnRequest, report_fd: int):
     """preexec_fn for the fallback: cgroup join, affinity, rlimits, with precise failure notes."""
@@ -59,6 +84,7 @@ def _python_child_setup(request: SpawnRequest, report_fd: int):
 
 
 def _spawn_python(request: SpawnRequest) -> RunMeasurement:
+    _notice_once()
     opened: list[int] = []
     report_r, report_w = os.pipe()
     try:

@@ -28,17 +28,28 @@ helper_uses_fork = os.environ.get("BENCHLAB_HELPER_FORK") == "1"
 
 _helper_path: str | None = None
 
+#: Why the exec helper cannot be built here (the UserError's text), once a build was refused;
+#: the fallback reads it to say, once per process, what runs spawned from Python cannot do.
+unavailable_reason: str | None = None
+
 
 def helper_path() -> str:
     """Path of the compiled exec helper (compiled once per source/compiler; cached per process).
 
+    The first call in a user's cache compiles it into ``$XDG_CACHE_HOME/benchlab/bin`` under a
+    file lock (``benchlab.measure._build``); later calls cost one ``stat``.
     Raises UserError when no C compiler is installed.
     """
-    global _helper_path
+    global _helper_path, unavailable_reason
     if _helper_path is None:
+        from benchlab.errors import UserError
         from benchlab.measure._build import build
 
-        _helper_path = str(build(HELPER_SOURCE, flags=("-O2",), try_static=True))
+        try:
+            _helper_path = str(build(HELPER_SOURCE, flags=("-O2",), try_static=True))
+        except UserError as exc:
+            unavailable_reason = str(exc)
+            raise
     return _helper_path
 
 

@@ -1,0 +1,95 @@
+"""The package as a user gets it: ``uv build`` makes an sdist and a wheel; the wheel, installed
+into a fresh venv (uv's cache and PyPI only), runs, compares and reports.
+
+The base install has no report extra, so ``benchlab report`` ends in one line naming
+``pip install 'benchlab[report]'``; after installing that extra it writes the report. The
+exec helper is compiled at first use into the venv user's cache (XDG_CACHE_HOME). Without a
+C compiler (``CC`` pointing nowhere) the same wheel measures with the Python fallback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, assert_one_line_error
+
+pytestmark = pytest.mark.slow
+UV = shutil.which("uv")
+
+
+def _uv(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    proc = subprocess.run([UV, *args], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"uv {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory) -> Path:
+    if UV is None:
+        pytest.skip("uv is not installed (scripts/setup.sh installs it)")
+    out = tmp_path_factory.mktemp("dist")
+    _uv("build", "-q", "-o", str(out), str(REPO))
+    return out
+
+
+@pytest.fixture(scope="module")
+def venv(dist, tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("venv")
+    _uv("venv", "-q", "--python", sys.executable, str(root / "v"))
+    wheel = next(dist.glob("benchlab-*.whl"))
+    _uv("pip", "install", "-q", "--python", str(root / "v" / "bin" / "python"), str(wheel))
+    return root / "v"
+
+
+def _benchlab(venv: Path, home: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    full_env = {"PATH": os.environ["PATH"], "HOME": str(home), "COLUMNS": "160",
+                "XDG_CACHE_HOME": str(home / "cache"), "XDG_DATA_HOME": str(home / "data"),
+                "LANG": "C.UTF-8", **env}
+    return subprocess.run([str(venv / "bin" / "benchlab"), *args, "--db", str(home / "b.db")],
+                          capture_output=True, text=True, timeout=300, cwd=home, env=full_env)
+
+
+def test_sdist_and_wheel_carry_the_c_sources(dist):
+    wheel = next(dist.glob("benchlab-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "benchlab/measure/exec_helper.c" in names
+    assert "benchlab/workloads/insertion_sort.c" in names
+    assert "benchlab/report/html/templates/report.html.j2" in names
+    assert not any("__pycache__" in n or n.startswith("tests/") for n in names)
+    assert list(dist.glob("benchlab-*.tar.gz"))
+
+
+def test_wheel_runs_compares_and_reports(venv, dist, tmp_path):
+    run = _benchlab(venv, tmp_path, "run", "-N", "-r", "3", "/bin/true")
+    assert run.returncode == 0, run.stderr
+    assert "benchlab: note:" not in run.stderr  # a compiler is here: the C helper was used
+    helpers = list((tmp_path / "cache" / "benchlab" / "bin").glob("exec_helper-*"))
+    assert len(helpers) == 1
+    both = _benchlab(venv, tmp_path, "run", "-N", "-r", "5", "sleep 0.01", "sleep 0.03")
+    assert both.returncode == 0, both.stderr
+    compare = _benchlab(venv, tmp_path, "compare", "sleep 0.01", "sleep 0.03")
+    assert compare.returncode == 0, compare.stderr
+    assert "faster" in compare.stdout
+    report = _benchlab(venv, tmp_path, "report", "-o", str(tmp_path / "r.html"))
+    assert_one_line_error(report, "pip install 'benchlab[report]'")
+    assert not (tmp_path / "r.html").exists()
+    wheel = next(dist.glob("benchlab-*.whl"))
+    _uv("pip", "install", "-q", "--python", str(venv / "bin" / "python"), f"{wheel}[report]")
+    report = _benchlab(venv, tmp_path, "report", "-o", str(tmp_path / "r.html"))
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "r.html").stat().st_size > 100_000
+
+
+def test_wheel_without_a_compiler_falls_back(venv, tmp_path):
+    proc = _benchlab(venv, tmp_path, "run", "-N", "-r", "3", "/bin/true",
+                     CC=str(tmp_path / "nowhere"))
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if line.startswith("benchlab: note:")]
+    assert len(notes) == 1 and "spawned from Python" in notes[0], proc.stderr
