@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from benchlab.errors import UserError
+from benchlab.errors import UserError, require_extra
 from benchlab.report.model import ReportModel, Section, build_report
 from benchlab.store.db import Store
 
@@ -37,6 +37,9 @@ def check_output(output: str | None, fmt: str, plots: str | None, *,
         raise UserError(f"unknown report format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if output is None and plots is None:
         raise UserError("say where the report goes: -o FILE (and/or --plots DIR)")
+    for module in ((("jinja2", "bokeh") if fmt == "html" and output is not None else ())
+                   + (("matplotlib",) if plots is not None or fmt == "markdown" else ())):
+        require_extra(module, "report", load=False)  # one line naming the extra, before work
     if output is not None:
         target = Path(output)
         if target.is_dir():

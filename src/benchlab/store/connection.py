@@ -236,6 +236,9 @@ class StoreConnection:
     @classmethod
     def _open_postgres(cls, url: str, readonly: bool):
         """Open a team store on PostgreSQL (psycopg is imported here, never before)."""
+        from benchlab.errors import require_extra
+
+        require_extra("psycopg", "postgres", load=False)
         from benchlab.store.backends.postgres import connect, redact
 
         conn = connect(url, readonly)

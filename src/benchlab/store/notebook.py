@@ -168,6 +168,8 @@ def _timestamps(column: Any) -> Any:
 def open_results(path: str | os.PathLike | None = None) -> Results:
     """Open the store at ``path`` (default: the store ``benchlab`` itself would use) for
     reading as DataFrames; see :class:`Results`."""
+    from benchlab.errors import require_extra
     from benchlab.store.db import default_db_path
 
+    require_extra("pandas", "notebook", load=False)
     return Results(default_db_path() if path is None else path)

@@ -13,3 +13,8 @@
 Dask is imported only inside these modules' functions, never by ``benchlab run`` without
 ``--cluster`` (start-up stays fast). Nothing here is imported by ``benchlab.core`` itself.
 """
+
+from benchlab.errors import require_extra
+
+# Every way into a cluster passes here: without the extra, one line naming it (no import).
+require_extra("distributed", "cluster", load=False)
