@@ -1,27 +1,56 @@
-"""Isolation backends: ``--isolation bare | cgroup | wrap:TEMPLATE``.
+"""Isolation levels: ``--isolation bare | cgroup | bwrap | firejail | isolate | podman:IMAGE |
+podman-exec:IMAGE | docker:IMAGE | docker-exec:IMAGE | wrap:TEMPLATE``.
 
-``bare`` runs the program directly; ``cgroup`` runs it in a fresh benchlab cgroup per run (the
-limits given by ``--cpu-quota`` etc., or none, but always with cgroup CPU and memory accounting);
-``wrap:TEMPLATE`` hands the program to an external isolator. The template is a shell-like
-command line where ``{cmd}`` stands for the program's argv (each word quoted) and ``{meta}`` for a
-file path benchlab provides for the isolator's meta file, e.g.::
+- ``bare`` runs the program directly; ``cgroup`` in a fresh benchlab cgroup per run (limits from
+  ``--cpu-quota`` etc., or none, always with cgroup CPU and memory accounting).
+- **Sandboxes** (the grading platform's isolate-like level), one per run:
+  ``bwrap`` (bubblewrap: read-only root, fresh /dev and /proc, writable /tmp, new PID, IPC,
+  UTS and network namespaces, killed with its parent); ``firejail`` (no profile, no network,
+  all capabilities dropped, seccomp, no new privileges); ``isolate`` (IOI's sandbox, box = the
+  worker's number; its meta file is read as the isolator's own view of the run).
+- **Containers**: ``podman:IMAGE`` / ``docker:IMAGE`` run every run in a fresh container
+  (``run --rm``, the platform's model); ``podman-exec:IMAGE`` / ``docker-exec:IMAGE`` ``exec``
+  into one long-lived container per worker. ``,runtime=NAME`` after the image forces the OCI
+  runtime (otherwise chosen by :func:`benchlab.control.containers.prepare_engine`). The program's
+  directory is bind-mounted read-only at the same path, so a static binary (the bundled
+  workloads in a container study) runs inside any image; affinity becomes ``--cpuset-cpus``.
+- ``wrap:TEMPLATE`` hands the program to any other isolator: ``{cmd}`` stands for the program's
+  argv and ``{meta}`` for a meta-file path, e.g. ``wrap:isolate --meta={meta} --run -- {cmd}``.
 
-    wrap:isolate --box-id=0 --meta={meta} --run -- {cmd}
-    wrap:systemd-run --scope --quiet -- {cmd}
-    wrap:firejail --quiet -- {cmd}
-    wrap:docker run --rm IMAGE {cmd}
+:meth:`Isolation.check` validates a level on this machine before a session starts (one-line
+UserError: a tool that is not installed, an image that does not exist, a runtime that refuses)
+and measures its start-up cost: the median wall time of an empty ``true`` run through it,
+stored with the setup (``startup``), the offset the level adds to every run's wall time.
 
-For ``isolate`` (IOI's sandbox), the meta file (``key:value`` lines) is parsed and stored as the
-isolator's own view of the run: time, time-wall, max-rss, csw-voluntary, csw-forced, cg-mem,
-status, exitcode.
+The isolate meta file (``key:value`` lines; keys of isolate(1): time, time-wall, max-rss,
+csw-voluntary, csw-forced, cg-mem, exitcode, exitsig, killed, cg-oom-killed, status, message)
+is parsed by :func:`parse_isolate_meta` into measurements of source ``isolate``.
 """
 
 from __future__ import annotations
 
 import shlex
+import shutil
+import statistics
 from dataclasses import dataclass
+from typing import Any
 
 from benchlab.errors import UserError
+
+SANDBOXES = ("bwrap", "firejail", "isolate")
+CONTAINER_KINDS = ("podman", "podman-exec", "docker", "docker-exec")
+#: Every spelling ``--isolation`` accepts (IMAGE and TEMPLATE stand for the user's text).
+LEVELS = ("bare", "cgroup", *SANDBOXES, *(f"{k}:IMAGE" for k in CONTAINER_KINDS),
+          "wrap:TEMPLATE")
+
+#: bubblewrap: the whole host read-only, fresh /dev and /proc, writable /tmp and /dev/shm.
+BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", "/tmp", "/tmp",
+              "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+              "--die-with-parent")
+FIREJAIL_ARGS = ("--quiet", "--noprofile", "--net=none", "--caps.drop=all", "--seccomp",
+                 "--nonewprivs")
+#: Runs of ``true`` whose median is a level's start-up cost.
+STARTUP_RUNS = 5
 
 #: isolate meta keys stored, with their unit and the factor to the store's unit.
 ISOLATE_FIELDS: dict[str, tuple[str, float]] = {
@@ -37,46 +66,190 @@ ISOLATE_FIELDS: dict[str, tuple[str, float]] = {
     "cg-oom-killed": ("flag", 1.0),
 }
 
+_STARTUP_CACHE: dict[str, dict[str, Any]] = {}
 
-@dataclass(frozen=True)
+
+@dataclass
 class Isolation:
-    """A parsed ``--isolation`` value."""
+    """A parsed ``--isolation`` value; :meth:`check` fills the container runtime and the
+    measured start-up cost."""
 
-    mode: str  # bare | cgroup | wrap
+    mode: str  # bare | cgroup | wrap | sandbox | container
     template: str | None = None
+    tool: str | None = None  # bwrap, firejail, isolate, podman, docker
+    image: str | None = None
+    per_run: bool = True  # container: a fresh container per run (else exec into one per worker)
+    runtime: str | None = None  # container: the OCI runtime asked for, then the one in use
+    startup: dict[str, Any] | None = None
+    runtime_forced: bool = False  # container: the user named the runtime (no fallback)
+
+    @property
+    def text(self) -> str:
+        """The ``--isolation`` spelling of this level."""
+        if self.mode in ("bare", "cgroup"):
+            return self.mode
+        if self.mode == "wrap":
+            return f"wrap:{self.template}"
+        if self.mode == "sandbox":
+            return str(self.tool)
+        kind = self.tool if self.per_run else f"{self.tool}-exec"
+        return f"{kind}:{self.image}"
 
     def to_dict(self) -> dict:
         """Plain-data form for the stored setup."""
-        return {"mode": self.mode, "template": self.template}
+        out: dict[str, Any] = {"mode": self.mode, "template": self.template}
+        if self.mode in ("sandbox", "container"):
+            out.update(tool=self.tool, level=self.text, startup=self.startup)
+        if self.mode == "container":
+            out.update(image=self.image, runtime=self.runtime,
+                       model="run" if self.per_run else "exec")
+        return out
 
     @property
     def wants_meta(self) -> bool:
-        """True when the template asks for a meta-file path."""
-        return bool(self.template and "{meta}" in self.template)
+        """True when the isolator writes a meta file (isolate, or a template with ``{meta}``)."""
+        return self.tool == "isolate" or bool(self.template and "{meta}" in self.template)
 
-    def wrap(self, argv: list[str], meta_path: str | None = None) -> list[str]:
-        """The argv that runs ``argv`` under the isolator (unchanged for bare/cgroup)."""
-        if self.mode != "wrap":
+    def wrap(self, argv: list[str], meta_path: str | None = None, *, worker: int = 0,
+             cpus: tuple[int, ...] | list[int] | None = None,
+             env: dict[str, str] | None = None) -> list[str]:
+        """The argv that runs ``argv`` under this level (unchanged for bare and cgroup).
+
+        ``worker`` picks isolate's box and the exec container; ``cpus`` becomes a container's
+        ``--cpuset-cpus``; ``env`` is passed into containers (the host's is not).
+        """
+        if self.mode in ("bare", "cgroup"):
             return list(argv)
-        assert self.template is not None
-        words = shlex.split(self.template)
-        out: list[str] = []
-        for w in words:
-            if w == "{cmd}":
-                out.extend(argv)
-            elif "{meta}" in w:
-                out.append(w.replace("{meta}", meta_path or "/dev/null"))
-            else:
-                out.append(w)
-        return out
+        if self.mode == "wrap":
+            return _fill_template(str(self.template), argv, meta_path)
+        if self.tool == "bwrap":
+            return ["bwrap", *BWRAP_ARGS, "--", *argv]
+        if self.tool == "firejail":
+            return ["firejail", *FIREJAIL_ARGS, "--", *argv]
+        if self.tool == "isolate":
+            from benchlab.control.sandboxes import isolate_run_argv
+
+            return isolate_run_argv(argv, box=worker, meta_path=meta_path or "/dev/null")
+        return self._container_argv(argv, cpus=tuple(cpus) if cpus else None, env=env)
+
+    def _container_argv(self, argv: list[str], *, cpus: tuple[int, ...] | None,
+                        env: dict[str, str] | None) -> list[str]:
+        from benchlab.control import containers
+        from benchlab.measure._build import cache_dir
+
+        engine = containers.prepare_engine(str(self.tool), str(self.image), self._forced_runtime)
+        containers.note_engine_used(engine)
+        binds = containers.bind_dirs(argv, (str(cache_dir()),))
+        # The host's environment stays outside; benchlab's own variables go in.
+        env = {k: v for k, v in (env or {}).items() if k.startswith("BENCHLAB_")}
+        if self.per_run:
+            return containers.run_argv(engine, str(self.image), argv, cpus=cpus, env=env,
+                                       binds=binds)
+        name = containers.worker_container(engine, str(self.image), cpus=cpus, binds=binds)
+        return containers.exec_argv(engine, name, argv, env=env)
+
+    @property
+    def _forced_runtime(self) -> str | None:
+        return self.runtime if self.mode == "container" and self.runtime_forced else None
+
+    def check(self) -> "Isolation":
+        """Validate this level here and measure its start-up cost (cached per process).
+
+        Raises UserError (one line) for a sandbox or engine that is not installed, a docker
+        without a daemon, an image that does not exist, a runtime that refuses, or a sandbox
+        that cannot run ``true``. Returns self.
+        """
+        if self.mode in ("bare", "cgroup", "wrap"):
+            return self
+        if self.mode == "sandbox":
+            if shutil.which(str(self.tool)) is None:
+                raise UserError(_MISSING[str(self.tool)])
+            if self.tool == "isolate":
+                from benchlab.control.sandboxes import init_isolate_box
+
+                init_isolate_box(0)
+        else:
+            from benchlab.control import containers
+
+            engine = containers.prepare_engine(str(self.tool), str(self.image),
+                                               self._forced_runtime)
+            self.runtime = engine.runtime
+        cached = _STARTUP_CACHE.get(self.text + str(self.runtime))
+        self.startup = cached or self._measure_startup()
+        _STARTUP_CACHE[self.text + str(self.runtime)] = self.startup
+        return self
+
+    def _measure_startup(self, runs: int = STARTUP_RUNS) -> dict[str, Any]:
+        """Median cost (ns) of an empty ``true`` through this level, from the exec helper."""
+        from benchlab.measure.spawn import SpawnRequest, spawn_measured
+
+        walls, cpus = [], []
+        for _ in range(runs):
+            m = spawn_measured(SpawnRequest(argv=self.wrap(["true"], "/dev/null")))
+            if m.status != "ok":
+                raise UserError(f"--isolation {self.text} cannot run an empty program here "
+                                f"({m.error or m.status}, exit code {m.exit_code}); check "
+                                f"that {self.tool} works: {shlex.join(self.wrap(['true']))}")
+            walls.append(m.wall_ns)
+            cpus.append(m.user_ns + m.sys_ns)
+        return {"wall_ns": int(statistics.median(walls)), "cpu_ns": int(statistics.median(cpus)),
+                "runs": runs, "command": shlex.join(self.wrap(["true"], "/dev/null"))}
+
+
+_MISSING = {
+    "bwrap": "bwrap (bubblewrap) is not installed here; apt-get install bubblewrap, or choose "
+             "another --isolation",
+    "firejail": "firejail is not installed here; apt-get install firejail, or choose another "
+                "--isolation",
+    "isolate": "isolate (IOI's sandbox) is not installed here (it is not packaged in Debian: "
+               "build it from github.com/ioi/isolate), or use --isolation bwrap",
+}
+
+
+def _fill_template(template: str, argv: list[str], meta_path: str | None) -> list[str]:
+    out: list[str] = []
+    for w in shlex.split(template):
+        if w == "{cmd}":
+            out.extend(argv)
+        elif "{meta}" in w:
+            out.append(w.replace("{meta}", meta_path or "/dev/null"))
+        else:
+            out.append(w)
+    return out
+
+
+def _parse_container(kind: str, rest: str) -> Isolation:
+    image, *options = rest.split(",")
+    image = image.strip()
+    if not image or any(c.isspace() for c in image):
+        raise UserError(f"--isolation {kind}:IMAGE needs an image name without spaces "
+                        f"(got {rest!r}), e.g. {kind}:localhost/benchlab-busybox")
+    runtime = None
+    for opt in options:
+        key, _, value = opt.partition("=")
+        if key.strip() != "runtime" or not value.strip():
+            raise UserError(f"--isolation {kind}:{rest}: option {opt!r} is unknown; the one "
+                            "option is ,runtime=NAME (e.g. runc)")
+        runtime = value.strip()
+    return Isolation("container", tool=kind.removesuffix("-exec"), image=image,
+                     per_run=not kind.endswith("-exec"), runtime=runtime,
+                     runtime_forced=runtime is not None)
 
 
 def parse_isolation(text: str | None) -> Isolation:
-    """Parse ``bare``, ``cgroup`` or ``wrap:TEMPLATE`` (TEMPLATE must contain ``{cmd}``)."""
+    """Parse an ``--isolation`` value (see the module docstring); UserError when not understood.
+
+    Nothing is checked on the machine here: :meth:`Isolation.check` does that.
+    """
     if text is None or text == "bare":
         return Isolation("bare")
     if text == "cgroup":
         return Isolation("cgroup")
+    if text in SANDBOXES:
+        return Isolation("sandbox", tool=text)
+    kind, sep, rest = text.partition(":")
+    if sep and kind in CONTAINER_KINDS:
+        return _parse_container(kind, rest)
     if text.startswith("wrap:"):
         template = text[len("wrap:"):].strip()
         try:
@@ -87,14 +260,17 @@ def parse_isolation(text: str | None) -> Isolation:
             raise UserError("--isolation wrap:TEMPLATE must contain {cmd} as a word where the "
                             "program goes, e.g. wrap:systemd-run --scope -- {cmd}")
         return Isolation("wrap", template)
-    raise UserError(f"--isolation {text!r} is not understood; use bare, cgroup or wrap:TEMPLATE")
+    if text in CONTAINER_KINDS:
+        raise UserError(f"--isolation {text} needs an image: {text}:IMAGE (a local image; "
+                        "benchlab never pulls)")
+    raise UserError(f"--isolation {text!r} is not understood; use one of {', '.join(LEVELS)}")
 
 
 def parse_isolate_meta(text: str) -> list[dict]:
     """Measurements (source ``isolate``) from an isolate meta file's ``key:value`` lines.
 
     Numeric fields listed in :data:`ISOLATE_FIELDS` are converted to the store's units (seconds
-    to ns); ``status`` and ``message`` are kept as notes of a ``status`` row.
+    to ns, KiB kept); ``status`` and ``message`` are kept as notes of a ``status`` row.
     """
     rows: list[dict] = []
     notes: dict[str, str] = {}

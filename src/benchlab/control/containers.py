@@ -1,0 +1,262 @@
+"""Container engines (podman, docker) as an isolation mechanism: detection, runtime choice,
+the argv of a run, long-lived per-worker containers, and the sweep of containers left behind.
+
+Every container benchlab starts carries the label ``benchlab.owner=PID`` (the harness's pid):
+at exit this process removes its own (``atexit``, which Ctrl-C and SIGTERM reach), and the next
+start of any benchlab process removes those of owners that are gone (``kill -9``):
+:func:`sweep_dead_owners`.
+
+The OCI runtime is chosen automatically: the engine's default first, then ``runc``. Debian's
+podman defaults to ``crun``, which refuses a hybrid cgroup v1 layout ("cgroups in hybrid mode not
+supported"); ``runc`` runs there when the ulimits are explicit (:data:`ULIMITS`). The runtime in
+use is recorded with the run's setup.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import threading
+import uuid
+from dataclasses import dataclass, field
+
+from benchlab.errors import UserError
+
+ENGINES = ("podman", "docker")
+OWNER_LABEL = "benchlab.owner"
+#: Without explicit limits runc cannot copy this host's rlimits into the container here
+#: ("error setting rlimit type 7: operation not permitted").
+ULIMITS = ("--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1000:1000")
+#: Directories never bind-mounted into a container: the image's own system directories.
+SYSTEM_DIRS = ("/bin", "/sbin", "/usr", "/lib", "/lib64", "/etc", "/proc", "/dev", "/sys")
+#: Seconds an engine command may take before benchlab calls the engine hung.
+ENGINE_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Engine:
+    """A usable container engine: its executable and the OCI runtime that works here."""
+
+    name: str
+    path: str
+    runtime: str
+    runtime_forced: bool  # True when benchlab passes --runtime (the default refused)
+
+    def base(self) -> list[str]:
+        """The engine's argv prefix (with ``--runtime`` when the default runtime was refused)."""
+        return [self.path, "--runtime", self.runtime] if self.runtime_forced else [self.path]
+
+
+@dataclass
+class _Registry:
+    """The containers this process started, removed at exit."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    engines: dict[tuple, Engine] = field(default_factory=dict)
+    workers: dict[tuple, str] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+    atexit_set: bool = False
+
+
+_REGISTRY = _Registry()
+
+
+def _engine_cmd(argv: list[str], timeout: float = ENGINE_TIMEOUT_S) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{' '.join(argv[:3])} ... did not answer in {timeout:.0f} s; check the "
+                        "container engine") from None
+
+
+def _first_error_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "rror" in ln]
+    return (errors or lines or ["no message"])[-1][:240]
+
+
+def engine_path(name: str) -> str:
+    """Path of engine ``name``; UserError (one line) when it is unknown or not installed."""
+    if name not in ENGINES:
+        raise UserError(f"container engine {name!r} is unknown; use podman or docker")
+    path = shutil.which(name)
+    if path is None:
+        raise UserError(f"{name} is not installed here; install it (apt-get install {name}) or "
+                        "choose another --isolation")
+    return path
+
+
+def image_exists(path: str, image: str) -> bool:
+    """True when ``image`` is present locally (benchlab never pulls from a registry)."""
+    return _engine_cmd([path, "image", "inspect", "--format", "{{.Id}}", image]).returncode == 0
+
+
+def trial_argv(engine: Engine, image: str) -> list[str]:
+    """The argv of an empty run (``true``) in a fresh container: the engine's start-up cost."""
+    return [*engine.base(), "run", "--rm", "--pull=never", "--label",
+            f"{OWNER_LABEL}={os.getpid()}", "--network=none", *ULIMITS, image, "true"]
+
+
+def prepare_engine(name: str, image: str, runtime: str | None = None) -> Engine:
+    """Check engine ``name`` can run ``image`` here and choose its OCI runtime.
+
+    ``runtime`` forces one (no fallback). Otherwise the engine's default is tried, then
+    ``runc``. Sweeps dead owners' containers first. Raises UserError, one line, for an engine
+    that is not installed, a docker without a daemon, a missing image, or a runtime that
+    refuses (e.g. ``crun`` on hybrid cgroups). Cached per process.
+    """
+    key = (name, image, runtime)
+    with _REGISTRY.lock:
+        if key in _REGISTRY.engines:
+            return _REGISTRY.engines[key]
+    path = engine_path(name)
+    info = _engine_cmd([path, "info", "--format",
+                        "{{.Host.OCIRuntime.Name}}" if name == "podman" else "{{.DefaultRuntime}}"])
+    if info.returncode != 0:
+        raise UserError(f"{name} does not answer ({_first_error_line(info.stderr)}); start its "
+                        "daemon or choose another --isolation")
+    sweep_dead_owners(name)
+    if not image_exists(path, image):
+        raise UserError(f"{name} image {image!r} does not exist here (benchlab never pulls); "
+                        f"build or import it first, e.g. {name} import rootfs.tar {image}")
+    default = info.stdout.strip() or "default"
+    candidates = [(runtime, True)] if runtime else [(default, False)]
+    if not runtime and default != "runc" and shutil.which("runc"):
+        candidates.append(("runc", True))
+    refusals = []
+    for rt, forced in candidates:
+        engine = Engine(name, path, rt, forced)
+        proc = _engine_cmd(trial_argv(engine, image))
+        if proc.returncode == 0:
+            with _REGISTRY.lock:
+                _REGISTRY.engines[key] = engine
+            return engine
+        refusals.append(f"{rt}: {_first_error_line(proc.stderr)}")
+    raise UserError(f"{name} cannot run {image!r} here ({'; '.join(refusals)}); "
+                    + ("try another runtime (,runtime=runc)" if runtime else
+                       "install runc or fix the engine"))
+
+
+def bind_dirs(argv: list[str], extra: tuple[str, ...] = ()) -> list[str]:
+    """Host directories to bind read-only at the same path: the program's own directory (when it
+    is an absolute path outside the image's system directories) and ``extra``."""
+    dirs = []
+    if argv and os.path.isabs(argv[0]) and os.path.exists(argv[0]):
+        d = os.path.dirname(os.path.realpath(argv[0]))
+        if not any(d == s or d.startswith(s + "/") for s in SYSTEM_DIRS):
+            dirs.append(d)
+    for d in extra:
+        if os.path.isdir(d) and d not in dirs:
+            dirs.append(d)
+    return dirs
+
+
+def _options(cpus: tuple[int, ...] | None, binds: list[str]) -> list[str]:
+    out = ["--pull=never", "--label", f"{OWNER_LABEL}={os.getpid()}", "--network=none", *ULIMITS]
+    if cpus:
+        out += ["--cpuset-cpus", ",".join(map(str, cpus))]
+    for d in binds:
+        out += ["--volume", f"{d}:{d}:ro"]
+    return out
+
+
+def run_argv(engine: Engine, image: str, argv: list[str], *, cpus: tuple[int, ...] | None = None,
+             env: dict[str, str] | None = None, binds: list[str] | None = None) -> list[str]:
+    """The argv that runs ``argv`` in a fresh container removed at its end (``run --rm``)."""
+    env_args = [a for k, v in (env or {}).items() for a in ("--env", f"{k}={v}")]
+    return [*engine.base(), "run", "--rm", *_options(cpus, binds or []), *env_args, image, *argv]
+
+
+def worker_container(engine: Engine, image: str, *, cpus: tuple[int, ...] | None,
+                     binds: list[str]) -> str:
+    """Name of a long-lived container (``sleep``ing) for one worker's ``exec`` runs, started on
+    first use and reused while this process lives; UserError when it cannot start."""
+    key = (engine.name, engine.runtime, image, cpus, tuple(binds))
+    with _REGISTRY.lock:
+        name = _REGISTRY.workers.get(key)
+        if name is not None:
+            return name
+        name = f"benchlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        _remember(engine, name)
+        proc = _engine_cmd([*engine.base(), "run", "--detach", "--name", name,
+                            *_options(cpus, binds), image, "sleep", "2147483647"])
+        if proc.returncode != 0:
+            raise UserError(f"{engine.name} cannot start a worker container from {image!r} "
+                            f"({_first_error_line(proc.stderr)}); the image needs a sleep command")
+        _REGISTRY.workers[key] = name
+        return name
+
+
+def exec_argv(engine: Engine, container: str, argv: list[str],
+              env: dict[str, str] | None = None) -> list[str]:
+    """The argv that runs ``argv`` inside the running ``container``."""
+    env_args = [a for k, v in (env or {}).items() for a in ("--env", f"{k}={v}")]
+    return [engine.path, "exec", *env_args, container, *argv]
+
+
+def _remember(engine: Engine, name: str) -> None:
+    _REGISTRY.used.add(engine.path)
+    if not _REGISTRY.atexit_set:
+        atexit.register(remove_own_containers)
+        _REGISTRY.atexit_set = True
+
+
+def note_engine_used(engine: Engine) -> None:
+    """Make sure this process's containers of ``engine`` are removed at its exit."""
+    with _REGISTRY.lock:
+        _remember(engine, "")
+
+
+def owned_containers(path: str, owner: int | None = None) -> list[tuple[str, int]]:
+    """(container id, owner pid) of benchlab's containers known to the engine at ``path``;
+    only those of ``owner`` when given."""
+    label = OWNER_LABEL if owner is None else f"{OWNER_LABEL}={owner}"
+    proc = _engine_cmd([path, "ps", "--all", "--filter", f"label={label}", "--format",
+                        f'{{{{.ID}}}} {{{{index .Labels "{OWNER_LABEL}"}}}}'])
+    out = []
+    for line in proc.stdout.splitlines() if proc.returncode == 0 else []:
+        cid, _, pid = line.partition(" ")
+        if pid.strip().isdigit():
+            out.append((cid, int(pid)))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove(path: str, ids: list[str]) -> None:
+    if ids:
+        _engine_cmd([path, "rm", "--force", *ids])
+
+
+def sweep_dead_owners(name: str) -> list[str]:
+    """Remove containers whose benchlab owner process is gone (it was killed with SIGKILL);
+    return their ids. A no-op when the engine is not installed or does not answer."""
+    path = shutil.which(name)
+    if path is None:
+        return []
+    dead = [cid for cid, pid in owned_containers(path) if pid != os.getpid() and not _alive(pid)]
+    _remove(path, dead)
+    return dead
+
+
+def remove_own_containers() -> None:
+    """Remove every container this process started (run at exit; safe to call twice)."""
+    with _REGISTRY.lock:
+        paths = sorted(_REGISTRY.used)
+        _REGISTRY.workers.clear()
+    for path in paths:
+        try:
+            _remove(path, [cid for cid, _ in owned_containers(path, os.getpid())])
+        except (UserError, OSError):
+            pass  # at exit: the next start's sweep removes what is left

@@ -1,0 +1,110 @@
+"""Sandboxes as isolation levels, run for real: bubblewrap and firejail (Debian packages,
+installed by scripts/setup.sh); isolate's meta file parsed from recorded files (isolate is not
+packaged in Debian and is not installed here)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from benchlab.errors import UserError
+from benchlab.measure.isolation import LEVELS, parse_isolate_meta, parse_isolation
+from benchlab.store import Store
+from tests.conftest import assert_one_line_error, run_cli
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+needs_firejail = pytest.mark.skipif(shutil.which("firejail") is None,
+                                    reason="firejail not installed")
+METAS = Path(__file__).parent / "isolate_meta"
+
+
+def _setups(db: Path) -> list[dict]:
+    with sqlite3.connect(db) as conn:
+        return [json.loads(r[0]) for r in conn.execute("SELECT data FROM setups")]
+
+
+def _pid_in_sandbox(db: Path, level: str) -> list[float]:
+    """Runs ``sh -c 'echo pid=$$'`` under ``level``; the pids the shell saw."""
+    run_cli("run", "--runs", "2", "-N", "--isolation", level, "--metric", r"pid=pid=(\d+)",
+            "/bin/sh -c 'echo pid=$$'", db=db, check=True)
+    store = Store.open(db)
+    sess = store.sessions()[0]
+    runs = store.runs(session_id=sess["id"], include_warmup=False)
+    return [v for r in runs for v in store.samples_of_run(r["id"])["pid"]]
+
+
+@needs_bwrap
+def test_bwrap_runs_each_run_in_a_fresh_pid_namespace_and_records_its_start_up_cost(tmp_path):
+    db = tmp_path / "b.db"
+    pids = _pid_in_sandbox(db, "bwrap")
+    # in its own PID namespace the shell is pid 1 or 2 (bwrap's init); on the host it is not
+    assert pids and all(p <= 3 for p in pids)
+    (setup,) = [s for s in _setups(db) if s["isolation"]["mode"] == "sandbox"]
+    iso = setup["isolation"]
+    assert iso["tool"] == "bwrap" and iso["level"] == "bwrap"
+    assert iso["startup"]["wall_ns"] > 0 and iso["startup"]["runs"] >= 3
+    assert iso["startup"]["command"].startswith("bwrap ")
+
+
+@needs_bwrap
+def test_bwrap_root_is_read_only_and_tmp_writable(tmp_path):
+    iso = parse_isolation("bwrap")
+    argv = iso.wrap(["/bin/sh", "-c", "touch /benchlab-ro-probe 2>/dev/null && echo rw || echo ro;"
+                     " touch /tmp/benchlab-rw-probe-$$ && echo tmp-rw"])
+    import subprocess
+
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout.split()
+    assert out == ["ro", "tmp-rw"]
+    assert not Path("/benchlab-ro-probe").exists()
+
+
+@needs_firejail
+def test_firejail_runs_in_its_own_pid_namespace(tmp_path):
+    pids = _pid_in_sandbox(tmp_path / "f.db", "firejail")
+    assert pids and all(p <= 5 for p in pids)
+    (setup,) = [s for s in _setups(tmp_path / "f.db") if s["isolation"]["mode"] == "sandbox"]
+    assert setup["isolation"]["tool"] == "firejail" and setup["isolation"]["startup"]["wall_ns"] > 0
+
+
+@pytest.mark.skipif(shutil.which("isolate") is not None, reason="isolate is installed here")
+def test_isolate_where_not_installed_is_one_line_before_any_session(tmp_path):
+    proc = run_cli("run", "--runs", "2", "--isolation", "isolate", "true", db=tmp_path / "i.db")
+    assert_one_line_error(proc, "isolate", "not installed")
+    assert not (tmp_path / "i.db").exists() or not Store.open(tmp_path / "i.db").sessions()
+
+
+def test_levels_parse_and_unknown_ones_are_refused_in_one_line():
+    assert parse_isolation("bwrap").text == "bwrap"
+    assert parse_isolation("podman-exec:localhost/x:1").to_dict()["model"] == "exec"
+    c = parse_isolation("docker:img,runtime=runc")
+    assert (c.tool, c.image, c.runtime, c.runtime_forced, c.per_run) == ("docker", "img", "runc",
+                                                                        True, True)
+    for bad in ("bwarp", "podman", "podman:", "podman:img,color=red", "wrap:firejail"):
+        with pytest.raises(UserError) as exc:
+            parse_isolation(bad)
+        assert "\n" not in str(exc.value)
+    assert "bwrap" in LEVELS and "podman:IMAGE" in LEVELS
+
+
+@pytest.mark.parametrize("name", ["ok.meta", "timeout.meta", "runtime_error_cg.meta"])
+def test_isolate_meta_files_parse_to_the_isolators_own_view(name):
+    """The recorded files are written in the format of isolate(1), section META-FILES
+    (github.com/ioi/isolate, isolate.1.txt): ``key:value`` lines, times in fractional seconds,
+    memory in kilobytes; their numbers are made up, not from a real isolate run (isolate is not
+    installed here)."""
+    rows = parse_isolate_meta((METAS / name).read_text())
+    by = {r["name"]: r for r in rows}
+    expected = json.loads((METAS / (name + ".expected.json")).read_text())
+    for key, value in expected["values"].items():
+        assert by[key]["value"] == pytest.approx(value), key
+        assert by[key]["source"] == "isolate"
+    assert by["time"]["unit"] == "ns" and by["max-rss"]["unit"] == "KiB"
+    if expected["status_note"]:
+        for needle in expected["status_note"]:
+            assert needle in by["status"]["note"]
+    else:
+        assert "status" not in by  # a run that ended well: isolate writes no status line
