@@ -67,7 +67,8 @@ class Execution:
             meta_out = os.path.join(scratch, f"meta-{worker}.txt")
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(meta_out)
-        full = self.isolation.wrap(full, meta_out)
+        full = self.isolation.wrap(full, meta_out, worker=worker, cpus=self.worker_cpus[worker],
+                                   env=env)
         measurements: list[dict] = []
         notes: dict[str, Any] = {}
         if self.use_cgroup:
@@ -153,7 +154,7 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
     numa_prefix: list[str] = []
     if spec.kind == "numa":
         numa_prefix = list(numa_membind_prefix(spec, topology))
-    isolation = parse_isolation(options.isolation)
+    isolation = parse_isolation(options.isolation).check()  # one line, before any session
     perf_events = parse_events(options.perf_events) if options.perf_events else []
     if perf_events:
         from benchlab.measure.perf import perf_binary
