@@ -15,6 +15,7 @@ have numactl   || need_pkgs+=(numactl)
 have taskset   || need_pkgs+=(util-linux)
 have perf      || need_pkgs+=(linux-perf)
 have valgrind  || need_pkgs+=(valgrind)
+{ have bwrap && have firejail && have podman && have runc && have busybox; } || need_pkgs+=(bubblewrap firejail podman runc busybox-static)  # isolation levels
 have chromium  || need_pkgs+=(chromium)
 [[ -x /usr/sbin/sshd ]] || need_pkgs+=(openssh-server)  # tests/cluster: SSHCluster to this machine
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_pkgs+=(postgresql)  # tests/store: team store
