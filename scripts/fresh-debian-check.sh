@@ -29,7 +29,7 @@ say() { echo "fresh-debian-check: $*" | tee -a "$log"; }
 mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
            2>/dev/null | awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}
                               /^deb / && $0 !~ /security/ {for (i = 2; i <= NF; i++)
-                                if ($i ~ /^https?:/) {print $i; exit}}')
+                                if ($i ~ /^https?:/) {print $i; exit}}' || true)
 mirror=${mirror:-http://deb.debian.org/debian}
 
 if ! command -v debootstrap >/dev/null; then
