@@ -79,8 +79,12 @@ def amalgamated_source(name: str) -> str:
     return "\n".join(expand(workload_source(name))) + "\n"
 
 
-def build_workload(name: str) -> Path:
+def build_workload(name: str, *, static: bool = False) -> Path:
     """Build workload ``name`` if needed and return the path of its executable.
+
+    ``static`` links it statically (``-static``: a self-contained binary that runs inside any
+    container image, e.g. a busybox rootfs, when its directory is bind-mounted); a static
+    binary has its own cache entry.
 
     Compilation is delegated to :func:`benchlab.measure._build.build_source_text`: the binary
     lives in the benchlab binary cache (``$BENCHLAB_CACHE/bin``, else
@@ -92,7 +96,8 @@ def build_workload(name: str) -> Path:
     """
     text = amalgamated_source(name)
     try:
-        return _build.build_source_text(name, text, flags=CFLAGS, libs=LDLIBS)
+        flags = (*CFLAGS, "-static") if static else CFLAGS
+        return _build.build_source_text(name, text, flags=flags, libs=LDLIBS)
     except _build.CompileError as exc:
         if "No such file or directory" in str(exc) and "#include" in str(exc):
             raise UserError(
@@ -102,9 +107,10 @@ def build_workload(name: str) -> Path:
         raise
 
 
-def workload_command(name: str, *args: object) -> list[str]:
-    """The argv that runs workload ``name`` with ``args`` (built first if needed)."""
-    return [str(build_workload(name)), *(str(arg) for arg in args)]
+def workload_command(name: str, *args: object, static: bool = False) -> list[str]:
+    """The argv that runs workload ``name`` with ``args`` (built first if needed; ``static``:
+    see :func:`build_workload`)."""
+    return [str(build_workload(name, static=static)), *(str(arg) for arg in args)]
 
 
 @dataclass

@@ -1,0 +1,151 @@
+"""Containers as isolation levels, with the real engine: podman runs a local busybox image
+(built by tests/control/container_image.py, no registry), each run in a fresh container or
+``exec``'d into one per worker; bad input gets one line before any session; no container is
+left after Ctrl-C, SIGTERM, or kill -9 and the next start."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from benchlab.control import containers
+from benchlab.store import Store
+from benchlab.workloads import build_workload
+from tests.conftest import BENCHLAB, assert_one_line_error, run_cli, sigint_as_in_a_terminal
+from tests.control.container_image import busybox_image, owner_containers
+
+IMAGE = busybox_image() if os.geteuid() == 0 else None
+needs_podman = pytest.mark.skipif(IMAGE is None, reason="podman or busybox-static missing, or "
+                                  "not root")
+SELF_WALL = r"self_wall:ns=BENCHLAB_SELF wall_ns=(\d+)"
+
+
+def _setups(db: Path) -> list[dict]:
+    with sqlite3.connect(db) as conn:
+        return [json.loads(r[0]) for r in conn.execute("SELECT data FROM setups")]
+
+
+def _runs(db: Path):
+    store = Store.open(db)
+    sess = store.sessions()[0]
+    return sess, store.runs(session_id=sess["id"], include_warmup=False), store
+
+
+@needs_podman
+@pytest.mark.parametrize("kind", ["podman", "podman-exec"])
+def test_a_static_workload_runs_in_the_container_and_reports_its_own_time(tmp_path, kind):
+    exe = build_workload("exp_float", static=True)
+    db = tmp_path / "c.db"
+    run_cli("run", "--runs", "2", "-w", "0", "-N", "--isolation", f"{kind}:{IMAGE}",
+            "--metric", SELF_WALL, f"{exe} 20000", db=db, check=True)
+    sess, runs, store = _runs(db)
+    assert len(runs) == 2 and all(r["status"] == "ok" for r in runs)
+    for r in runs:
+        (self_wall,) = store.samples_of_run(r["id"])["self_wall"]
+        # the program's own view is inside the harness's, which adds the engine's start-up
+        assert 0 < self_wall < r["wall_ns"]
+    (iso,) = [s["isolation"] for s in _setups(db) if s["isolation"]["mode"] == "container"]
+    assert iso["image"] == IMAGE and iso["model"] == ("exec" if kind.endswith("exec") else "run")
+    # on hybrid cgroup v1 the default crun refuses and runc is chosen; elsewhere the default
+    assert iso["runtime"] in ("runc", "crun") and iso["startup"]["wall_ns"] > 1e6
+    assert iso["startup"]["command"].split()[0].endswith("podman")
+
+
+@needs_podman
+def test_the_runtime_that_works_here_is_found_and_recorded():
+    engine = containers.prepare_engine("podman", IMAGE)
+    assert containers._engine_cmd(containers.trial_argv(engine, IMAGE)).returncode == 0
+    default = subprocess.run(["podman", "info", "--format", "{{.Host.OCIRuntime.Name}}"],
+                             capture_output=True, text=True).stdout.strip()
+    # a forced runtime is named on every command; the default is not
+    assert engine.runtime_forced == (engine.runtime != default)
+
+
+@needs_podman
+def test_bad_container_input_is_one_line_before_any_session(tmp_path):
+    db = tmp_path / "bad.db"
+    cases = [(("--isolation", "podman:localhost/benchlab-no-such-image:0"), ("does not exist",)),
+             (("--isolation", "podman"), ("needs an image",)),
+             (("--isolation", f"podman:{IMAGE},color=red"), ("runtime=NAME",))]
+    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
+        cases.append((("--isolation", f"docker:{IMAGE}"), ("docker",)))
+    crun = subprocess.run(["podman", "--runtime", "crun", "run", "--rm", *containers.ULIMITS,
+                           IMAGE, "true"], capture_output=True, text=True)
+    if crun.returncode != 0:  # crun refuses this cgroup layout (hybrid v1) or is not installed
+        cases.append((("--isolation", f"podman:{IMAGE},runtime=crun"), ("crun",)))
+    for args, needles in cases:
+        proc = run_cli("run", "--runs", "2", "-N", *args, "true", db=db)
+        assert_one_line_error(proc, *needles)
+    # an engine that is not installed: PATH without /usr/bin, where podman lives
+    proc = run_cli("run", "--runs", "2", "-N", "--isolation", f"podman:{IMAGE}", "/bin/true",
+                   db=db, env={"PATH": "/nonexistent"})
+    assert_one_line_error(proc, "podman is not installed")
+    assert not db.exists() or not Store.open(db).sessions()
+
+
+def _start(db: Path, level: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [BENCHLAB, "run", "--runs", "50", "-w", "0", "-N", "--isolation", level,
+         "/bin/sleep 20", "--db", str(db)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        preexec_fn=sigint_as_in_a_terminal)
+
+
+def _session_started(db: Path) -> bool:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return bool(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
+    except sqlite3.Error:
+        return False
+
+
+def _wait_for_container(proc: subprocess.Popen, db: Path, timeout: float = 60) -> list[str]:
+    """Containers of ``proc`` once its session exists (the level's check before it also runs
+    short containers: an empty ``true`` timed as the start-up cost)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        running = subprocess.run(["podman", "ps", "--quiet", "--filter",
+                                  f"label=benchlab.owner={proc.pid}"],
+                                 capture_output=True, text=True).stdout.split()
+        if running and _session_started(db):
+            time.sleep(0.5)  # the run's container, not a trial's, is up
+            return running
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.2)
+    raise AssertionError("no container started")
+
+
+@needs_podman
+@pytest.mark.slow
+@pytest.mark.parametrize("kind,signum", [("podman", signal.SIGINT),
+                                         ("podman-exec", signal.SIGTERM)])
+def test_no_container_is_left_after_ctrl_c_or_sigterm(tmp_path, kind, signum):
+    proc = _start(tmp_path / "s.db", f"{kind}:{IMAGE}")
+    _wait_for_container(proc, tmp_path / "s.db")
+    proc.send_signal(signum)
+    proc.wait(timeout=60)
+    assert proc.returncode in (130, 143, 2), proc.stderr.read() if proc.stderr else ""
+    assert owner_containers(proc.pid) == []
+    sess, runs, _ = _runs(tmp_path / "s.db")
+    assert sess["status"] == "interrupted"
+
+
+@needs_podman
+@pytest.mark.slow
+def test_kill_9_leaves_a_container_that_the_next_start_removes(tmp_path):
+    proc = _start(tmp_path / "k.db", f"podman:{IMAGE}")
+    _wait_for_container(proc, tmp_path / "k.db")
+    proc.kill()
+    proc.wait(timeout=30)
+    assert owner_containers(proc.pid), "kill -9 cannot clean up: the test needs the leftover"
+    # the next benchlab start that uses an engine sweeps the dead owner's containers
+    run_cli("run", "--runs", "2", "-w", "0", "-N", "--isolation", f"podman:{IMAGE}", "/bin/true",
+            db=tmp_path / "k2.db", check=True)
+    assert owner_containers(proc.pid) == []
