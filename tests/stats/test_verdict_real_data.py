@@ -186,6 +186,6 @@ def test_every_lazily_exported_name_resolves() -> None:
     import benchlab.stats as stats
 
     missing = [name for name in stats.__all__ if getattr(stats, name, None) is None]
-    assert not missing and "relative_speed" in stats.__all__ and "compare" in dir(stats)
+    assert not missing and "verdict_model" in stats.__all__ and "compare" in dir(stats)
     with pytest.raises(AttributeError):
         stats.no_such_function  # noqa: B018

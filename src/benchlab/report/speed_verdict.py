@@ -1,9 +1,11 @@
-"""hyperfine's closing lines ("A ran 1.18 times faster than B") made honest.
+"""A session's verdict: read its series from the store, decide once, render everywhere.
 
-:func:`speed_verdict` compares every benchmark with a baseline by a test and an interval
-(:func:`benchlab.stats.verdict.compare_many`) and words the outcome: a decided speed factor
-with its interval and p-value, or how many more runs would decide. ``benchlab run`` and
-``benchlab show`` print it after the tables.
+Data flow store -> analyse -> report: :func:`session_verdict` reads a session's series and calls
+:func:`benchlab.stats.verdict_model.verdict_model`; ``benchlab run``, ``show``, ``report``, the
+exports and bundles render the :class:`~benchlab.stats.verdict_model.Verdict` it returns with
+:func:`benchlab.report.verdict_text.verdict_lines`. The baseline rule and its settings are
+stored in the session's metadata (key ``"verdict"``) by ``run`` (:func:`record_verdict_settings`),
+so ``show`` months later gives exactly what ``run`` gave.
 """
 
 from __future__ import annotations
@@ -12,70 +14,107 @@ from typing import Any
 
 import numpy as np
 
-from benchlab.report.verdict_text import percent_text, verdict_text
-from benchlab.stats.verdict import CompareOptions, compare_many
+from benchlab.report.verdict_text import verdict_lines
+from benchlab.stats.verdict_model import Verdict, verdict_model
+
+#: Key of the verdict's settings in a session's metadata.
+METADATA_KEY = "verdict"
+
+
+def verdict_settings(*, reference: str | None = None, sort: str = "auto", metric: str = "wall",
+                     confidence_level: float = 0.95, equivalence_margin: float = 0.01
+                     ) -> dict[str, Any]:
+    """The settings that decide a session's verdict, as stored in its metadata."""
+    return {"reference": reference, "sort": sort, "metric": metric,
+            "confidence_level": float(confidence_level),
+            "equivalence_margin": float(equivalence_margin)}
+
+
+def stored_settings(store: Any, session_id: int) -> dict[str, Any]:
+    """The session's stored verdict settings; the defaults for a session stored without them
+    (imports, sessions of older versions)."""
+    meta = store.get_session(session_id).get("metadata") or {}
+    stored = meta.get(METADATA_KEY) if isinstance(meta, dict) else None
+    out = verdict_settings()
+    if isinstance(stored, dict):
+        out.update({k: v for k, v in stored.items() if k in out})
+    return out
+
+
+def record_verdict_settings(store: Any, session_id: int, settings: dict[str, Any]) -> None:
+    """Store ``settings`` (:func:`verdict_settings`) in the session's metadata, keeping the rest."""
+    meta = store.get_session(session_id).get("metadata") or {}
+    meta = dict(meta) if isinstance(meta, dict) else {"previous": meta}
+    meta[METADATA_KEY] = settings
+    store.update_session(session_id, metadata=meta)
+
+
+def session_series(store: Any, session_id: int, metric: str = "wall"
+                   ) -> list[tuple[str, np.ndarray]]:
+    """(benchmark name, measured values) in command order; benchmarks without a measured run
+    are left out. ``metric``: a harness metric (wall, user, sys ...) or a program metric."""
+    from benchlab.store.queries import HARNESS_METRICS
+
+    out = []
+    for bench in store.benchmarks(session_id):
+        if metric in HARNESS_METRICS:
+            values, _ = store.harness_values(bench["id"], metric)
+        else:
+            values, _ = store.sample_values(bench["id"], metric)
+        values = values[np.isfinite(values)]
+        if values.size:
+            out.append((bench["name"], values))
+    return out
+
+
+def session_verdict(store: Any, session_id: int, **overrides: Any) -> Verdict | None:
+    """The verdict of a stored session, with its stored settings (``overrides`` replace them:
+    keys of :func:`verdict_settings`); None with fewer than two measured benchmarks."""
+    settings = {**stored_settings(store, session_id), **overrides}
+    series = session_series(store, session_id, settings["metric"])
+    if len(series) < 2:
+        return None
+    names = [name for name, _ in series]
+    reference = settings["reference"] if settings["reference"] in names else None
+    unit = _unit(store, session_id, settings["metric"])
+    return verdict_model(series, reference=reference, sort=settings["sort"],
+                         metric=settings["metric"], unit=unit,
+                         confidence_level=settings["confidence_level"],
+                         equivalence_margin=settings["equivalence_margin"])
+
+
+def _unit(store: Any, session_id: int, metric: str) -> str:
+    return store.metric_unit(session_id, metric) or ""
+
+
+def session_verdict_lines(store: Any, session_id: int, **overrides: Any) -> list[str]:
+    """:func:`session_verdict` in words ([] with fewer than two measured benchmarks)."""
+    verdict = session_verdict(store, session_id, **overrides)
+    if verdict is None:
+        return []
+    sort = {**stored_settings(store, session_id), **overrides}["sort"]
+    return verdict_lines(verdict, sort=sort)
 
 
 def speed_verdict(series: list[tuple[str, Any]], *, sort: str = "auto",
                   reference_index: int | None = None, confidence_level: float = 0.95) -> list[str]:
-    """hyperfine's "X ran N times faster than Y" made honest: lines of text (no markup).
+    """hyperfine's "X ran N times faster than Y" made honest, for series not in a store.
 
     Parameters
     ----------
     series : list of (name, array of wall times in ns)
         Every benchmark's measured wall times, in command order.
     sort : {'auto', 'command', 'mean-time'}
-        hyperfine's ``--sort``: the baseline is the fastest median unless ``command`` (the first
-        command); lines follow the candidates' medians unless ``command``.
+        hyperfine's ``--sort``: the baseline is the fastest median unless ``command``.
     reference_index : int, optional
         ``--reference``: the baseline, whatever the sort.
     confidence_level : float
-        Level of the intervals; the tests run at alpha = 1 - level.
-
-    Each candidate is compared with the baseline by :func:`benchlab.stats.verdict.compare_many`
-    (Mann-Whitney, Holm-adjusted over the candidates; bootstrap interval of the ratio of
-    medians): decided -> "A ran 1.18× faster than B, 95% CI [1.15, 1.21]"; undecided -> how
-    many more runs each would likely decide the observed difference.
+        1 - alpha, the family-wise error rate of the claims.
     """
     usable = [(name, np.asarray(v, dtype=float)) for name, v in series]
-    short = [name for name, v in usable if len(v) < 3]
     if len(usable) < 2:
         return []
-    if short:
-        return [f"no verdict: {', '.join(short)} has fewer than 3 measured runs; "
-                f"run more (-r 3 or more) to compare"]
-    if reference_index is not None:
-        base = reference_index
-    elif sort == "command":
-        base = 0
-    else:
-        base = min(range(len(usable)), key=lambda i: float(np.median(usable[i][1])))
-    base_name, base_values = usable[base]
-    candidates = {name: v for i, (name, v) in enumerate(usable) if i != base}
-    multi = compare_many(base_values, candidates, baseline_name=base_name,
-                         options=CompareOptions(confidence_level=confidence_level))
-    comparisons = list(multi.comparisons)
-    if sort != "command":
-        comparisons.sort(key=lambda c: c.summary_a.median)
-    level = f"{100 * confidence_level:g}%"
-    holm = f", Holm-adjusted over {len(comparisons)} candidates" if len(comparisons) > 1 else ""
-    lines = [f"verdict (baseline: {base_name}; Mann-Whitney test{holm}, {level} bootstrap "
-             f"interval of the ratio of medians):"]
-    for c in comparisons:
-        r = c.median_ratio
-        has_ratio = r is not None and r.estimate > 0 and r.low > 0
-        if c.outcome in ("faster", "slower") and has_ratio:
-            p = f"p = {c.p_decision:.2g}"
-            if r.estimate >= 1:  # the candidate is slower: the baseline ran faster
-                lines.append(f"  {base_name} ran {r.estimate:.2f}× faster than {c.name_a}, "
-                             f"{level} CI [{r.low:.2f}, {r.high:.2f}] ({p})")
-            else:
-                lines.append(f"  {c.name_a} ran {1 / r.estimate:.2f}× faster than {base_name}, "
-                             f"{level} CI [{1 / r.high:.2f}, {1 / r.low:.2f}] ({p})")
-        elif c.outcome == "undecided" and c.additional_runs is not None and has_ratio:
-            lines.append(f"  cannot tell {c.name_a} and {base_name} apart yet: about "
-                         f"{c.additional_runs} more runs each would decide a difference of "
-                         f"{percent_text(100 * abs(r.estimate - 1))}%")
-        else:
-            lines.append(f"  {c.name_a} vs {base_name}: {verdict_text(c)}")
-    return lines
+    reference = usable[reference_index][0] if reference_index is not None else None
+    verdict = verdict_model(usable, reference=reference, sort=sort,
+                            confidence_level=confidence_level)
+    return verdict_lines(verdict, sort=sort)

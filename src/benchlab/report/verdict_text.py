@@ -2,14 +2,19 @@
 
 ``check_lines(c)`` gives (status, sentence) pairs in the order of seed 001's report;
 ``verdict_text(c)`` the one-line verdict, which always says what to do next when undecided.
+``verdict_lines(v)`` words the structured verdict (:mod:`benchlab.stats.verdict_model`) that
+``run``, ``show``, ``compare``, ``report`` and the exports all print.
+
+Long because: both verdicts' words live here, next to the number formats they share, so a
+sentence is written once (the seed 001 flow of ``compare``, and the verdict every command prints).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from benchlab.stats.comparison import Check, Comparison
-from benchlab.stats.relative import CandidateResult
 from benchlab.units import format_duration, format_value
 
 #: Significant digits of the Hodges-Lehmann shift and interval: enough for seed 001's
@@ -72,8 +77,8 @@ def _plan(c: Comparison, check: Check, factor: int, unit: str) -> str:
     plan = c.plan_10x if factor == 10 else c.plan_1x
     what = "10x the minimum effect" if factor == 10 else "the minimum interesting effect"
     if plan is None:
-        return (f"no power analysis: the baseline's median is 0, so a relative minimum effect "
-                f"is 0; give the minimum effect in units (--min-effect 1us)")
+        return ("no power analysis: the baseline's median is 0, so a relative minimum effect "
+                "is 0; give the minimum effect in units (--min-effect 1us)")
     spread = ("sd " if c.sd_estimate is not None else f"robust spread ({c.spread_method}) ")
     ctx = (f"(alpha={plan.alpha:g}, power={plan.power:g}, {spread}"
            f"{_fmt(plan.spread, unit)})")
@@ -325,7 +330,10 @@ def plain_number(x: float, digits: int) -> str:
 
 
 def _factor(x: float) -> str:
-    """A speed factor with 3 significant digits ('1.18', '2345')."""
+    """A speed factor or ratio: 3 decimals near 1 ('1.002', '0.987'), where 3 significant
+    digits would print 1.002 as '1'; else 3 significant digits ('1.18', '2345')."""
+    if math.isfinite(x) and 0.9 < x < 1.1:
+        return f"{x:.3f}"
     return plain_number(x, 3)
 
 
@@ -334,28 +342,147 @@ def percent_text(x: float) -> str:
     return plain_number(x, 2)
 
 
-def relative_sentence(c: CandidateResult, confidence_level: float) -> str:
-    """hyperfine's summary line, honest: "A ran 1.18× faster than B, 95% CI [1.15, 1.21]"
-    with the test behind it, or "cannot tell them apart yet: about N more runs each would
-    decide a difference of x%"."""
-    level = f"{100 * confidence_level:g}%"
-    adj = ", Holm-adjusted" if c.p_adjusted != c.p_value else ""
-    if c.outcome in ("faster", "slower"):
-        if c.outcome == "faster":
-            factor, low, high = 1 / c.ratio, 1 / c.ratio_high, 1 / c.ratio_low
-        else:
-            factor, low, high = c.ratio, c.ratio_low, c.ratio_high
-        how = "" if c.interval_method == "bca" else f", {c.interval_method} interval"
-        return (f"{c.name} ran {_factor(factor)}× {c.outcome} than {c.reference}, {level} CI "
-                f"[{_factor(low)}, {_factor(high)}] (ratio of medians{how}; Mann-Whitney "
-                f"p = {c.p_adjusted:.2g}{adj})")
+# ----------------------------------------------------------------- the structured verdict
+# The words of :class:`benchlab.stats.verdict_model.Verdict`: every command that shows a
+# verdict (run, show, compare, report, exports, bundles, history) prints these lines, so the
+# same session reads the same everywhere.
+
+#: Metrics whose smaller values mean "ran faster".
+TIME_METRICS = ("wall", "user", "sys", "cpu", "user+sys")
+_NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 10: "ten"}
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 run', '2 runs' ('1 more run', never '1 more runs')."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def _level(level: float | None) -> str:
+    return f"{plain_number(100 * level, 3)}%" if level is not None else ""
+
+
+def _bracket(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    return (f"{'(' if low_open else '['}{_factor(low)}, {_factor(high)}"
+            f"{')' if high_open else ']'}")
+
+
+def _p_words(c: Any, v: Any) -> str:
+    adj = "" if v.correction == "none" else ", Holm-adjusted"
+    return f"p = {c.p_adjusted:.2g}{adj}"
+
+
+def _is_time(v: Any) -> bool:
+    return v.metric in TIME_METRICS or (v.unit or "ns") == "ns"
+
+
+def _ratio_words(c: Any, v: Any) -> str:
+    """'ratio 1.00, 95% CI [0.97, 1.03]' (candidate / baseline)."""
+    if c.ratio is None:
+        return "no ratio (the baseline's median is 0)"
+    if c.ratio_low is None:
+        return f"ratio {_factor(c.ratio)}, no interval with fewer than 3 runs"
+    return (f"ratio {_factor(c.ratio)}, {_level(c.interval_level)} CI "
+            f"{_bracket(c.ratio_low, c.ratio_high, c.low_open, c.high_open)}")
+
+
+def _decided_words(c: Any, v: Any) -> str:
+    faster = c.outcome == "faster"
+    if c.ratio is None or c.ratio_low is None:
+        return f"{c.name} is {c.outcome} than {v.baseline} ({_p_words(c, v)})"
+    if faster:  # the candidate ran faster: factor baseline / candidate
+        who, than = c.name, v.baseline
+        factor, low, high = 1 / c.ratio, 1 / c.ratio_high, 1 / c.ratio_low
+        low_open, high_open = c.high_open, c.low_open
+    else:
+        who, than = v.baseline, c.name
+        factor, low, high, low_open, high_open = (c.ratio, c.ratio_low, c.ratio_high,
+                                                  c.low_open, c.high_open)
+    verb = "ran" if _is_time(v) else "has"
+    what = "faster" if _is_time(v) else f"lower {v.metric}"
+    return (f"{who} {verb} {_factor(factor)}× {what} than {than}, {_level(c.interval_level)} CI "
+            f"{_bracket(low, high, low_open, high_open)} ({_p_words(c, v)})")
+
+
+def _too_few_words(c: Any, v: Any) -> str:
+    note = next(n for n in c.notes if n.code == "too_few_runs")
+    n, fam = note.data["n"], note.data["family"]
+    across = "" if fam == 1 else f" across {_NUMBER_WORDS.get(fam, str(fam))} comparisons"
+    interval = f"{_ratio_words(c, v)}; " if c.ratio_low is not None else ""
+    text = (f"cannot tell {c.name} and {v.baseline} apart: {interval}with {plural(n, 'run')} "
+            f"each no result can reach p < {v.alpha:g}{across}")
+    return text + f"; use -r {note.data['attainable_min_n']} or more"
+
+
+def _plan_words(c: Any, v: Any) -> str:
+    if c.runs_to_decide is None:
+        return "no number of runs in reach would decide it at this spread"
+    more = plural(c.additional_runs, "more run")
+    if c.plan == "equivalence":
+        if c.plan_effect is None:
+            return f"about {more} each would show equivalence, if there is no difference"
+        return (f"about {more} each would show equivalence within "
+                f"±{percent_text(100 * v.equivalence_margin)}% if there is no difference")
+    size = (f"{percent_text(100 * c.plan_effect)}%" if c.plan_effect is not None
+            else "the observed size")
+    return f"about {more} each would decide a difference of {size}, if it is real"
+
+
+def candidate_line(v: Any, c: Any) -> str:
+    """One candidate of a :class:`~benchlab.stats.verdict_model.Verdict` in one sentence."""
     if c.reason == "identical":
-        return f"{c.name} and {c.reference} took exactly the same time in every run"
-    if c.reason == "zero_median":
-        return (f"{c.name} vs {c.reference}: the reference's median is 0, so no ratio; "
-                "compare them with `benchlab compare`")
-    pair = f"{c.name} vs {c.reference}: cannot tell them apart yet"
-    if c.additional_runs is None:
-        return f"{pair} (p = {c.p_adjusted:.2g}{adj})"
-    return (f"{pair}: about {c.additional_runs} more runs each would decide a difference of "
-            f"{percent_text(100 * c.detect_relative)}% (estimated from the observed spread)")
+        same = "took exactly the same time" if _is_time(v) else "had the same value"
+        return f"{c.name} and {v.baseline} {same} in every run"
+    if c.reason == "too_few_runs":
+        return _too_few_words(c, v)
+    if c.decided:
+        return _decided_words(c, v)
+    if c.outcome == "equivalent":
+        eq = (f"ratio {_factor(c.ratio)}, {_level(1 - 2 * v.alpha / max(len(v.candidates), 1))} "
+              f"CI [{_factor(c.equivalence_low)}, {_factor(c.equivalence_high)}]"
+              if c.equivalence_low is not None else "")
+        return (f"{c.name} and {v.baseline} are equivalent within "
+                f"±{percent_text(100 * v.equivalence_margin)}%: {eq} (two one-sided tests at "
+                f"{v.alpha:g})")
+    return (f"cannot tell {c.name} and {v.baseline} apart yet: {_ratio_words(c, v)} "
+            f"(p = {c.p_adjusted:.2g}); {_plan_words(c, v)}")
+
+
+def verdict_note_lines(v: Any) -> list[str]:
+    """The verdict's notes that change how to read it, one sentence each."""
+    out = []
+    for note in v.notes:
+        if note.code == "autocorrelated":
+            d = note.data
+            out.append(f"WARNING: {d['series']}'s runs are autocorrelated (Ljung-Box p = "
+                       f"{d['ljung_box_p']:.2g}): they count as about {d['effective_n']:.0f} "
+                       f"independent runs of {d['n']}; the intervals and p-values above "
+                       "are widened for it")
+    for c in v.candidates:
+        if c.has_note("open_end"):
+            out.append(f"({c.name}: the interval's end at exactly 1 is excluded by the test "
+                       "itself: ties on the clock's grid)")
+        if c.has_note("within_margin"):
+            out.append(f"({c.name}: the difference is real but inside "
+                       f"±{percent_text(100 * v.equivalence_margin)}%)")
+    return out
+
+
+def verdict_header(v: Any) -> str:
+    """'verdict (baseline: b, the fastest; Mann-Whitney test, Holm over 3 pairs; ...)'."""
+    why = {"reference": "the reference", "first": "the first command",
+           "fastest": "the fastest", "given": "as given"}[v.baseline_rule]
+    what = "pairs" if v.baseline_rule == "fastest" else "comparisons"
+    holm = f", Holm over {v.family} {what}" if v.correction == "holm" else ""
+    metric = "" if v.metric == "wall" else f" on {v.metric}"
+    return (f"verdict{metric} (baseline: {v.baseline}, {why}; Mann-Whitney test{holm}; "
+            "Hodges-Lehmann ratio with the interval of that test):")
+
+
+def verdict_lines(v: Any, *, sort: str = "auto") -> list[str]:
+    """The whole verdict: a header, one line per candidate (sorted by median unless
+    ``sort="command"``), then the notes. Plain text, no markup."""
+    cands = list(v.candidates)
+    if sort != "command":
+        cands.sort(key=lambda c: c.median)
+    return [verdict_header(v), *(f"  {candidate_line(v, c)}" for c in cands),
+            *(f"  {line}" for line in verdict_note_lines(v))]

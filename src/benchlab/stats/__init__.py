@@ -51,7 +51,7 @@ _export("sequential", "Decision", "SequentialDesign", "critical_values", "max_sa
 _export("verdict", "Check", "CompareOptions", "Comparison", "MultiComparison", "compare",
         "compare_many")
 _export("spread", "SdEstimate", "estimate_sd", "robust_spread", "RunsPlan", "plan_runs")
-_export("relative", "RelativeResult", "CandidateResult", "relative_speed")
+_export("verdict_model", "Verdict", "CandidateVerdict", "Note", "choose_baseline", "verdict_model")
 
 __all__ = sorted(_EXPORTS)
 

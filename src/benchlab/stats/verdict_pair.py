@@ -1,0 +1,209 @@
+"""One candidate against its baseline: the numbers behind a verdict line, as data.
+
+The statistic is the **Hodges-Lehmann ratio**: the median of all pairwise ratios
+candidate_i / baseline_j, i.e. the Hodges-Lehmann shift of the logarithms, exponentiated. Its
+interval inverts the Mann-Whitney test (Bauer 1972), so the word, the interval and the p-value
+come from one statistic: the interval excludes 1 exactly when the test rejects (exact branch),
+and on clock-grid ties, where the interval's end is a pairwise ratio of exactly 1, the test's
+rejection makes that end open ("(1, 1.05]"), never "cannot tell". Mann-Whitney is invariant
+under the logarithm (ranks do not change), so the p-value is R's ``wilcox.test`` on the raw
+values. Series with a value <= 0 (corrected times clamped at 0, counts of 0) use the shift on
+the raw values; the ratio is then 1 + shift / median(baseline), a monotone map of the same
+interval.
+
+Autocorrelated runs (Ljung-Box p below :data:`LJUNG_BOX_LEVEL`, a threshold that scales with n,
+unlike seed 001's fixed max |ACF| >= 0.05, which :func:`series_dependence` keeps for
+``jaybeams_compatible``) make every i.i.d. interval too narrow: the variance-inflation factor
+n / n_eff (:func:`benchlab.stats.independence.effective_sample_size`) widens the interval about
+its estimate (the level whose z is sqrt(n / n_eff) larger) and shrinks the test's z
+by its square root, so the verdict counts the runs as
+about n_eff independent ones.
+
+References
+----------
+Bauer, D. F. (1972). Constructing confidence sets using rank statistics. *JASA* 67, 687-690.
+Ljung, G. M. and Box, G. E. P. (1978). *Biometrika* 65, 297-303.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchlab.stats.independence import SEED001_MAX_ACF, independence_and_acf
+
+#: Level of the Ljung-Box test that flags a series as autocorrelated: 1 % keeps false alarms
+#: on independent runs to about 1 in 100 series whatever n (max |ACF| >= 0.05 fires on
+#: 97-100 % of independent series of up to 1000 runs, |r| being about 1/sqrt(n)).
+LJUNG_BOX_LEVEL = 0.01
+#: Fewest runs for an autocorrelation check (Ljung-Box with n // 5 lags needs a few).
+MIN_RUNS_DEPENDENCE = 10
+
+
+@dataclass(frozen=True)
+class Dependence:
+    """Autocorrelation of one series: ``inflation`` = n / n_eff (1: independent, or not checked)."""
+
+    n: int
+    effective_n: float
+    ljung_box_p: float | None
+    max_abs_acf: float | None
+    flagged: bool
+
+    @property
+    def inflation(self) -> float:
+        """Variance-inflation factor n / n_eff (>= 1) applied when ``flagged``, else 1."""
+        if not self.flagged or self.effective_n <= 0:
+            return 1.0
+        return max(1.0, self.n / self.effective_n)
+
+
+def series_dependence(x: np.ndarray, *, jaybeams_compatible: bool = False) -> Dependence:
+    """Whether ``x`` (values in run order) is autocorrelated enough to distrust i.i.d. intervals.
+
+    Ljung-Box at :data:`LJUNG_BOX_LEVEL` with min(10, n // 5) lags, positively correlated at
+    lag 1; with ``jaybeams_compatible`` seed 001's max |ACF| >= 0.05 instead. Series shorter
+    than :data:`MIN_RUNS_DEPENDENCE` or constant are not checked (``flagged`` False).
+    """
+    n = int(x.size)
+    if n < MIN_RUNS_DEPENDENCE or x.min() == x.max():
+        return Dependence(n, float(n), None, None, False)
+    from benchlab.stats.independence import ljung_box
+
+    report, r = independence_and_acf(x)
+    lb = ljung_box(x, lag=max(1, min(10, n // 5)))
+    if jaybeams_compatible:
+        flagged = report.max_abs_acf >= SEED001_MAX_ACF
+    else:
+        flagged = lb.p_value < LJUNG_BOX_LEVEL and r[1] > 0
+    return Dependence(n, float(report.effective_n), float(lb.p_value), float(report.max_abs_acf),
+                      bool(flagged))
+
+
+@dataclass(frozen=True)
+class PairStatistic:
+    """Candidate against baseline on the scale of the test (log for "ratio", raw for "shift").
+
+    ``estimate``, ``low``, ``high`` are on that scale (log ratio, or a shift in the series'
+    unit); ``low_open`` / ``high_open`` mark an end that the test itself excludes (a tie at
+    exactly no-change on a clock grid). ``level`` is the interval's confidence: the nominal level, or the exact interval's achieved
+    level when that is lower (too few runs for the nominal one).
+    """
+
+    scale: str
+    estimate: float
+    low: float
+    high: float
+    low_open: bool
+    high_open: bool
+    level: float
+    p_value: float
+    method: str
+    inflation: float
+
+    @property
+    def excludes_no_change(self) -> bool:
+        """True when the interval, with its open ends, excludes 0 (ratio 1)."""
+        return (self.low > 0 or (self.low == 0 and self.low_open)
+                or self.high < 0 or (self.high == 0 and self.high_open))
+
+
+def scale_of(*samples: np.ndarray) -> str:
+    """"ratio" (test on log values) when every value is > 0, else "shift"."""
+    return "ratio" if all(s.size and s.min() > 0 for s in samples) else "shift"
+
+
+def pair_p_value(a: np.ndarray, b: np.ndarray, inflation: float = 1.0) -> tuple[float, str]:
+    """Two-sided Mann-Whitney p-value of a against b (R's ``wilcox.test``), deflated by the
+    variance-inflation factor of autocorrelated runs; 1 for two identical constants."""
+    from benchlab.stats.rank import mann_whitney_u
+
+    if a.min() == a.max() == b.min() == b.max():
+        return 1.0, "constant"
+    mw = mann_whitney_u(a, b)
+    return _deflate(mw.p_value, inflation), mw.method
+
+
+def _deflate(p: float, inflation: float) -> float:
+    if inflation <= 1.0 or p >= 1.0:
+        return float(p)
+    from scipy.special import ndtr, ndtri
+
+    z = -float(ndtri(p / 2))
+    return float(2 * ndtr(-z / math.sqrt(inflation)))
+
+
+def _inflated_level(level: float, inflation: float) -> float:
+    if inflation <= 1.0:
+        return level
+    from scipy.special import ndtr, ndtri
+
+    z = float(ndtri((1 + level) / 2)) * math.sqrt(inflation)
+    return float(min(2 * ndtr(z) - 1, 1 - 1e-12))
+
+
+def pair_statistic(a: np.ndarray, b: np.ndarray, *, level: float, scale: str,
+                   inflation: float = 1.0) -> PairStatistic:
+    """Hodges-Lehmann estimate of a against b with the interval at ``level`` that inverts the
+    Mann-Whitney test, on ``scale`` ("ratio": logs; "shift": raw values).
+
+    Parameters
+    ----------
+    a, b : ndarray
+        Candidate and baseline values (e.g. ns), at least 3 each, finite.
+    level : float
+        Confidence level of the interval (e.g. 0.975 for Holm's step over two comparisons).
+    scale : {"ratio", "shift"}
+        See :func:`scale_of`.
+    inflation : float
+        Variance-inflation factor n / n_eff of autocorrelated runs (1: independent).
+    """
+    from benchlab.stats.rank import hodges_lehmann
+
+    x, y = (np.log(a), np.log(b)) if scale == "ratio" else (a, b)
+    p, method = pair_p_value(a, b, inflation)
+    if method == "constant":
+        return PairStatistic(scale, 0.0, 0.0, 0.0, False, False, 1.0, 1.0, "constant", 1.0)
+    # With autocorrelation the test's z is divided by sqrt(inflation): the interval that
+    # inverts that test is the i.i.d. interval at the level whose z is sqrt(inflation) larger.
+    hl = hodges_lehmann(x, y, conf_level=_inflated_level(level, inflation))
+    est, low, high = hl.estimate, hl.ci_low, hl.ci_high
+    rejects = p < 1 - level
+    return PairStatistic(scale, float(est), float(low), float(high),
+                         low_open=bool(low == 0 and rejects), high_open=bool(high == 0 and rejects),
+                         # an exact interval covers at least its nominal level (say that
+                         # level); below it (too few runs for any rejection) say what it has
+                         level=float(min(level, hl.achieved_conf_level) if inflation <= 1
+                                     else level),
+                         p_value=float(p),
+                         method=hl.method, inflation=float(inflation))
+
+
+def as_ratio(value: float, scale: str, baseline_median: float) -> float | None:
+    """A value on the test's scale as a ratio candidate / baseline (None: baseline median 0)."""
+    if scale == "ratio":  # 1e300 against 1e-300: a ratio beyond floats is inf, not an error
+        return float(math.exp(value)) if value < 709.0 else math.inf
+    if baseline_median <= 0:
+        return None
+    return float(1 + value / baseline_median)
+
+
+def attainable_p(n_a: int, n_b: int) -> float:
+    """Smallest two-sided p-value the exact rank test can give with n_a and n_b runs:
+    2 / C(n_a + n_b, n_a), reached when every run of one is below every run of the other."""
+    if n_a < 1 or n_b < 1:
+        return 1.0
+    log_comb = math.lgamma(n_a + n_b + 1) - math.lgamma(n_a + 1) - math.lgamma(n_b + 1)
+    return min(1.0, 2.0 * math.exp(-log_comb))  # exp underflows to 0, never overflows
+
+
+def attainable_min_runs(alpha: float, family: int, n_max: int = 10**6) -> int:
+    """Fewest runs per command with which any comparison can reach Holm's first level
+    ``alpha / family``: the smallest n with 2 / C(2n, n) < alpha / family (n >= 2)."""
+    target = alpha / max(family, 1)
+    n = 2
+    while attainable_p(n, n) >= target and n < n_max:
+        n += 1
+    return n
