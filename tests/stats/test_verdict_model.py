@@ -145,3 +145,18 @@ def test_json_round_trip_and_plain_values():
     assert d["schema"] == "benchlab.verdict/1" and Verdict.from_dict(d) == v
     assert {c["outcome"] for c in d["candidates"]} <= {"faster", "slower", "equivalent",
                                                       "undecided"}
+
+
+def test_docs_schema_lists_every_field():
+    """docs/verdict.schema.json names exactly the fields Verdict.to_dict writes."""
+    from pathlib import Path
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" /
+                         "verdict.schema.json").read_text())
+    v = verdict_model({"a": [1.0, 2.0, 3.0, 4.0], "b": [2.0, 3.0, 4.0, 5.0]}).to_dict()
+    assert set(schema["required"]) == set(v)
+    cand = schema["properties"]["candidates"]["items"]
+    assert set(cand["required"]) == set(v["candidates"][0])
+    for key, value in v["candidates"][0].items():
+        allowed = cand["properties"][key].get("enum")
+        assert allowed is None or value in allowed, key
