@@ -6,6 +6,8 @@ from typing import Any
 
 from benchlab.environment._read import is_unknown, read_text, unknown
 
+THP_DIR = "/sys/kernel/mm/transparent_hugepage"
+
 def meminfo() -> dict[str, int] | dict[str, str]:
     """/proc/meminfo as {field: KiB}, or an unknown marker."""
     text = read_text("/proc/meminfo")
@@ -17,6 +19,19 @@ def meminfo() -> dict[str, int] | dict[str, str]:
         if len(parts) >= 2 and parts[1].isdigit():
             values[parts[0]] = int(parts[1])
     return values
+
+
+def thp_details() -> dict[str, Any]:
+    """Transparent huge pages beyond ``enabled``/``defrag`` (recorded in the kernel section):
+    the huge page size the kernel maps (KiB, ``hpage_pmd_size``) and whether khugepaged
+    collapses pages in the background (``khugepaged/defrag``: 1 or 0). Unknown markers when
+    THP is not built in."""
+    size = read_text(f"{THP_DIR}/hpage_pmd_size")
+    collapse = read_text(f"{THP_DIR}/khugepaged/defrag")
+    return {"pmd_size_kib": size if is_unknown(size) or not size.strip().isdigit()
+            else int(size) // 1024,
+            "khugepaged_defrag": collapse if is_unknown(collapse) or not collapse.strip().isdigit()
+            else int(collapse)}
 
 
 def _memory_section() -> dict[str, Any]:
@@ -34,4 +49,5 @@ def _memory_section() -> dict[str, Any]:
         "swap_total_kib": field("SwapTotal"),
         "swap_free_kib": field("SwapFree"),
         "hugepage_size_kib": field("Hugepagesize"),
+        "transparent_hugepages": thp_details(),
     }
