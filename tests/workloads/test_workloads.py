@@ -30,7 +30,7 @@ from benchlab.workloads import (
 
 EXPECTED_WORKLOADS = {
     "sort_algos", "insertion_sort", "qsort", "exp_float", "gray2bin", "bsearch",
-    "ipc_pipe", "ipc_shm_ring", "ipc_fifo_nonblock", "order_book",
+    "ipc_pipe", "ipc_shm_ring", "ipc_fifo_nonblock", "order_book", "thp_walk",
 }
 
 # Small but non-trivial arguments: each run takes a few ms.
@@ -45,6 +45,7 @@ SMALL_ARGS: dict[str, tuple] = {
     "ipc_pipe": (2000, 64),
     "ipc_shm_ring": (2000, 64, "futex"),
     "ipc_fifo_nonblock": (2000, 64, "poll"),
+    "thp_walk": ("huge", 8, 20000),
 }
 IPC = {"ipc_pipe", "ipc_shm_ring", "ipc_fifo_nonblock"}
 SORT_ALGORITHMS = ("quicksort", "mergesort", "insertion", "qsort")
