@@ -13,7 +13,7 @@ import click
 import benchlab.machines.varsys16  # noqa: F401  (registers --format varsys16 with the store)
 import benchlab.store.bundle  # noqa: F401  (registers --format bundle with the store)
 from benchlab.cli.common import (TAIL_LINES, db_option, failed_runs, metadata_lines,
-                                 open_store, resume_command, session_overview, verdict_lines)
+                                 open_store, resume_command, session_overview)
 from benchlab.cli.json_output import echo_json
 from benchlab.errors import UserError
 from benchlab.store.db import Store
@@ -120,6 +120,7 @@ def show_cmd(session: str | None, as_json: bool, db: str | None) -> None:
     """Show a session (default: the newest): timings of each benchmark, the verdict between
     them, failed runs with their stderr, environment, protocol and metrics."""
     from benchlab.report.run_summary import session_summaries
+    from benchlab.report.speed_verdict import session_verdict, session_verdict_lines
 
     with open_store(db, readonly=True) as store:
         if session is None:
@@ -130,14 +131,18 @@ def show_cmd(session: str | None, as_json: bool, db: str | None) -> None:
             session = newest[0]["uid"]
         info = session_overview(store, session)
         summaries = session_summaries(store, info["id"])
-        verdict = verdict_lines(store, info["id"])
+        # the verdict run printed: the session's stored baseline rule and settings
+        verdict_model = session_verdict(store, info["id"])
+        verdict = session_verdict_lines(store, info["id"], verdict_model)
         failures = failed_runs(store, info["id"])
         info["resume"] = (resume_command(info, db)
                           if info["status"] in ("crashed", "interrupted") else None)
     if as_json:
         from dataclasses import asdict
 
-        info.update(summaries=[asdict(x) for x in summaries], verdict=verdict,
+        info.update(summaries=[asdict(x) for x in summaries],
+                    verdict=verdict_model.to_dict() if verdict_model else None,
+                    verdict_lines=verdict,
                     failed_runs=failures)
         echo_json(info, indent=2)
         return
