@@ -248,6 +248,9 @@ class RunPlan:
             raise UserError("--until-decided compares exactly two commands in one worker; give "
                             "A and B and drop --workers")
         if self.samples_csv:
+            if os.path.isdir(self.samples_csv.replace("{worker}", "0")):
+                raise UserError(f"--samples-csv {self.samples_csv} is a directory; give the "
+                                f"path of the file the program writes")
             if store is not None:
                 for w in range(self.placement.workers):
                     store.refuse_output_path(self.samples_csv.replace("{worker}", str(w)),
