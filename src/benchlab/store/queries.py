@@ -126,12 +126,14 @@ class Queries:
         """
         key_s = str(key)
         row = self.conn.execute("SELECT * FROM sessions WHERE uid = ?", (key_s,)).fetchone()
-        if row is None and key_s.isdigit():
+        if row is None and key_s.isdigit() and int(key_s) < 2 ** 63:  # SQLite's INTEGER range
             row = self.conn.execute("SELECT * FROM sessions WHERE id = ?", (int(key_s),)).fetchone()
         if row is None:
             row = self.conn.execute("SELECT * FROM sessions WHERE name = ? ORDER BY id DESC LIMIT 1",
                                     (key_s,)).fetchone()
-        if row is None and len(key_s) >= MIN_UID_PREFIX:
+        # a uid is 32 hex digits: a longer key is no prefix of one (and a 60,000-character LIKE
+        # pattern is "too complex" for SQLite)
+        if row is None and MIN_UID_PREFIX <= len(key_s) <= 64:
             rows = self.conn.execute(
                 "SELECT * FROM sessions WHERE uid LIKE ? ESCAPE '\\' ORDER BY id DESC LIMIT 11",
                 (escape_like(key_s) + "%",)).fetchall()
@@ -148,7 +150,8 @@ class Queries:
         nothing matches."""
         row = self.find_session(key)
         if row is None:
-            raise UserError(f"no session {str(key)!r} in {self.path}; list them with `benchlab list`")
+            shown = str(key) if len(str(key)) <= 80 else str(key)[:80] + "..."
+            raise UserError(f"no session {shown!r} in {self.path}; list them with `benchlab list`")
         return row
 
     def benchmarks(self, session_id: int) -> list[dict]:
