@@ -207,7 +207,9 @@ def test_show_defaults_to_newest_with_timings_verdict_and_failed_stderr(db_path)
     assert [s["name"] for s in data["summaries"]] == ["./bm/fast", "./bm/slow"]
     assert data["summaries"][0]["wall"]["n"] == 30
     assert data["failed_runs"][0]["stderr_tail"].endswith("frobnicate()")
-    assert data["verdict"] and "faster" in data["verdict"][1]
+    assert data["verdict_lines"] and "faster" in data["verdict_lines"][1]
+    assert data["verdict"]["baseline"] == "./bm/fast"  # the structured verdict (docs/verdict.md)
+    assert data["verdict"]["candidates"][0]["outcome"] == "slower"
 
 
 def test_list_shows_commands_and_crashed_sessions_with_resume_command(db_path):

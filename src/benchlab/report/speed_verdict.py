@@ -87,9 +87,12 @@ def _unit(store: Any, session_id: int, metric: str) -> str:
     return store.metric_unit(session_id, metric) or ""
 
 
-def session_verdict_lines(store: Any, session_id: int, **overrides: Any) -> list[str]:
-    """:func:`session_verdict` in words ([] with fewer than two measured benchmarks)."""
-    verdict = session_verdict(store, session_id, **overrides)
+def session_verdict_lines(store: Any, session_id: int, verdict: Verdict | None = None,
+                          **overrides: Any) -> list[str]:
+    """``verdict`` (default: :func:`session_verdict` with ``overrides``) in words, sorted as the
+    session's stored ``sort`` says; [] with fewer than two measured benchmarks."""
+    if verdict is None:
+        verdict = session_verdict(store, session_id, **overrides)
     if verdict is None:
         return []
     sort = {**stored_settings(store, session_id), **overrides}["sort"]
