@@ -42,7 +42,7 @@ from benchlab.store.formats._common import (
     ImportedSession, content_digest, find_duplicate, sniff_json, write_imports)
 from benchlab.store.formats._gather import resolve_sessions
 from benchlab.store.formats.metric_spec import MetricSpec, parse_metric_spec
-from benchlab.store.formats.readers import open_text, parse_json_text
+from benchlab.store.formats.readers import open_text, parse_json_text, refuse_special_file
 
 #: Formats this package parses itself; other layers add theirs with :func:`register_import_format`.
 BUILTIN_IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "json")
@@ -171,6 +171,7 @@ def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
         The sessions created: one, except for benchlab's own exports (``json``, long-format
         ``csv``), which create one per exported session. All or nothing.
     """
+    refuse_special_file(path, "the import file")  # hashing /dev/zero would never end
     if fmt in _REGISTERED:
         return _REGISTERED[fmt](store, path, name=name, unit=unit, metrics=metrics,
                                 command_line=command_line)
