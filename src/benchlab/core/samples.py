@@ -78,14 +78,16 @@ def extract_metrics(metrics: list[MetricSpec], out_path: str | None, err_path: s
     """
     if not metrics:
         return {}
-    text = ""
+    from benchlab.store.formats.metric_spec import extract_stream
+
+    out: dict[str, list[float]] = {spec.name: [] for spec in metrics}
     for p in (out_path, err_path):
         if p and os.path.exists(p):
+            # matched in blocks of whole lines: memory stays bounded by the block, not by
+            # what the program printed (1 GB of output used to take 2 GB)
             with open(p, "rb") as fh:
-                text += fh.read().decode(errors="replace")
-    out: dict[str, list[float]] = {}
-    for spec in metrics:
-        out[spec.name] = spec.extract(text)
+                for name, values in extract_stream(metrics, fh).items():
+                    out[name] += values
     return out
 
 

@@ -162,6 +162,7 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
     # reconnect loop, even after the client closed) on stderr; benchlab says it once, in one
     # line, with what to do. So Dask's loggers stay at CRITICAL in this process from here on.
     _silence_dask_logs()
+    started_before = _dask_clusters()
     with dask.config.set(quiet_config()):
         cluster = None
         try:
@@ -186,10 +187,12 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
                 client = Client(cluster, set_as_default=False)
         except UserError:
             raise
-        except Exception as exc:  # OSError, TimeoutError, asyncssh errors: one line for all
-            if cluster is not None:
-                with contextlib.suppress(Exception):
-                    cluster.close()
+        except BaseException as exc:  # OSError, TimeoutError, asyncssh errors: one line for all
+            # and Ctrl-C/SIGTERM while the cluster starts (its workers still 'init'): close what
+            # was started here, so Dask's own atexit hook does not trip its assertion on them
+            _close_started(started_before)
+            if not isinstance(exc, Exception):
+                raise
             raise UserError(f"cannot reach the cluster {spec.text} ({_short(exc)}); start the "
                             f"scheduler and workers (docs/cluster.md) or check the address"
                             ) from None
@@ -223,6 +226,33 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
             if cluster is not None:
                 with contextlib.suppress(Exception):
                     cluster.close(timeout=10)
+            _close_started(started_before)
+
+
+def _dask_clusters() -> set[int]:
+    """ids of the Dask clusters this process has started and not garbage-collected."""
+    from distributed.deploy.spec import SpecCluster
+
+    return {id(c) for c in list(SpecCluster._instances)}
+
+
+def _close_started(before: set[int]) -> None:
+    """Close the Dask clusters started since ``before`` (:func:`_dask_clusters`) and take them
+    off Dask's exit list: Dask's atexit hook asserts on a worker still starting
+    (``AssertionError: Status.init`` after SIGTERM during start-up), a traceback at exit."""
+    import logging
+
+    from distributed.deploy.spec import SpecCluster
+
+    for c in list(SpecCluster._instances):
+        if id(c) in before:
+            continue
+        # a nanny interrupted while starting leaves an asyncio task whose exception asyncio
+        # logs when the task is collected ("Task exception was never retrieved" + traceback)
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        with contextlib.suppress(BaseException):
+            c.close(timeout=5)
+        SpecCluster._instances.discard(c)
 
 
 def _security_of(spec: ClusterSpec, *, load: bool = True) -> dict[str, Any]:

@@ -96,7 +96,16 @@ def _int_or_none(value: Any) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"expected an integer, got {value!r}")
+    if isinstance(value, float) and not value.is_integer() or not -2 ** 63 <= value < 2 ** 63:
+        # SQLite's INTEGER is 64-bit: a bigger number is an OverflowError at INSERT
+        raise ValueError(f"{value!r} is not a 64-bit integer")
     return int(value)
+
+
+#: What the store's CHECK constraints accept (schema.py): refused here in one line, not as
+#: an IntegrityError at INSERT.
+RUN_STATUSES = ("ok", "failed", "signaled", "timeout", "error", "imported")
+MEASUREMENT_STATUSES = ("ok", "unsupported", "unknown")
 
 
 _INT_RUN_FIELDS = {"exit_code", "signal", "start_unix_ns", "start_mono_ns", "end_mono_ns",
@@ -110,11 +119,21 @@ def session_from_document(s: dict[str, Any], *, source: str, name: str | None,
 
     Raises KeyError/TypeError/ValueError on a damaged document (the caller words the error).
     """
-    from benchlab.store.formats._common import (ImportedBenchmark, ImportedMetric,
-                                                 ImportedRun, ImportedSession)
+    from benchlab.store.formats._common import (
+        ImportedBenchmark,
+        ImportedMetric,
+        ImportedRun,
+        ImportedSession,
+    )
     setups = s.get("setups") or {}
     benchmarks = []
+    seqs: set[int] = set()
+    names: set[str] = set()
     for b in s["benchmarks"]:
+        if b.get("name") in names:
+            raise ValueError(f"two benchmarks are named {b['name']!r:.60}; names are unique in a "
+                             f"session")
+        names.add(b.get("name"))
         runs = []
         for r in b["runs"]:
             fields = {}
@@ -125,6 +144,14 @@ def session_from_document(s: dict[str, Any], *, source: str, name: str | None,
                 fields[key] = _int_or_none(value) if key in _INT_RUN_FIELDS else value
             if "status" not in fields:
                 raise KeyError("status")
+            if fields["status"] not in RUN_STATUSES:
+                raise ValueError(f"a run's status is {fields['status']!r:.40}, not one of "
+                                 f"{', '.join(RUN_STATUSES)}")
+            seq = _int_or_none(r["seq"])
+            if seq is None or seq in seqs:
+                raise ValueError(f"two runs have seq {seq!r}; each run's seq is unique in a "
+                                 f"session")
+            seqs.add(seq)
             samples = {}
             for metric, values in (r.get("samples") or {}).items():
                 if any(v is None or isinstance(v, bool) or not isinstance(v, (int, float))
@@ -133,11 +160,15 @@ def session_from_document(s: dict[str, Any], *, source: str, name: str | None,
                 samples[metric] = [float(v) for v in values]
             measurements = [{k: m.get(k) for k in _MEASUREMENT_KEYS} | {"status": m.get("status") or "ok"}
                             for m in (r.get("measurements") or [])]
+            for m in measurements:
+                if m["status"] not in MEASUREMENT_STATUSES:
+                    raise ValueError(f"a measurement's status is {m['status']!r:.40}, not one "
+                                     f"of {', '.join(MEASUREMENT_STATUSES)}")
             setup_id = r.get("setup_id")
             runs.append(ImportedRun(
                 iteration=int(r["iteration"]), fields=fields, samples=samples,
                 warmup=bool(r.get("warmup")), measurements=measurements,
-                seq=int(r["seq"]), worker=int(r.get("worker") or 0),
+                seq=seq, worker=_int_or_none(r.get("worker")) or 0,
                 setup=setups.get(str(setup_id)) if setup_id is not None else None))
         bsetup = b.get("setup_id")
         if not isinstance(b["name"], str):

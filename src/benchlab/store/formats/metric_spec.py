@@ -12,10 +12,12 @@ every match in the text yields one value, in order. Values must be finite number
 
 from __future__ import annotations
 
+import codecs
 import functools
 import math
 import re
 from dataclasses import dataclass
+from typing import BinaryIO, Iterator
 
 from benchlab.errors import UserError
 
@@ -150,3 +152,49 @@ def extract(spec: MetricSpec, text: str, *, where: str = "") -> list[float]:
                 f"make the group match only the number, e.g. ([0-9.]+)")
         values.append(value)
     return values
+
+
+#: Text is matched in blocks of whole lines of about this many bytes (bounded memory).
+BLOCK_BYTES = 1 << 20
+#: A line longer than this (bytes) is matched in pieces of this size.
+MAX_LINE_BYTES = 8 << 20
+
+
+def line_blocks(fh: BinaryIO, *, block_bytes: int = BLOCK_BYTES,
+                max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[str]:
+    """The text of the binary stream ``fh`` (UTF-8, undecodable bytes replaced) in blocks that
+    end at a line end, each about ``block_bytes`` (bytes) long, so memory stays bounded however
+    much a program printed. A line longer than ``max_line_bytes`` (bytes) is cut there."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    while True:
+        raw = fh.read(block_bytes)
+        pending += decoder.decode(raw, final=not raw)
+        if not raw:
+            if pending:
+                yield pending
+            return
+        cut = pending.rfind("\n") + 1
+        if cut:
+            yield pending[:cut]
+            pending = pending[cut:]
+        elif len(pending) >= max_line_bytes:
+            yield pending
+            pending = ""
+
+
+def extract_stream(specs: list[MetricSpec], fh: BinaryIO, *, where: str = "",
+                   block_bytes: int = BLOCK_BYTES) -> dict[str, list[float]]:
+    """Values of every spec in the binary stream ``fh``, read in blocks of whole lines (memory
+    bounded by ``block_bytes`` and :data:`MAX_LINE_BYTES`, bytes, not by the stream's size).
+
+    Every match inside one line is found as by :func:`extract` on the whole text; a match that
+    spans lines is found when its lines fall in one block (a regex spanning lines is rare: the
+    value and its label are printed on one line). Raises :class:`MetricValueError` as
+    :func:`extract` does.
+    """
+    out: dict[str, list[float]] = {spec.name: [] for spec in specs}
+    for block in line_blocks(fh, block_bytes=block_bytes):
+        for spec in specs:
+            out[spec.name] += extract(spec, block, where=where)
+    return out

@@ -18,6 +18,7 @@ import io
 import json
 import os
 import re
+import stat
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -56,6 +57,23 @@ def _check_head(path: Any, head: bytes, what: str) -> None:
                     f"convert it (iconv -f UTF-16 -t UTF-8 FILE > NEW) and import NEW as {what}")
 
 
+def refuse_special_file(path: str | os.PathLike, what: str) -> None:
+    """Raise UserError unless ``path`` is a regular file or a directory (what does not exist is
+    left to the reader's own message). A device (``/dev/zero``, ``/dev/urandom``), a FIFO or a
+    socket never ends or blocks: reading, or hashing, one would never return."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = ("a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket"
+            if stat.S_ISSOCK(mode) else "not a regular file")
+    raise UserError(f"cannot read {what} {path}: it is {kind}, which may never end; "
+                    f"save the data to a regular file and give that")
+
+
 @contextmanager
 def open_text(path: str | os.PathLike, what: str) -> Iterator[TextIO]:
     """Open ``path`` as UTF-8 text (gunzipped when it is gzip, a BOM skipped), ``newline=""``.
@@ -65,6 +83,7 @@ def open_text(path: str | os.PathLike, what: str) -> Iterator[TextIO]:
     ``what`` names the expected content, e.g. ``"hyperfine JSON"``.
     """
     p = Path(path)
+    refuse_special_file(p, what)
     try:
         raw = open(p, "rb")
     except FileNotFoundError:
