@@ -236,3 +236,44 @@ def test_ctrl_c_while_the_console_script_imports_is_one_line(tmp_path, name, qui
         assert proc.returncode == 130 and proc.stderr == "benchlab: interrupted\n", proc
     else:
         assert "KeyboardInterrupt" in proc.stderr and proc.returncode != 130, proc
+
+
+# --- per-session costs: forks of the environment probe ---------------------------------------
+
+
+def test_a_per_boot_probe_forks_once_per_boot(tmp_path):
+    """systemd-detect-virt's answer is remembered per boot and namespaces: a second process (a
+    second session) reads it from the cache instead of forking again."""
+    log = tmp_path / "ran.log"
+    code = textwrap.dedent(f"""
+        from benchlab.environment._read import Probe
+        argv = ["sh", "-c", "echo ran >> {log}; echo kvm"]
+        import time; end = time.monotonic() + 30
+        print(Probe(argv, per_boot=True).result(end), Probe(argv, per_boot=True).result(end))
+    """)
+    env = dict(os.environ, BENCHLAB_CACHE=str(tmp_path / "cache"))
+    outs = [subprocess.run([PY, "-c", code], capture_output=True, text=True, env=env,
+                           timeout=60) for _ in range(2)]
+    assert all(p.returncode == 0 for p in outs), outs
+    assert {p.stdout for p in outs} == {"(0, 'kvm\\n', '') (0, 'kvm\\n', '')\n"}
+    assert log.read_text() == "ran\n"
+
+
+def test_outside_a_git_work_tree_git_is_not_run_and_says_the_same(tmp_path):
+    from benchlab.environment import collect_environment
+    from benchlab.environment._read import outside_git_work_tree
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    if not outside_git_work_tree(str(plain)):
+        pytest.skip("the temporary directory is inside a git work tree")
+    skipped = collect_environment(cwd=str(plain))["git"]["commit"]
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert not outside_git_work_tree(str(repo / ".")) and not outside_git_work_tree(str(repo))
+    (repo / ".git").rename(repo / "not-git")  # git really runs now (GIT_DIR unset) and fails
+    (repo / ".git").write_text("gitdir: /nonexistent\n")  # ... a .git file: git is run
+    ran = collect_environment(cwd=str(repo))["git"]["commit"]
+    assert "not a git repository" in skipped["unknown"]
+    assert "usable git work tree" in skipped["unknown"] and "usable git work tree" in ran["unknown"]

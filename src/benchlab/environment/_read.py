@@ -7,6 +7,9 @@ machine does not expose is never guessed.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -76,12 +79,28 @@ def bracketed_choice(text: str) -> str:
 
 
 class Probe:
-    """A short external command started now and read later, so several run concurrently."""
+    """A short external command started now and read later, so several run concurrently.
 
-    def __init__(self, argv: Sequence[str], cwd: str | None = None, env: Mapping[str, str] | None = None):
+    ``per_boot=True`` is for commands whose answer cannot change until the machine reboots or
+    the process moves to other namespaces (``systemd-detect-virt``): the answer is remembered in
+    this process and in ``$XDG_CACHE_HOME/benchlab/probes`` (keyed by the boot id, the pid and
+    mount namespaces and the argv), so a session does not fork for it again (each fork of the
+    harness costs milliseconds of ``benchlab run``'s start-up).
+    """
+
+    _remembered: dict[str, tuple[int, str, str]] = {}
+
+    def __init__(self, argv: Sequence[str], cwd: str | None = None,
+                 env: Mapping[str, str] | None = None, *, per_boot: bool = False):
         self.argv = list(argv)
         self.proc: subprocess.Popen[str] | None = None
         self.error: str | None = None
+        self.known: tuple[int, str, str] | None = None
+        self.cache_key = _per_boot_key(self.argv) if per_boot else None
+        if self.cache_key is not None:
+            self.known = Probe._remembered.get(self.cache_key) or _read_cached(self.cache_key)
+            if self.known is not None:
+                return
         exe = shutil.which(self.argv[0])
         if exe is None:
             self.error = f"{self.argv[0]} is not installed"
@@ -94,8 +113,19 @@ class Probe:
         except OSError as exc:
             self.error = f"could not run {self.argv[0]}: {exc.strerror or exc}"
 
+    @classmethod
+    def finished(cls, argv: Sequence[str], returncode: int, stdout: str, stderr: str) -> "Probe":
+        """A probe whose answer is already known without running it (see
+        :func:`outside_git_work_tree`)."""
+        probe = cls.__new__(cls)
+        probe.argv, probe.proc, probe.error = list(argv), None, None
+        probe.cache_key, probe.known = None, (returncode, stdout, stderr)
+        return probe
+
     def result(self, deadline: float) -> tuple[int, str, str] | str:
         """(returncode, stdout, stderr), or a reason string when it could not run in time."""
+        if self.known is not None:
+            return self.known
         if self.proc is None:
             return self.error or "not started"
         try:
@@ -104,4 +134,65 @@ class Probe:
             self.proc.kill()
             self.proc.communicate()
             return f"{' '.join(self.argv)} did not finish within {SUBPROCESS_TIMEOUT_S:g} s"
-        return self.proc.returncode, out, err
+        self.known = (self.proc.returncode, out, err)
+        if self.cache_key is not None and out.strip():  # an answer, not a failure to answer
+            Probe._remembered[self.cache_key] = self.known
+            _write_cached(self.cache_key, self.known)
+        return self.known
+
+
+def _probe_cache_dir() -> Path:
+    root = os.environ.get("BENCHLAB_CACHE")
+    if root:
+        return Path(root) / "probes"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "benchlab" / "probes"
+
+
+def _per_boot_key(argv: Sequence[str]) -> str | None:
+    """A key naming this boot, this process's pid and mount namespaces and ``argv``; None when
+    the boot id cannot be read (then nothing is remembered)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            parts = [fh.read().strip()]
+        parts += [os.readlink(f"/proc/self/ns/{ns}") for ns in ("pid", "mnt")]
+    except OSError:
+        return None
+    return hashlib.sha256("\0".join(parts + list(argv)).encode()).hexdigest()[:24]
+
+
+def _read_cached(key: str) -> tuple[int, str, str] | None:
+    try:
+        code, out, err = json.loads((_probe_cache_dir() / f"{key}.json").read_text())
+        return int(code), str(out), str(err)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _write_cached(key: str, value: tuple[int, str, str]) -> None:
+    directory = _probe_cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp = directory / f".{key}.{os.getpid()}"
+        tmp.write_text(json.dumps(list(value)))
+        os.replace(tmp, directory / f"{key}.json")  # readers see the old answer or the new one
+    except OSError:
+        pass  # an unwritable cache only costs the fork next time
+
+
+def outside_git_work_tree(cwd: str) -> bool:
+    """True when no ``.git`` exists in ``cwd`` or any parent and git's location variables are
+    unset: ``git rev-parse`` would only say "not a git repository", so it need not be run."""
+    if any(os.environ.get(name) for name in ("GIT_DIR", "GIT_WORK_TREE")):
+        return False
+    path = os.path.abspath(cwd)
+    while True:
+        if os.path.exists(os.path.join(path, ".git")):
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
+NOT_A_REPOSITORY = "fatal: not a git repository (or any of the parent directories): .git"

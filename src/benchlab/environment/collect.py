@@ -21,7 +21,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import benchlab
-from benchlab.environment._read import SUBPROCESS_TIMEOUT_S, Probe, is_unknown, utc_now_iso
+from benchlab.environment._read import (
+    NOT_A_REPOSITORY, SUBPROCESS_TIMEOUT_S, Probe, is_unknown, outside_git_work_tree, utc_now_iso,
+)
 from benchlab.environment.cpu import _cpu_section
 from benchlab.environment.fingerprint import environment_digest
 from benchlab.environment.kernel import _kernel_settings_section, _numa_section, cgroup_state
@@ -65,12 +67,17 @@ def collect_environment(argv: Sequence[str] | None = None, cwd: str | None = Non
     git_env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
     # A missing directory is reported as such rather than as a failure to run git.
     have_git = shutil.which("git") is not None and os.path.isdir(cwd)
-    git_head = Probe(["git", "rev-parse", "HEAD"], cwd=cwd, env=git_env) if have_git else None
-    git_status = (Probe(["git", "status", "--porcelain"], cwd=cwd, env=git_env)
-                  if have_git else None)
+    if have_git and outside_git_work_tree(cwd):  # git's own answer, without two forks
+        git_head = Probe.finished(["git", "rev-parse", "HEAD"], 128, "", NOT_A_REPOSITORY)
+        git_status = Probe.finished(["git", "status", "--porcelain"], 128, "", NOT_A_REPOSITORY)
+    else:
+        git_head = Probe(["git", "rev-parse", "HEAD"], cwd=cwd, env=git_env) if have_git else None
+        git_status = (Probe(["git", "status", "--porcelain"], cwd=cwd, env=git_env)
+                      if have_git else None)
     have_detect = shutil.which("systemd-detect-virt") is not None
-    detect_vm = Probe(["systemd-detect-virt", "--vm"]) if have_detect else None
-    detect_container = Probe(["systemd-detect-virt", "--container"]) if have_detect else None
+    detect_vm = Probe(["systemd-detect-virt", "--vm"], per_boot=True) if have_detect else None
+    detect_container = (Probe(["systemd-detect-virt", "--container"], per_boot=True)
+                        if have_detect else None)
     deadline = started + SUBPROCESS_TIMEOUT_S
 
     collected_at = utc_now_iso()

@@ -80,8 +80,9 @@ def virtualization_state() -> dict[str, Any]:
     ``evidence`` lists every clue seen (DMI, cpuinfo hypervisor flag, /.dockerenv, /proc/1/cgroup).
     """
     have_detect = shutil.which("systemd-detect-virt") is not None
-    detect_vm = Probe(["systemd-detect-virt", "--vm"]) if have_detect else None
-    detect_container = Probe(["systemd-detect-virt", "--container"]) if have_detect else None
+    detect_vm = Probe(["systemd-detect-virt", "--vm"], per_boot=True) if have_detect else None
+    detect_container = (Probe(["systemd-detect-virt", "--container"], per_boot=True)
+                        if have_detect else None)
     deadline = time.monotonic() + SUBPROCESS_TIMEOUT_S
     info = cpuinfo_first_block()
     if "_error" in info:
