@@ -18,6 +18,8 @@ import atexit
 import os
 import shutil
 import subprocess
+import tarfile
+import tempfile
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -260,3 +262,39 @@ def remove_own_containers() -> None:
             _remove(path, [cid for cid, _ in owned_containers(path, os.getpid())])
         except (UserError, OSError):
             pass  # at exit: the next start's sweep removes what is left
+
+
+#: The local image benchlab builds for its built-in isolation suite and tests (no registry).
+BUSYBOX_IMAGE = "localhost/benchlab-busybox:1"
+BUSYBOX_APPLETS = ("sh", "true", "false", "echo", "cat", "sleep", "ls")
+
+
+def ensure_busybox_image(name: str = "podman", image: str = BUSYBOX_IMAGE) -> str:
+    """A minimal local image: a busybox-static rootfs packed with tar and loaded with
+    ``import`` (built on first use, reused after); return its name. Static programs (the bundled
+    workloads built with ``static=True``) run in it through a bind mount.
+
+    Raises UserError when the engine or busybox-static is not installed, or the import fails.
+    """
+    path = engine_path(name)
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        raise UserError("busybox is not installed here; apt-get install busybox-static (the "
+                        "local image's only program)")
+    if image_exists(path, image):
+        return image
+    with tempfile.TemporaryDirectory(prefix="benchlab-rootfs-") as tmp:
+        root = os.path.join(tmp, "root")
+        for d in ("bin", "tmp", "proc", "dev", "sys"):
+            os.makedirs(os.path.join(root, d))
+        shutil.copy2(busybox, os.path.join(root, "bin", "busybox"))
+        for applet in BUSYBOX_APPLETS:
+            os.symlink("busybox", os.path.join(root, "bin", applet))
+        archive = os.path.join(tmp, "rootfs.tar")
+        with tarfile.open(archive, "w") as tar:
+            tar.add(root, arcname=".")
+        proc = _engine_cmd([path, "import", archive, image])
+    if proc.returncode != 0:
+        raise UserError(f"{name} import of a busybox rootfs failed "
+                        f"({_first_error_line(proc.stderr)}); check the engine")
+    return image

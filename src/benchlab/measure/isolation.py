@@ -179,6 +179,15 @@ class Isolation:
         _STARTUP_CACHE[self.text + str(self.runtime)] = self.startup
         return self
 
+    def startup_measurements(self) -> list[dict]:
+        """The level's start-up cost as measurements of a run (source ``isolation``, ns), so
+        each run carries the offset its isolation adds; none for bare, cgroup and wrap."""
+        if not self.startup:
+            return []
+        return [{"source": "isolation", "name": f"startup_{k.removesuffix('_ns')}",
+                 "value": float(self.startup[k]), "unit": "ns", "status": "ok",
+                 "note": self.text} for k in ("wall_ns", "cpu_ns")]
+
     def _measure_startup(self, runs: int = STARTUP_RUNS) -> dict[str, Any]:
         """Median cost (ns) of an empty ``true`` through this level, from the exec helper."""
         from benchlab.measure.spawn import SpawnRequest, spawn_measured
