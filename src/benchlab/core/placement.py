@@ -69,7 +69,7 @@ class Execution:
                 os.unlink(meta_out)
         full = self.isolation.wrap(full, meta_out, worker=worker, cpus=self.worker_cpus[worker],
                                    env=env)
-        measurements: list[dict] = []
+        measurements: list[dict] = self.isolation.startup_measurements()
         notes: dict[str, Any] = {}
         if self.use_cgroup:
             from benchlab.control.cgroups import RunCgroup
