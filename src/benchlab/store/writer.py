@@ -101,14 +101,12 @@ class SessionWriter:
                                     (session["id"],)).fetchone()[0]
         planned = (session.get("protocol") or {}).get("benchmarks") \
             if isinstance(session.get("protocol"), dict) else None
-        if session["kind"] == "run" and (stored == 0 or isinstance(planned, list)
-                                         and stored < len(planned)):
+        if session["kind"] == "run" and isinstance(planned, list) and stored < len(planned):
             # a session row whose benchmarks were not all written: killed between the two
             # (a store written before they became one transaction); nothing to continue
             raise UserError(f"session {session['uid']} stopped while it was being created "
-                            f"({stored} of {len(planned) if isinstance(planned, list) else '?'} "
-                            f"benchmarks stored), so there is nothing to resume; run its command "
-                            f"again")
+                            f"({stored} of {len(planned)} benchmarks stored), so there is nothing "
+                            f"to resume; run its command again")
         with store.transaction() as c:
             # re-read inside the write lock: another resume may have claimed it meanwhile
             row = c.execute("SELECT * FROM sessions WHERE id = ?", (session["id"],)).fetchone()
