@@ -269,7 +269,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                    f"{exc.session.uid}. Resume with: benchlab run --resume {exc.session.uid}{db_hint}",
                    err=True)
         sys.exit(128 + exc.signum)
-    summaries = session_summaries(store, result.session.id)
+    # -q prints nothing: no statistics to compute (numpy.ma and ~10 ms of CPU per benchmark).
+    summaries = session_summaries(store, result.session.id) if as_json or not quiet else []
     reference = _reference_name(hf, result.session.id, store)
     hf.write_exports(store, result.session.uid, reference)
     if report_path is not None:
