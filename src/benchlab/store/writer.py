@@ -10,6 +10,7 @@ concurrent resumes exactly one wins and the other gets a one-line UserError.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +23,31 @@ from benchlab.store.owner import current_owner, owner_alive
 #: writer's name for a session that ran to its end; the schema calls it ``complete``.
 FINISH_STATUSES = {"done": "complete", "complete": "complete", "interrupted": "interrupted",
                    "failed": "failed"}
+
+
+#: ``scheme://user:PASSWORD@host`` in any URL (``--db postgresql://...``, a proxy, a git URL).
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@\s]*@")
+#: ``password=...`` in a libpq conninfo string or a URL's query (quoted or not).
+_KEY_PASSWORD = re.compile(r"(?i)(\b(?:password|passwd|pwd)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&;]+)")
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with credentials replaced by ``***``: the password of any URL's userinfo and
+    ``password=`` values (libpq conninfo, URL query strings)."""
+    return _KEY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", text))
+
+
+def redact_command_line(argv: Sequence[str] | None) -> list[str] | None:
+    """A command line with :func:`redact_secrets` applied to each argument: what a session
+    stores, exports and bundles never holds a database password typed on the command line."""
+    return None if argv is None else [redact_secrets(str(a)) for a in argv]
+
+
+def _redacted_environment(environment: Mapping[str, Any]) -> Mapping[str, Any]:
+    process = environment.get("process")
+    if not isinstance(process, Mapping) or not isinstance(process.get("argv"), list):
+        return environment
+    return {**environment, "process": {**process, "argv": redact_command_line(process["argv"])}}
 
 
 def environment_fingerprint(environment: Mapping[str, Any]) -> str:
@@ -76,9 +102,11 @@ class SessionWriter:
             Imports: the absolute path read and the SHA-256 of its content.
         """
         environment_id = None
+        command_line = redact_command_line(command_line)
         if environment is not None:
             if not isinstance(environment, Mapping):
                 raise TypeError("environment must be a mapping or None")
+            environment = _redacted_environment(environment)
             environment_id = store.put_environment(environment, environment_fingerprint(environment))
         parent_id = parent.id if isinstance(parent, SessionRef) else parent
         ref = store.create_session(kind, name=name, command_line=command_line, protocol=protocol,
