@@ -1,11 +1,16 @@
-"""Start-up time of ``benchlab`` beside hyperfine's (issue 8, Part 1 item 5). Prints figures.
+"""Start-up and per-session cost of ``benchlab`` beside hyperfine's (issues 8 and 19). Prints
+figures.
 
 Median wall time of each command line over N runs, the commands interleaved round by round (so
 machine load drifts across all of them alike), each run a fresh process with the environment's
 PYTHONDONTWRITEBYTECODE as it is (the setup compiles bytecode, so it must not matter). Targets:
-``--version`` and ``--help`` <= 0.15 s, ``run -r 3 /bin/true`` end to end <= 0.6 s.
+``--version`` and ``--help`` <= 0.15 s; ``run -q -N -r 1 /bin/true`` <= 0.15 s; ``run -q -N -r
+100 /bin/true`` <= 2x ``hyperfine -N -r 100 /bin/true`` (whole processes); ``show``, ``compare``
+and ``list`` on the demo's store <= 0.3 s. Then where the time of ``run -q -N -r 1`` goes: CPU
+time of the imports and of each phase of the session (environment probe, system checks, the
+store, the runs), measured in one process.
 
-Usage:  .venv/bin/python bench/startup.py [--runs N] [--benchlab PATH]
+Usage:  .venv/bin/python bench/startup.py [--runs N] [--benchlab PATH] [--demo-db PATH]
 """
 
 from __future__ import annotations
@@ -17,10 +22,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
-TARGETS_S = {"--version": 0.15, "--help": 0.15, "run": 0.6}
+TARGETS_S = {"--version": 0.15, "--help": 0.15, "run": 0.6, "run1": 0.15, "store": 0.3}
+#: ``benchlab run -q -N -r 100`` may take at most this many times ``hyperfine -N -r 100``.
+RATIO_GOAL = 2.0
 HEAVY = ("numpy", "scipy", "pandas", "matplotlib", "rich", "dask", "jinja2", "bokeh", "psycopg")
 
 
@@ -70,24 +78,90 @@ def heavy_importers(argv: list[str]) -> list[tuple[str, str, float]]:
     return [(top, first[top], total[top]) for top in first]
 
 
+def demo_store(benchlab: str, tmp: str, given: str | None) -> tuple[str, str]:
+    """(the demo's store, its session uid): ``--demo-db`` if given, else a fresh ``benchlab
+    demo`` (a few seconds)."""
+    db = given or str(Path(tmp) / "demo.db")
+    if given is None:
+        subprocess.run([benchlab, "demo", "--runs", "5", "--warmup", "1", "--db", db],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    out = subprocess.run([benchlab, "list", "--db", db], capture_output=True, text=True,
+                         check=True).stdout  # a title line, the header, then newest first
+    uid = next(line.split()[0] for line in out.splitlines()[2:] if line.strip())
+    return db, uid
+
+
+PHASES = """
+import sys, time
+clock = time.process_time
+marks = {}
+t = clock(); import click; marks["import click"] = clock() - t
+t = clock(); import numpy; marks["import numpy"] = clock() - t
+t = clock(); import rich.console, rich.progress; marks["import rich"] = clock() - t
+t = clock(); import benchlab.cli.run; marks["import benchlab (the rest)"] = clock() - t
+import benchlab.core.session as session, benchlab.environment as environment
+import benchlab.store.writer as writer
+def timed(owner, name, label):
+    inner = getattr(owner, name)
+    def wrapper(*a, **k):
+        t = clock()
+        try:
+            return inner(*a, **k)
+        finally:
+            marks[label] = marks.get(label, 0.0) + clock() - t
+    setattr(owner, name, wrapper)
+timed(environment, "collect_environment", "  environment probe")
+timed(session, "_system_checks", "  system checks")
+timed(session, "_sweep_leftovers", "  sweep of leftovers")
+timed(session, "prepare_execution", "  placement (cgroups, affinity)")
+timed(writer.SessionWriter, "create", "  store: session created")
+timed(session, "run_session", "  the runs, each stored")
+timed(session, "start_session", " session start (all of the above but runs)")
+from benchlab.cli.main import main
+t = clock()
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+marks["main(): the command"] = clock() - t
+for label, value in marks.items():
+    print(f"{label:44} {value * 1e3:7.1f} ms")
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="runs of each command (default 10)")
     parser.add_argument("--benchlab", default=str(Path(sys.executable).parent / "benchlab"))
+    parser.add_argument("--demo-db", default=None, help="the demo's store (default: run "
+                        "`benchlab demo` into a temporary one)")
     args = parser.parse_args()
     hyperfine = shutil.which("hyperfine")
     if hyperfine is None:
         sys.exit("startup: hyperfine is not installed; run scripts/setup.sh")
+    bl = args.benchlab
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
         db = str(Path(tmp) / "bench.db")
+        demo_db, uid = demo_store(bl, tmp, args.demo_db)
         cases = {
-            "benchlab --version": ([args.benchlab, "--version"], "--version"),
-            "benchlab --help": ([args.benchlab, "--help"], "--help"),
-            "benchlab run -r 3 /bin/true": ([args.benchlab, "run", "-q", "-r", "3", "/bin/true",
+            "benchlab --version": ([bl, "--version"], "--version"),
+            "benchlab --help": ([bl, "--help"], "--help"),
+            "benchlab run -r 3 /bin/true": ([bl, "run", "-q", "-r", "3", "/bin/true",
                                              "--db", db], "run"),
+            "benchlab run -q -N -r 1 /bin/true": ([bl, "run", "-q", "-N", "-r", "1", "/bin/true",
+                                                   "--db", db], "run1"),
+            "benchlab run -q -N -r 100 /bin/true": ([bl, "run", "-q", "-N", "-r", "100",
+                                                     "/bin/true", "--db", db], None),
+            "benchlab show (demo)": ([bl, "show", uid, "--db", demo_db], "store"),
+            "benchlab compare (demo)": ([bl, "compare", f"{uid}:qsort", f"{uid}:quicksort",
+                                         "--db", demo_db], "store"),
+            "benchlab list (demo)": ([bl, "list", "--db", demo_db], "store"),
             "hyperfine --version": ([hyperfine, "--version"], None),
             "hyperfine -N -r 3 /bin/true": ([hyperfine, "-N", "-r", "3", "/bin/true",
                                              "--style", "none"], None),
+            "hyperfine -N -r 100 /bin/true": ([hyperfine, "-N", "-r", "100", "/bin/true",
+                                               "--style", "none"], None),
+            "python -c pass": ([sys.executable, "-c", "pass"], None),
         }
         for argv, _ in cases.values():      # one warm-up each: page cache, the store's schema
             wall_s(argv)
@@ -95,21 +169,39 @@ def main() -> None:
         for _ in range(args.runs):
             for name, (argv, _) in cases.items():
                 times[name].append(wall_s(argv))
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    print(f"start-up, median of {args.runs} interleaved runs "
-          f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}, "
-          f"{os.cpu_count()} CPUs)")
-    print(f"{'command':32} {'median':>9} {'min':>9} {'max':>9} {'target':>8}")
-    for name, (_, key) in cases.items():
-        target = f"{TARGETS_S[key]:.2f} s" if key else ""
-        flag = "" if key is None or medians[name] <= TARGETS_S[key] else "  OVER"
-        print(f"{name:32} {medians[name]:8.3f}s {min(times[name]):8.3f}s "
-              f"{max(times[name]):8.3f}s {target:>8}{flag}")
-    print()
-    print("ratio benchlab --version / hyperfine --version:         "
-          f"{medians['benchlab --version'] / medians['hyperfine --version']:6.1f}x")
-    print("ratio benchlab run -r 3 / hyperfine -N -r 3 (/bin/true): "
-          f"{medians['benchlab run -r 3 /bin/true'] / medians['hyperfine -N -r 3 /bin/true']:6.1f}x")
+        load = os.getloadavg()
+        medians = {name: statistics.median(values) for name, values in times.items()}
+        print(f"start-up, median of {args.runs} interleaved runs "
+              f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}, "
+              f"{os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f})")
+        print(f"{'command':38} {'median':>9} {'min':>9} {'max':>9} {'target':>8}")
+        for name, (_, key) in cases.items():
+            target = f"{TARGETS_S[key]:.2f} s" if key else ""
+            flag = "" if key is None or medians[name] <= TARGETS_S[key] else "  OVER"
+            print(f"{name:38} {medians[name]:8.3f}s {min(times[name]):8.3f}s "
+                  f"{max(times[name]):8.3f}s {target:>8}{flag}")
+        print()
+        ratio = (medians["benchlab run -q -N -r 100 /bin/true"]
+                 / medians["hyperfine -N -r 100 /bin/true"])
+        print("ratio benchlab --version / hyperfine --version:                 "
+              f"{medians['benchlab --version'] / medians['hyperfine --version']:6.1f}x")
+        print("ratio benchlab run -r 3 / hyperfine -N -r 3 (/bin/true):         "
+              f"{medians['benchlab run -r 3 /bin/true'] / medians['hyperfine -N -r 3 /bin/true']:6.1f}x")
+        print("ratio benchlab run -q -N -r 100 / hyperfine -N -r 100 (/bin/true): "
+              f"{ratio:6.1f}x (goal <= {RATIO_GOAL:g}x{'' if ratio <= RATIO_GOAL else ': OVER'})")
+        per_run = (medians["benchlab run -q -N -r 100 /bin/true"]
+                   - medians["benchlab run -q -N -r 1 /bin/true"]) / 99
+        hf_per_run = (medians["hyperfine -N -r 100 /bin/true"]
+                      - medians["hyperfine -N -r 3 /bin/true"]) / 97
+        print(f"per run of /bin/true: benchlab {per_run * 1e3:.2f} ms, hyperfine "
+              f"{hf_per_run * 1e3:.2f} ms; fixed cost: benchlab "
+              f"{(medians['benchlab run -q -N -r 1 /bin/true'] - per_run) * 1e3:.0f} ms, "
+              f"bare interpreter {medians['python -c pass'] * 1e3:.0f} ms")
+        print()
+        print("where `benchlab run -q -N -r 1 /bin/true` spends its CPU (one process, ms):")
+        phases = subprocess.run([sys.executable, "-c", PHASES, "run", "-q", "-N", "-r", "1",
+                                 "/bin/true", "--db", db], capture_output=True, text=True)
+        print(textwrap.indent(phases.stdout.rstrip() or phases.stderr[-800:], "  "))
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
         pulled = heavy_importers(["run", "-q", "-r", "3", "/bin/true", "--db",
                                   str(Path(tmp) / "who.db")])
