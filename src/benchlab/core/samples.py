@@ -1,15 +1,27 @@
-"""What a run reports beyond the harness's clocks: ``--metric`` values and ``--samples-csv`` rows.
+"""What a run reports beyond the harness's clocks: ``--metric`` values, ``--samples-csv`` rows,
+and the signal a shell reports in its exit code.
 
-Both are read after the run ended, from files the run left in the session's scratch directory
-(stdout/stderr captures) or where the program wrote them (the samples file).
+The first two are read after the run ended, from files the run left in the session's scratch
+directory (stdout/stderr captures) or where the program wrote them (the samples file).
+
+A command run through a POSIX shell (the default, as in hyperfine) that is killed by signal N
+makes the shell exit with 128 + N: the harness sees the *shell* exit 139, not a SIGSEGV.
+benchlab keeps what happened to the process it started (status ``failed``, ``exit_code`` 139,
+so ``--ignore-failure=139`` works as in hyperfine) and records the signal the code stands for
+(``signal`` 11) with a note in ``extra.signal_via_shell`` (:func:`signal_via_shell`). A program
+that really exits 139 on its own under a shell is recorded the same way: the shell cannot tell
+them apart; run it with ``-N`` to see the real ending.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import os
+import signal as _signal
+from typing import Any
 
 from benchlab.core.plan import MetricSpec
 from benchlab.errors import UserError
@@ -89,6 +101,36 @@ def extract_metrics(metrics: list[MetricSpec], out_path: str | None, err_path: s
                 for name, values in extract_stream(metrics, fh).items():
                     out[name] += values
     return out
+
+
+#: Shells that report a child killed by signal N as exit status 128 + N.
+POSIX_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "ash", "yash",
+                          "busybox"})
+
+
+def signal_via_shell(m: Any, shell: str | None, extra: dict[str, Any]) -> Any:
+    """``m`` (a :class:`~benchlab.measure.spawn.RunMeasurement`) with ``signal`` set to N when
+    the run went through a POSIX ``shell`` that exited 128 + N for a valid signal N; a note is
+    put in ``extra["signal_via_shell"]``. Status and exit code stay what the shell did (see the
+    module docstring)."""
+    import shlex
+
+    if not shell or m.status != "failed" or m.signal is not None or m.exit_code is None:
+        return m
+    try:
+        name = os.path.basename(shlex.split(shell)[0])
+    except (ValueError, IndexError):
+        return m
+    number = m.exit_code - 128
+    if name not in POSIX_SHELLS or number not in {int(s) for s in _signal.valid_signals()}:
+        return m
+    try:
+        signame = _signal.Signals(number).name
+    except ValueError:
+        signame = f"signal {number}"
+    extra["signal_via_shell"] = (f"the shell exited {m.exit_code} = 128 + {number}: the command "
+                                 f"it ran was killed by {signame} (or exited {m.exit_code})")
+    return dataclasses.replace(m, signal=number)
 
 
 def tail(path: str | None, limit: int = STDERR_TAIL_BYTES) -> str | None:

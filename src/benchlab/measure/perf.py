@@ -40,6 +40,30 @@ def perf_binary() -> str:
     return path
 
 
+def check_events(events: list[str], *, timeout_s: float = 30.0) -> None:
+    """Run ``perf stat`` once on ``true`` with ``events``: UserError naming perf's complaint when
+    it refuses them (an unknown event is perf's usage error, exit 129), so a bad
+    ``--perf-events`` is refused before any session instead of failing every run. Events the
+    machine cannot count (``<not supported>`` in a VM) pass: they are stored as unsupported.
+    ``timeout_s``: seconds perf may take."""
+    import subprocess
+    import tempfile
+
+    true = shutil.which("true") or "/bin/true"
+    with tempfile.NamedTemporaryFile(prefix="benchlab-perf-check-", suffix=".csv") as out:
+        try:
+            proc = subprocess.run(perf_prefix(events, out.name) + [true], capture_output=True,
+                                  text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise UserError(f"--perf-events: perf could not be run ({exc}); check perf, or "
+                            f"drop --perf-events") from None
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        why = " ".join(lines[:2])[:200] if lines else f"exit {proc.returncode}"
+        raise UserError(f"--perf-events {','.join(events)}: perf refuses it ({why}); see "
+                        f"`perf list` for the events this machine has")
+
+
 def perf_prefix(events: list[str], output_path: str) -> list[str]:
     """argv prefix that runs a program under ``perf stat`` writing CSV to ``output_path``."""
     return [perf_binary(), "stat", "-x,", "-e", ",".join(events), "-o", output_path, "--"]
