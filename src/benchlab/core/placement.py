@@ -157,9 +157,9 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
     isolation = parse_isolation(options.isolation).check()  # one line, before any session
     perf_events = parse_events(options.perf_events) if options.perf_events else []
     if perf_events:
-        from benchlab.measure.perf import perf_binary
+        from benchlab.measure.perf import check_events
 
-        perf_binary()
+        check_events(perf_events)  # perf installed, and it takes these events (issue 15)
     if options.load:
         from benchlab.control.load import parse_load
 

@@ -260,6 +260,9 @@ class RunPlan:
                                 "one file; put {worker} in the path and let the program write "
                                 "BENCHLAB_WORKER's file")
         for i, bench in enumerate(self.benchmarks):
+            if not (bench.command or "").strip():
+                raise UserError(f"command {i + 1} is empty: nothing to measure; give the "
+                                f"command (an empty one measures only the shell)")
             _check_executable(self.argv_for(i)[0], f"benchmark {bench.name!r}", self.cwd,
                               "command")
             if self.shell:

@@ -19,7 +19,7 @@ import numpy as np
 from benchlab.core.placement import Execution
 from benchlab.core.plan import RunPlan
 from benchlab.core.planner import PlannedRun
-from benchlab.core.samples import extract_metrics, read_samples_csv, tail
+from benchlab.core.samples import extract_metrics, read_samples_csv, signal_via_shell, tail
 from benchlab.core.streams import open_streams
 from benchlab.errors import UserError
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
@@ -87,6 +87,7 @@ def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun
             stdin_path=plan.stdin_path)
     finally:
         streams.finish()
+    m = signal_via_shell(m, plan.shell, extra)  # the shell's 128 + N: signal N (issue 15)
     run_hook(plan.benchmarks[i].conclude, "conclude", plan.cwd)
     if not err_path.startswith(scratch):
         err_path = None  # inherited: benchlab's own stderr, no file to read a tail from
