@@ -79,6 +79,84 @@ affinity = ["none", "cores-rr:0,1"]
 load = ["none"]
 """
 
+#: The isolation study's suite; its ``isolation`` levels are filled by :func:`isolation_suite`.
+ISOLATION_SUITE = """
+[study]
+name = "isolation"
+runs = {runs}
+warmup = 1
+seed = 2026
+
+[[workload]]
+name = "exp_float"            # CPU-bound
+builtin = "exp_float"
+args = ["{exp_count}"]
+
+[[workload]]
+name = "thp_walk"             # memory-bound: dependent loads over {walk_mib} MiB, 4 KiB pages
+builtin = "thp_walk"
+args = ["nohuge", "{walk_mib}", "{walk_steps}"]
+
+[matrix]
+isolation = [{levels}]
+workers = [1, 2]
+"""
+
+
+def isolation_levels_here() -> tuple[list[str], list[str]]:
+    """The isolation suite's levels on this machine, and the ones left out with the reason:
+    bare, cgroup, bwrap, podman (benchlab's local busybox image, built on first use) and isolate
+    where each is installed."""
+    import shutil
+
+    levels, missing = ["bare", "cgroup"], []
+    if shutil.which("bwrap"):
+        levels.append("bwrap")
+    else:
+        missing.append("bwrap (apt-get install bubblewrap)")
+    if shutil.which("podman") and shutil.which("busybox"):
+        from benchlab.control.containers import ensure_busybox_image
+
+        levels.append(f"podman:{ensure_busybox_image('podman')}")
+    else:
+        missing.append("podman (apt-get install podman runc busybox-static)")
+    if shutil.which("isolate"):
+        levels.append("isolate")
+    else:
+        missing.append("isolate (not installed: not packaged in Debian)")
+    return levels, missing
+
+
+def isolation_suite(*, runs: int = 8, exp_count: int = 300000, walk_mib: int = 64,
+                    walk_steps: int = 300000, levels: list[str] | None = None) -> str:
+    """The TOML of the built-in ``isolation`` suite (``benchlab study builtin:isolation``):
+    bare, cgroup, bwrap, podman (and isolate where present) × 1 and 2 workers, on a CPU-bound
+    (exp_float) and a memory-bound (thp_walk without huge pages) bundled workload. Sizes are
+    parameters so a bounded run (bench/isolation_study.py --quick) uses the same suite."""
+    if levels is None:
+        levels, missing = isolation_levels_here()
+    else:
+        missing = []
+    text = ISOLATION_SUITE.format(runs=runs, exp_count=exp_count, walk_mib=walk_mib,
+                                  walk_steps=walk_steps,
+                                  levels=", ".join(f'"{lv}"' for lv in levels))
+    if missing:
+        text = f"# left out here: {'; '.join(missing)}\n" + text
+    return text
+
+
+#: Built-in suites by name: ``benchlab study builtin:NAME``.
+BUILTIN_SUITES = ("small", "isolation")
+
+
+def _builtin_text(name: str) -> str:
+    if name == "small":
+        return BUILTIN_SUITE
+    if name == "isolation":
+        return isolation_suite()
+    raise UserError(f"no built-in suite {name!r}; choose one of "
+                    f"{', '.join('builtin:' + n for n in BUILTIN_SUITES)}")
+
 
 @dataclass
 class Workload:
@@ -152,13 +230,17 @@ _LEVEL_TYPES: dict[str, tuple[type, ...]] = {"isolation": (str,), "workers": (in
 
 
 def load_suite(path: str | None) -> Suite:
-    """Parse and type-check a suite file (None: the built-in small suite); one-line UserErrors.
+    """Parse and type-check a suite file (None: the built-in small suite; ``builtin:NAME``: a
+    built-in suite of :data:`BUILTIN_SUITES`); one-line UserErrors.
 
     Every value is checked here, and every cell's plan by :func:`check_suite`, before any
     session exists.
     """
     if path is None:
         text, source = BUILTIN_SUITE, "builtin"
+    elif path.startswith("builtin:") and not Path(path).exists():
+        text, source = _builtin_text(path[len("builtin:"):]), path
+        path = path[len("builtin:"):]
     else:
         try:
             raw = Path(path).read_bytes()
@@ -180,7 +262,15 @@ def load_suite(path: str | None) -> Suite:
                            "write each workload as a [[workload]] table")
     if not workloads_raw:
         raise UserError(f"suite {path or 'builtin'} has no [[workload]]; add at least one")
+    from benchlab.measure.isolation import CONTAINER_KINDS
     from benchlab.workloads import workload_command, workload_names
+
+    matrix_raw = data.get("matrix", {})
+    isolations = matrix_raw.get("isolation", []) if isinstance(matrix_raw, dict) else []
+    # A container image has no C library: bundled workloads go in as static binaries (the same
+    # binary in every cell, so cells compare the same program).
+    static = isinstance(isolations, list) and any(
+        isinstance(lv, str) and lv.partition(":")[0] in CONTAINER_KINDS for lv in isolations)
 
     workloads = []
     for w in workloads_raw:
@@ -200,7 +290,7 @@ def load_suite(path: str | None) -> Suite:
                           "write args = [\"...\", ...]")
             for a in args:
                 _typed(a, (str, int, float), f"workload {name} argument", "give strings or numbers")
-            argv = workload_command(w["builtin"], *[str(a) for a in args])
+            argv = workload_command(w["builtin"], *[str(a) for a in args], static=static)
             workloads.append(Workload(name, shlex.join(argv), True))
         elif "command" in w:
             _typed(w["command"], str, f"workload {name} command", "write command = \"...\"")

@@ -14,7 +14,11 @@ the harness measured them, and as the program measured itself):
   result of the first iteration) / (last result − first start), seed 000's check that the workers
   really ran in parallel;
 - **correlations** (Pearson and Spearman, with p-values) of rusage, cgroup and perf metrics with
-  CPU time, per workload, pooled over cells.
+  CPU time, per workload, pooled over cells;
+- **isolation vs bare**: the platform's comparisons per isolation level
+  (:mod:`benchlab.report.study_isolation`).
+
+Long because: one analysis and its three renderings (CSV, Markdown, report section) together.
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from benchlab.errors import UserError
 from benchlab.core.counted import COUNT_METHOD
 from benchlab.core.suite import FACTORS, Suite
+from benchlab.errors import UserError
+from benchlab.report import study_isolation
 from benchlab.stats.bootstrap import bootstrap_ci
 from benchlab.stats.ci_compare import compare_intervals
 from benchlab.stats.correlation import pearson, spearman
@@ -225,7 +230,7 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
 
 
 _NS_COLUMNS = {"mean_ns", "mean_lo", "mean_hi", "sd_ns", "sd_lo", "sd_hi", "mean_error_ns",
-               "sd_error_ns", "mean_runtime_ns"}
+               "sd_error_ns", "mean_runtime_ns", *study_isolation.NS_COLUMNS}
 
 
 def _md_table(rows: list[dict], columns: list[str], fmt: dict[str, str] | None = None) -> str:
@@ -263,6 +268,7 @@ class StudyAnalysis:
     ratios: list[dict]
     correlations: list[dict]
     n_resamples: int
+    isolation: list[dict] = field(default_factory=list)
 
     def figures(self) -> list:
         """Seed 000's figures (:mod:`benchlab.report.study_figures`)."""
@@ -293,8 +299,11 @@ def analyse_study(store: Store, session: str, *, n_resamples: int = 2000,
         if ratio is not None:
             ratios.append({"cell": label, "workers": len({r['worker'] for r in runs}),
                            "parallel_run_ratio": ratio})
-    return StudyAnalysis(study, suite, groups, intervals, detail, families,
-                         measurement_errors(groups), ratios, correlations(groups), n_resamples)
+    errors = measurement_errors(groups)
+    return StudyAnalysis(study, suite, groups, intervals, detail, families, errors, ratios,
+                         correlations(groups), n_resamples,
+                         study_isolation.isolation_comparisons(
+                             groups, detail, errors, ratios, suite.levels["isolation"]))
 
 
 def study_section(store: Store, session: str, *, n_resamples: int = 2000, seed: int = 1,
@@ -318,6 +327,8 @@ def study_section(store: Store, session: str, *, n_resamples: int = 2000, seed: 
               ["isolation", "workers", "affinity", "load", "workload", "time", "n",
                "mean_error_ns", "sd_error_ns", "relative_error"]),
         table("Parallel-run ratio", a.ratios, ["cell", "workers", "parallel_run_ratio"]),
+        table("Isolation vs bare (the platform's comparisons)", a.isolation,
+              study_isolation.COLUMNS),
         table("Correlation with CPU time", a.correlations,
               ["workload", "metric", "n", "pearson_r", "pearson_p", "spearman_rho",
                "spearman_p"])], a.figures())
@@ -346,7 +357,8 @@ def write_study_report(store: Store, session: str, *, out_dir: str | None = None
         raise UserError(f"cannot create report directory {out}: {exc.strerror}; "
                         f"pass -o DIR in a writable place") from None
     tables = {"groups.csv": intervals, "comparisons.csv": detail, "families.csv": families,
-              "errors.csv": errors, "parallel.csv": ratios, "correlations.csv": corr}
+              "errors.csv": errors, "parallel.csv": ratios, "correlations.csv": corr,
+              "isolation.csv": a.isolation}
     written = []
     for name, rows in tables.items():
         _write_csv(out / name, rows)
@@ -374,6 +386,10 @@ def write_study_report(store: Store, session: str, *, out_dir: str | None = None
                              "mean_error_ns", "sd_error_ns", "relative_error"]),
           "## Parallel-run ratio\n",
           _md_table(ratios, ["cell", "workers", "parallel_run_ratio"], {"parallel_run_ratio": ".3f"}),
+          "## Isolation vs bare (the platform's comparisons)\n",
+          "Offset = mean wall minus bare's; startup = an empty run through the level; mean/sd: "
+          "interval comparison with bare; err_sd: SD of harness minus program time.\n\n",
+          _md_table(a.isolation, study_isolation.COLUMNS),
           "## Correlation with CPU time\n",
           _md_table(corr, ["workload", "metric", "n", "pearson_r", "pearson_p", "spearman_rho",
                            "spearman_p"])]

@@ -1,0 +1,69 @@
+"""The study's isolation levels for real (bare, bwrap, podman on benchlab's local busybox
+image) and the study report's comparisons per isolation against bare."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchlab.core.suite import isolation_suite, load_suite
+from benchlab.errors import UserError
+from benchlab.report.study_isolation import baseline_level
+from tests.conftest import run_cli
+
+HAVE_PODMAN = os.geteuid() == 0 and bool(shutil.which("podman") and shutil.which("busybox"))
+needs_levels = pytest.mark.skipif(not (HAVE_PODMAN and shutil.which("bwrap")),
+                                  reason="podman, busybox-static or bubblewrap missing")
+
+
+def test_the_builtin_isolation_suite_has_the_platforms_levels_here():
+    suite = load_suite("builtin:isolation")
+    levels = suite.levels["isolation"]
+    assert levels[:2] == ["bare", "cgroup"] and suite.levels["workers"] == [1, 2]
+    assert ("bwrap" in levels) == bool(shutil.which("bwrap"))
+    assert any(lv.startswith("podman:") for lv in levels) == HAVE_PODMAN
+    assert ("isolate" in levels) == bool(shutil.which("isolate"))
+    assert {w.name for w in suite.workloads} == {"exp_float", "thp_walk"}
+    with pytest.raises(UserError, match="builtin:isolation"):
+        load_suite("builtin:nothing")
+
+
+def test_baseline_is_bare_or_the_first_level():
+    assert baseline_level(["bwrap", "bare"]) == "bare"
+    assert baseline_level(["cgroup", "bwrap"]) == "cgroup"
+
+
+@needs_levels
+def test_a_study_with_bwrap_and_podman_levels_reports_them_against_bare(tmp_path):
+    text = isolation_suite(runs=4, exp_count=20000, walk_mib=8, walk_steps=20000,
+                           levels=["bare", "bwrap", "podman:localhost/benchlab-busybox:1"])
+    text = text.replace("workers = [1, 2]", "workers = [1]")
+    suite_file = tmp_path / "iso.toml"
+    suite_file.write_text(text)
+    db = tmp_path / "s.db"
+    run_cli("study", str(suite_file), db=db, check=True, timeout=600)
+    from benchlab.store import Store
+
+    study = [s for s in Store.open(db).sessions() if s["kind"] == "study"][0]
+    out = tmp_path / "rep"
+    run_cli("study", "report", study["uid"], "-o", str(out), "--no-plots", "--resamples", "200",
+            db=db, check=True, timeout=600)
+    rows = list(csv.DictReader(open(out / "isolation.csv")))
+    assert {(r["isolation"], r["workload"]) for r in rows} == {
+        (lv, w) for lv in ("bwrap", "podman:localhost/benchlab-busybox:1")
+        for w in ("exp_float", "thp_walk")}
+    for r in rows:
+        assert r["mean_wall"] in ("higher", "lower", "same", "overlap")
+        assert float(r["startup_ns"]) > 0
+        assert not math.isnan(float(r["err_sd_wall_ns"]))  # the program's own view inside too
+        if r["isolation"].startswith("podman"):
+            # a fresh container per run: the engine's start-up is added to every run's wall
+            assert float(r["wall_offset_ns"]) > 0.3 * float(r["startup_ns"])
+    md = (out / "report.md").read_text()
+    assert "## Isolation vs bare" in md and "podman:localhost/benchlab-busybox:1" in md
+    assert Path(out / "groups.csv").exists()
