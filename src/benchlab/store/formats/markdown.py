@@ -8,8 +8,8 @@
 Each benchmark's row summarises its harness wall times, or else its program metric (see
 :func:`~benchlab.store.formats._gather.primary_series`). Time units are chosen from the fastest
 mean (s, ms, µs or ns); ``±`` is the sample standard deviation; Relative is the ratio of means
-to the fastest, with the error propagated from both relative standard deviations as hyperfine
-does. A session whose benchmarks summarise different metrics gets one table per metric; with
+to the reference (``--reference``, else the fastest), with the error propagated from both
+relative standard deviations as hyperfine does; ``--sort mean-time`` orders the rows by mean. A session whose benchmarks summarise different metrics gets one table per metric; with
 several sessions each gets a heading.
 """
 
@@ -38,9 +38,12 @@ def _display_unit(fastest_ns: float) -> tuple[str, float]:
 
 
 def _table(rows: list[tuple[str, np.ndarray | None]], unit: str,
-           time_unit: str | None = None) -> list[str]:
+           time_unit: str | None = None, *, sort: str = "auto",
+           reference: str | None = None) -> list[str]:
     """Markdown lines for (name, values in ``unit``) rows; None values -> a 'no data' row.
-    ``time_unit`` (s, ms, µs or ns) fixes the unit times are shown in (hyperfine's -u)."""
+    ``time_unit`` (s, ms, µs or ns) fixes the unit times are shown in (hyperfine's -u);
+    ``reference`` (a row's name) is the row the others are relative to (default: the fastest
+    positive mean); ``sort`` ``mean-time`` orders rows by mean (hyperfine's --sort)."""
     stats = []
     for name, values in rows:
         if values is None or len(values) == 0:
@@ -49,6 +52,8 @@ def _table(rows: list[tuple[str, np.ndarray | None]], unit: str,
         mean = float(values.mean())
         sd = float(values.std(ddof=1)) if len(values) > 1 else None
         stats.append((name, (mean, sd, float(values.min()), float(values.max()))))
+    if sort == "mean-time":
+        stats.sort(key=lambda s: math.inf if s[1] is None else s[1][0])
     means = [s[1][0] for s in stats if s[1] is not None]
     if unit in TIME_UNIT_TO_NS:
         to_ns = TIME_UNIT_TO_NS[unit]
@@ -69,10 +74,16 @@ def _table(rows: list[tuple[str, np.ndarray | None]], unit: str,
             return f"{x:.4g}"
     lines = [f"| Command | Mean{suffix} | Min{suffix} | Max{suffix} | Relative |",
              "|:---|---:|---:|---:|---:|"]
-    # The reference is the fastest positive mean (a ratio to zero means nothing).
-    positive = [(m, s[1][1]) for s in stats if s[1] is not None and (m := s[1][0]) > 0]
-    ref_mean, ref_sd = min(positive) if positive else (None, None)
-    for name, st in stats:
+    # The reference: --reference's row, else the fastest positive mean (a ratio to zero means
+    # nothing).
+    given = [s for s in stats if reference is not None and s[0] == reference and s[1] is not None
+             and s[1][0] > 0]
+    positive = [(s[1][0], i) for i, s in enumerate(stats) if s[1] is not None and s[1][0] > 0]
+    ref_at = stats.index(given[0]) if given else (min(positive)[1] if positive else None)
+    ref_mean = ref_sd = None
+    if ref_at is not None:
+        ref_mean, ref_sd = stats[ref_at][1][0], stats[ref_at][1][1]
+    for at, (name, st) in enumerate(stats):
         if st is None:
             lines.append(f"| {_cell(name)} | no measured values | | | |")
             continue
@@ -80,7 +91,7 @@ def _table(rows: list[tuple[str, np.ndarray | None]], unit: str,
         mean_text = fmt(mean) if sd is None else f"{fmt(mean)} ± {fmt(sd)}"
         if ref_mean is None:
             rel = ""
-        elif mean == ref_mean:
+        elif at == ref_at:
             rel = "1.00"
         else:
             ratio = mean / ref_mean
@@ -93,9 +104,12 @@ def _table(rows: list[tuple[str, np.ndarray | None]], unit: str,
     return lines
 
 
-def export_markdown(sessions: Sequence[SessionData], time_unit: str | None = None) -> str:
+def export_markdown(sessions: Sequence[SessionData], time_unit: str | None = None, *,
+                    sort: str = "auto", reference: str | None = None) -> str:
     """Markdown text with one hyperfine-style table per session (and per summarised metric);
-    times in ``time_unit`` (s, ms, µs or ns) when given, else chosen from the fastest mean."""
+    times in ``time_unit`` (s, ms, µs or ns) when given, else chosen from the fastest mean;
+    Relative to the benchmark named ``reference`` (default: the fastest); rows by mean with
+    ``sort`` ``mean-time`` (see :func:`_table`)."""
     out: list[str] = []
     for s in sessions:
         groups: dict[tuple[str, str], list[tuple[str, np.ndarray | None]]] = {}
@@ -119,7 +133,7 @@ def export_markdown(sessions: Sequence[SessionData], time_unit: str | None = Non
                 out.append(f"Metric: {markdown_text(metric)}"
                            + (f" \\[{markdown_text(unit)}\\]" if unit else ""))
                 out.append("")
-            out.extend(_table(rows, unit, time_unit))
+            out.extend(_table(rows, unit, time_unit, sort=sort, reference=reference))
             out.append("")
     while out and out[-1] == "":
         out.pop()
