@@ -201,7 +201,7 @@ def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | di
     """Export ``sessions`` (uids, ids, names, SessionRefs or session rows; empty -> the newest
     session) as text in format ``fmt`` (one of :data:`EXPORT_FORMATS`). The tables
     (markdown, asciidoc, orgmode) take hyperfine's ``time_unit`` (second, millisecond,
-    microsecond); asciidoc and orgmode also its ``sort`` and ``reference`` (a benchmark name)."""
+    microsecond) and its ``sort`` and ``reference`` (a benchmark name)."""
     if fmt not in EXPORT_FORMATS:
         raise UserError(f"unknown export format {fmt!r}; choose one of "
                         f"{', '.join(EXPORT_FORMATS)}")
@@ -225,7 +225,8 @@ def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | di
         return writer(data, time_unit=time_unit, sort=sort, reference=reference)
     from benchlab.store.formats.asciidoc import TIME_UNITS
     from benchlab.store.formats.markdown import export_markdown
-    return export_markdown(data, TIME_UNITS[time_unit][0] if time_unit else None)
+    return export_markdown(data, TIME_UNITS[time_unit][0] if time_unit else None, sort=sort,
+                           reference=reference)
 
 
 __all__ = ["MetricSpec", "parse_metric_spec", "IMPORT_FORMATS", "BUILTIN_IMPORT_FORMATS",
