@@ -375,8 +375,19 @@ def _is_time(v: Any) -> bool:
     return v.metric in TIME_METRICS or (v.unit or "ns") == "ns"
 
 
+def _within(v: Any) -> str:
+    """'±1%', or '±5 ns' for a margin given in the series' unit."""
+    if v.equivalence_margin_abs is not None:
+        return f"±{_fmt(v.equivalence_margin_abs, v.unit)}"
+    return f"±{percent_text(100 * v.equivalence_margin)}%"
+
+
 def _ratio_words(c: Any, v: Any) -> str:
     """'ratio 1.00, 95% CI [0.97, 1.03]' (candidate / baseline)."""
+    if c.ratio is None and c.shift is not None:
+        return (f"difference {_fmt(c.shift, v.unit)}, {_level(c.interval_level)} CI "
+                f"{format_interval(c.shift_low, c.shift_high, unit=v.unit)} (no ratio: the "
+                "baseline's median is 0)")
     if c.ratio is None:
         return "no ratio (the baseline's median is 0)"
     if c.ratio_low is None:
@@ -420,8 +431,8 @@ def _plan_words(c: Any, v: Any) -> str:
     if c.plan == "equivalence":
         if c.plan_effect is None:
             return f"about {more} each would show equivalence, if there is no difference"
-        return (f"about {more} each would show equivalence within "
-                f"±{percent_text(100 * v.equivalence_margin)}% if there is no difference")
+        return (f"about {more} each would show equivalence within {_within(v)} if there is "
+                "no difference")
     size = (f"{percent_text(100 * c.plan_effect)}%" if c.plan_effect is not None
             else "the observed size")
     return f"about {more} each would decide a difference of {size}, if it is real"
@@ -437,12 +448,15 @@ def candidate_line(v: Any, c: Any) -> str:
     if c.decided:
         return _decided_words(c, v)
     if c.outcome == "equivalent":
-        eq = (f"ratio {_factor(c.ratio)}, {_level(1 - 2 * v.alpha / max(len(v.candidates), 1))} "
+        m = max(len(v.candidates), 1)
+        eq = (f"ratio {_factor(c.ratio)}, {_level(1 - 2 * v.alpha / m)} "
               f"CI [{_factor(c.equivalence_low)}, {_factor(c.equivalence_high)}]"
               if c.equivalence_low is not None else "")
-        return (f"{c.name} and {v.baseline} are equivalent within "
-                f"±{percent_text(100 * v.equivalence_margin)}%: {eq} (two one-sided tests at "
-                f"{v.alpha:g})")
+        if c.ratio is None and c.shift is not None:
+            eq = (f"difference {_fmt(c.shift, v.unit)}, {_level(1 - 2 * v.alpha / m)} CI of "
+                  "the shift inside the margin")
+        return (f"{c.name} and {v.baseline} are equivalent within {_within(v)}: {eq} (two "
+                f"one-sided tests at {v.alpha:g})")
     return (f"cannot tell {c.name} and {v.baseline} apart yet: {_ratio_words(c, v)} "
             f"(p = {c.p_adjusted:.2g}); {_plan_words(c, v)}")
 
@@ -462,8 +476,7 @@ def verdict_note_lines(v: Any) -> list[str]:
             out.append(f"({c.name}: the interval's end at exactly 1 is excluded by the test "
                        "itself: ties on the clock's grid)")
         if c.has_note("within_margin"):
-            out.append(f"({c.name}: the difference is real but inside "
-                       f"±{percent_text(100 * v.equivalence_margin)}%)")
+            out.append(f"({c.name}: the difference is real but inside {_within(v)})")
     return out
 
 

@@ -142,6 +142,7 @@ def verdict_model(
     unit: str = "ns",
     confidence_level: float = 0.95,
     equivalence_margin: float = 0.01,
+    equivalence_margin_abs: float | None = None,
     power: float = 0.8,
     jaybeams_compatible: bool = False,
 ) -> Verdict:
@@ -164,6 +165,9 @@ def verdict_model(
         1 - alpha, the family-wise error rate of the claims.
     equivalence_margin : float
         Relative margin of equivalence (0.01 = 1 %), > 0.
+    equivalence_margin_abs : float, optional
+        The margin in ``unit`` instead (``--min-effect 5ns``), > 0; needed where the
+        baseline's median is 0.
     power : float
         Power of the "runs to decide" plan.
     jaybeams_compatible : bool
@@ -216,7 +220,10 @@ def verdict_model(
     p_adj, levels = _holm_levels(p_pairs, alpha)
     index = {frozenset(pr): i for i, pr in enumerate(pairs)}
     min_n = attainable_min_runs(alpha, family)
-    out = [_candidate(k, data[k], data[base], alpha, family, len(cands), equivalence_margin,
+    if equivalence_margin_abs is not None and not equivalence_margin_abs > 0:
+        raise UserError("the equivalence margin must be > 0; e.g. --min-effect 1us")
+    margin = (equivalence_margin, equivalence_margin_abs)
+    out = [_candidate(k, data[k], data[base], alpha, family, len(cands), margin,
                       power, min_n, levels[index[frozenset((k, base))]],
                       float(p_adj[index[frozenset((k, base))]]), max(infl[k], infl[base]))
            for k in cands]
@@ -226,11 +233,12 @@ def verdict_model(
                   for k, d in deps.items() if d.flagged)
     return Verdict(base, rule, metric, unit, float(confidence_level), float(alpha),
                    "holm" if family > 1 else "none", family, float(equivalence_margin),
-                   float(power), min_n, tuple(out), notes)
+                   float(power), min_n, tuple(out), notes,
+                   None if equivalence_margin_abs is None else float(equivalence_margin_abs))
 
 
 def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: int, m: int,
-               margin: float, power: float, min_n: int, level_alpha: float, p_adj: float,
+               margins: tuple[float, float | None], power: float, min_n: int, level_alpha: float, p_adj: float,
                inflation: float) -> CandidateVerdict:
     med_a, med_b = float(np.median(a)), float(np.median(b))
     n_have = min(a.size, b.size)
@@ -256,7 +264,12 @@ def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: in
     st = pair_statistic(a, b, level=1 - level_alpha, scale=scale, inflation=inflation)
     eq_alpha = alpha / max(m, 1)
     eq = pair_statistic(a, b, level=1 - 2 * eq_alpha, scale=scale, inflation=inflation)
-    margin_scale = math.log1p(margin) if scale == "ratio" else margin * abs(med_b)
+    margin, margin_abs = margins
+    if margin_abs is not None:  # a margin in the series' unit
+        margin_scale = (margin_abs if scale == "shift" else
+                        math.log1p(margin_abs / abs(med_b)) if med_b else 0.0)
+    else:
+        margin_scale = math.log1p(margin) if scale == "ratio" else margin * abs(med_b)
 
     def r(v: float) -> float | None:
         return as_ratio(v, scale, med_b)

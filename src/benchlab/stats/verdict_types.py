@@ -140,6 +140,9 @@ class Verdict:
         In the order given (the baseline left out).
     notes : tuple of Note
         Verdict-wide notes (autocorrelated series).
+    equivalence_margin_abs : float or None
+        The margin in the series' unit when it was given so (``--min-effect 5ns``); it then
+        replaces ``equivalence_margin`` (which is this over the baseline's median).
     """
 
     baseline: str
@@ -155,6 +158,7 @@ class Verdict:
     attainable_min_n: int
     candidates: tuple[CandidateVerdict, ...]
     notes: tuple[Note, ...] = ()
+    equivalence_margin_abs: float | None = None
     schema: str = SCHEMA
 
     def candidate(self, name: str) -> CandidateVerdict:
