@@ -1,21 +1,33 @@
 """``benchlab compare A B``: seed 001's flow as PASSED/WARNING/FAILED lines and a verdict.
 
-The decision is :mod:`benchlab.stats.verdict`'s; its words are
-:mod:`benchlab.report.verdict_text`'s."""
+The check lines are :mod:`benchlab.stats.verdict`'s flow; the verdict line is the structured
+verdict every command prints (:mod:`benchlab.stats.verdict_model`, words in
+:mod:`benchlab.report.verdict_text`), so ``compare`` says what ``run`` and ``show`` say.
+``benchlab compare SESSION`` gives a stored session's own verdict (its baseline rule), exactly
+as ``show``. ``--jaybeams-compatible`` keeps seed 001's decision rules for the verdict line.
+"""
 
 from __future__ import annotations
 
-
 import click
+import numpy as np
 from rich.console import Console
+from rich.markup import escape
 
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.json_output import echo_json
-from benchlab.errors import UserError
 from benchlab.environment import diff_environments
-from benchlab.report.verdict_text import check_lines, notes_text, verdict_text
+from benchlab.errors import UserError
+from benchlab.report.verdict_text import (
+    candidate_line,
+    check_lines,
+    notes_text,
+    verdict_note_lines,
+    verdict_text,
+)
 from benchlab.stats.verdict import CompareOptions, compare, compare_many
+from benchlab.stats.verdict_model import verdict_model
 from benchlab.units import parse_effect
 
 _STYLE = {"PASSED": "green", "WARNING": "yellow", "FAILED": "red", "INFO": "dim"}
@@ -65,7 +77,7 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
     """Compare A against baseline B: is A faster, slower, equivalent, or undecided?
 
     Each SERIES is [SESSION:]BENCHMARK[/METRIC]. Several candidates against one baseline
-    get Holm's correction.
+    get Holm's correction. A single SESSION compares its benchmarks as run and show do.
     """
     if (iterations is None) != (clock_ghz is None):
         raise UserError("--iterations and --clock-ghz go together (min effect = iterations / "
@@ -75,6 +87,11 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
     effect_kind, effect = (parse_effect(min_effect, what="--min-effect")
                            if min_effect is not None else ("relative", 0.01))
     names = list(series)
+    if len(names) == 1 and baseline is None:
+        store = open_store(db)
+        session = _session_only(store, names[0])
+        if session is not None:
+            return _compare_session(store, session, metric, conf_level, as_json)
     if baseline is None:
         if len(names) < 2:
             raise UserError("compare needs two series (A B) or --baseline; e.g. "
@@ -108,6 +125,19 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
         multi = compare_many(base.values, {labels[i]: c.values for i, c in enumerate(cands)},
                              baseline_name=labels[-1], options=options)
         results = multi.comparisons
+    verdict = verdict_model([(label, s.values[np.isfinite(s.values)])
+                             for label, s in zip(labels, [*cands, base])],
+                            baseline=labels[-1], metric=base.metric, unit=unit,
+                            confidence_level=results[0].options.confidence_level,
+                            equivalence_margin=_margin(results[0]),
+                            equivalence_margin_abs=(options.min_effect if effect_kind == "absolute"
+                                                    else None),
+                            jaybeams_compatible=jaybeams_compatible)
+
+    def line(r) -> str:  # the verdict of one candidate: the structured one, unless seed 001's
+        if jaybeams_compatible or (unit == "count" and _exact_counts(r)):
+            return verdict_text(r, unit, base.metric)
+        return candidate_line(verdict, verdict.candidate(r.name_a))
     if report_file is not None:
         from benchlab.report.output import write_report
         write_report(store, [*names, baseline], report_file, metric=metric, reference=baseline,
@@ -125,7 +155,8 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
             "candidates": [{"label": l, "session": c.session_uid, "metric": c.metric}
                            for l, c in zip(labels, cands)],
             "adjustment": "holm" if len(cands) > 1 else None,
-            "comparisons": [dict(r.to_dict(), verdict=verdict_text(r, unit, base.metric),
+            "verdict": verdict.to_dict(),
+            "comparisons": [dict(r.to_dict(), verdict=line(r),
                                  notes_text=notes_text(r, unit)) for r in results],
             "environment_differences": {k: [list(map(_plain, d)) for d in v]
                                         for k, v in diffs.items()}}, indent=2)
@@ -137,11 +168,12 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
         for status, text in check_lines(r, unit):
             style = _STYLE.get(status, "")
             console.print(f"  [{style}]{status}[/{style}]: {text}", highlight=False)
-        console.print(f"  [bold]verdict:[/bold] {verdict_text(r, unit, base.metric)}",
-                      highlight=False)
+        console.print(f"  [bold]verdict:[/bold] {escape(line(r))}", highlight=False)
         for note in notes_text(r, unit):
             console.print(f"  note: {note}", highlight=False)
         console.print()
+    for note in verdict_note_lines(verdict):
+        console.print(escape(note), highlight=False)
     for label, d in diffs.items():
         if not d:
             console.print(f"environment: {label} and {labels[-1]} were measured in the same "
@@ -152,6 +184,56 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
             console.print(f"  {key}: {_plain(va)} | {_plain(vb)}")
         if len(d) > 40:
             console.print(f"  ... and {len(d) - 40} more (--json lists all)")
+
+
+def _margin(c) -> float:
+    """The equivalence margin of the structured verdict: --min-effect as a fraction of the
+    baseline's median (1 % when that median is 0)."""
+    median = abs(c.summary_b.median)
+    if c.min_effect is None or median == 0:
+        return 0.01
+    return float(c.min_effect / median)
+
+
+def _exact_counts(c) -> bool:
+    """Counts with (almost) no run-to-run spread: their exact difference is the verdict."""
+    from benchlab.report.verdict_text import COUNT_CV_STABLE
+
+    cvs = [s.sd / abs(s.mean) if s.mean != 0 else float("inf") for s in (c.summary_a,
+                                                                          c.summary_b)]
+    return max(cvs) < COUNT_CV_STABLE
+
+
+def _session_only(store, key: str) -> dict | None:
+    """The session ``key`` names when it is not also a benchmark of some session."""
+    try:
+        store.resolve_series(key)
+        return None
+    except UserError:
+        pass
+    try:
+        return store.find_session(key)
+    except UserError:
+        return None
+
+
+def _compare_session(store, session: dict, metric, conf_level, as_json) -> None:
+    """A stored session's own verdict (its stored baseline rule and settings), as show."""
+    from benchlab.report.speed_verdict import session_verdict, session_verdict_lines
+
+    overrides = {k: v for k, v in (("metric", metric), ("confidence_level", conf_level))
+                 if v is not None}
+    verdict = session_verdict(store, session["id"], **overrides)
+    if verdict is None:
+        raise UserError(f"session {session['uid']} has fewer than two measured benchmarks; "
+                        "compare needs two")
+    lines = session_verdict_lines(store, session["id"], verdict, **overrides)
+    if as_json:
+        echo_json({"session": session["uid"], "verdict": verdict.to_dict(),
+                   "verdict_lines": lines}, indent=2)
+        return
+    for text in lines:
+        click.echo(text)
 
 
 def _removed(value, option: str, replacement: str) -> None:
