@@ -243,7 +243,7 @@ def test_compare_and_analyze_on_a_clock_grid_fall_back_and_say_so(db_path, tmp_p
     a, b = (np.round(rng.lognormal(np.log(1.05e6), 0.004, 30), -3) for _ in range(2))
     _import_series(db_path, tmp_path, {"a": a, "b": b})
     proc = run_cli("compare", "a", "b", db=db_path, check=True)
-    assert _verdict(proc).startswith("equivalent within ±1%")
+    assert _verdict(proc).startswith("a and b are equivalent within ±1%")
     assert "percentile interval is used instead" in proc.stdout
     ana = run_cli("analyze", "a", db=db_path, check=True)
     assert "percentile (BCa undefined on tied values) CI" in ana.stdout
@@ -252,10 +252,11 @@ def test_compare_and_analyze_on_a_clock_grid_fall_back_and_say_so(db_path, tmp_p
 
 
 @pytest.mark.parametrize("a, b, args, start", [
-    ([5] * 10, [7] * 10, [], "a is faster than b by 2 ns"),
-    ([5] * 10, [5] * 10, [], "equivalent: a and b are the same constant"),
-    ([0] * 10 + [1, 2], [0] * 10 + [3, 4], [], "not yet: cannot tell them apart"),
-    ([0] * 10 + [1, 2], [0] * 10 + [3, 4], ["--min-effect", "5ns"], "equivalent within"),
+    ([5] * 10, [7] * 10, [], "a ran 1.4× faster than b"),
+    ([5] * 10, [5] * 10, [], "a and b took exactly the same time in every run"),
+    ([0] * 10 + [1, 2], [0] * 10 + [3, 4], [], "cannot tell a and b apart yet"),
+    ([0] * 10 + [1, 2], [0] * 10 + [3, 4], ["--min-effect", "5ns"],
+     "a and b are equivalent within ±5"),
 ])
 def test_compare_constants_and_zero_medians(db_path, tmp_path, a, b, args, start):
     _import_series(db_path, tmp_path, {"a": a, "b": b})
@@ -272,7 +273,7 @@ def test_compare_verdict_comes_before_a_degraded_power_note(db_path, tmp_path):
     a[3] = 1e9
     _import_series(db_path, tmp_path, {"a": a, "b": b})
     assert _verdict(run_cli("compare", "a", "b", db=db_path, check=True)).startswith(
-        "a is faster than b")
+        "a ran 1.0")
     seed = run_cli("compare", "a", "b", "--jaybeams-compatible", "--resamples", "200",
                    db=db_path, check=True)
     assert "1e15" in seed.stdout and "seed 001 aborts" in _verdict(seed)
@@ -286,15 +287,16 @@ def test_compare_small_ms_samples_decides_and_says_how_many_more_runs(db_path, t
         "fast": rng.lognormal(np.log(1e6), 0.05, 20), "slow": rng.lognormal(np.log(1.14e6), 0.05, 20),
         "near": rng.lognormal(np.log(1.02e6), 0.05, 20)})
     decided = _verdict(run_cli("compare", "fast", "slow", db=db_path, check=True))
-    assert decided.startswith("fast is faster than slow by ") and "95% CI" in decided
+    assert decided.startswith("fast ran 1.") and "faster than slow, 95% CI" in decided
     assert "need" not in decided
     near = run_cli("compare", "fast", "near", "--conf-level", "0.99", db=db_path, check=True)
     verdict = _verdict(near)
-    assert verdict.startswith("not yet") and "more runs each" in verdict
+    assert verdict.startswith("cannot tell fast and near apart yet") and "more runs each" in verdict
     assert "99% CI" in near.stdout and "alpha=0.01" in near.stdout
-    eq = _verdict(run_cli("compare", "fast", "near", "--min-effect", "300us", db=db_path,
-                          check=True))
-    assert eq.startswith("equivalent within ±")
+    # a real 4 % difference inside a 300 µs (30 %) margin: decided, and said to be inside it
+    eq = run_cli("compare", "fast", "near", "--min-effect", "300us", db=db_path, check=True)
+    assert "faster than near" in _verdict(eq)
+    assert "the difference is real but inside ±300" in eq.stdout
 
 
 @pytest.mark.parametrize("args,needle", [
