@@ -8,20 +8,37 @@ import sys
 
 import click
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from benchlab.cli import params
-from benchlab.cli.cluster_options import (cluster_options, print_machine_table, resume_run,
-                                          start_run)
+from benchlab.cli.cluster_options import cluster_options, print_machine_table, resume_run, start_run
 from benchlab.cli.common import db_option, open_store
-from benchlab.cli.hyperfine_options import (HyperfineCommand, HyperfineOptions, hyperfine_options,
-                                            ignore_failure_policy)
+from benchlab.cli.hyperfine_options import (
+    HyperfineCommand,
+    HyperfineOptions,
+    hyperfine_options,
+    ignore_failure_policy,
+)
 from benchlab.cli.json_output import echo_json
+from benchlab.cli.run_outcome import (
+    DEFAULT_MIN_RUNS,
+    check_verdict_metric,
+    exit_if_command_failed,
+    min_runs_of,
+    print_verdict,
+    until_decided_alpha,
+)
 from benchlab.core.executor import SessionInterrupted
 from benchlab.core.parameters import expand_benchmarks, scan_values, substitute_parameters
 from benchlab.core.plan import MetricSpec, Placement, RunPlan, parse_memory
-from benchlab.core.session import resume_session, run_plan
 from benchlab.errors import UserError
 from benchlab.measure.metrics import parse_metric_spec
 from benchlab.report.run_summary import render_summary_table, session_summaries
@@ -126,8 +143,11 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="Exact number of measured runs per command.")
 @click.option("-w", "--warmup", type=click.IntRange(min=0), default=0,
               help="Warmup runs per command (stored, flagged, excluded from analysis).")
-@click.option("-m", "--min-runs", type=click.IntRange(min=1), default=10)
-@click.option("-M", "--max-runs", type=click.IntRange(min=1), default=None)
+@click.option("-m", "--min-runs", type=click.IntRange(min=1), default=None,
+              help=f"Measure each command at least this many times [default: "
+                   f"{DEFAULT_MIN_RUNS}, or --max-runs when lower, as hyperfine].")
+@click.option("-M", "--max-runs", type=click.IntRange(min=1), default=None,
+              help="Measure each command at most this many times (-M 5 alone: 5 runs).")
 @click.option("--min-time", "--min-benchmarking-time", "min_time", type=click.FloatRange(min=0),
               default=3.0, help="Measure each command for at least this many seconds (unless "
                                 "--runs; hyperfine's --min-benchmarking-time).")
@@ -186,8 +206,16 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
 @click.option("--until-decided", is_flag=True,
               help="Two commands: run interleaved rounds until the comparison is decided "
                    "(group-sequential, error held at --alpha) or --max-runs/--max-time is spent.")
-@click.option("--alpha", type=params.PROBABILITY, default=0.01,
-              show_default=True, help="With --until-decided: overall false-positive rate.")
+@click.option("--alpha", type=params.PROBABILITY, default=None,
+              help="With --until-decided: overall false-positive rate [default: 0.01]. The "
+                   "verdict's level is --conf-level.")
+@click.option("--conf-level", type=params.PROBABILITY, default=0.95, show_default=True,
+              help="Level of the verdict's intervals; its test uses alpha = 1 - level.")
+@click.option("--verdict-metric", default=None,
+              metavar="wall|user|sys|cpu|instructions|NAME",
+              help="The series the verdict judges [default: the program's one --metric, else "
+                   "wall, as compare selects]. With --count instructions the exact counts are "
+                   "compared beside it.")
 @click.option("--equivalence-margin", type=params.NONNEGATIVE, default=1.0,
               show_default=True, metavar="PERCENT",
               help="With --until-decided: stop as equivalent within +-PERCENT of B (0: never).")
@@ -206,7 +234,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
             cleanup, order, seed, timeout, ignore_failure, scans, step, lists,
             metrics, samples_csv, affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us,
             cpu_weight, cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
-            until_decided, alpha, equivalence_margin, look_every, session_name, resume, as_json, quiet, db, cluster, on, spread, lost_after,
+            until_decided, alpha, conf_level, verdict_metric, equivalence_margin, look_every,
+            session_name, resume, as_json, quiet, db, cluster, on, spread, lost_after,
             report_path, **hyperfine):
     """Measure COMMANDS, each run stored as soon as it ends.
 
@@ -220,6 +249,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     """
     ignore_failure = ignore_failure_policy(ignore_failure, hyperfine.pop("ignore_codes"))
     hf = HyperfineOptions.from_kwargs(hyperfine)
+    min_runs = min_runs_of(min_runs, max_runs)
+    alpha = until_decided_alpha(alpha, until_decided)
     quiet = quiet or hf.quiet
     console = Console(stderr=True, quiet=quiet, no_color=hf.color is False,
                       force_terminal=True if hf.style in ("full", "nocolor") else None)
@@ -230,6 +261,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     if report_path is not None:
         store.refuse_output_path(report_path, "--report")
     show_progress = not quiet and hf.progress(sys.stderr.isatty())
+    started: list = []  # the session, once it exists (a failing command's stderr is there)
     try:
         with ProgressObserver(console, show_progress) as observer:
             if resume:
@@ -248,6 +280,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                     commands, names, runs, warmup, min_runs, max_runs, min_time, max_time,
                     prepare, setup, cleanup, order, seed, timeout, ignore_failure, hf,
                     scans, step, lists, metrics, samples_csv)
+                check_verdict_metric(verdict_metric, plan)
                 if until_decided:
                     _until_decided(plan, runs, max_runs, alpha, equivalence_margin,
                                    look_every, metrics)
@@ -256,6 +289,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                     cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration)
 
                 def announce(session):
+                    started.append(session)
                     if show_progress and not as_json:
                         console.print(f"[dim]session {session.uid} -> {store.path}[/dim]")
 
@@ -269,6 +303,12 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                    f"{exc.session.uid}. Resume with: benchlab run --resume {exc.session.uid}{db_hint}",
                    err=True)
         sys.exit(128 + exc.signum)
+    except UserError as exc:
+        key = started[0].uid if started else resume
+        if key is None:
+            raise
+        exit_if_command_failed(store, key, exc)
+        raise
     # -q prints nothing: no statistics to compute (numpy.ma and ~10 ms of CPU per benchmark).
     summaries = session_summaries(store, result.session.id) if as_json or not quiet else []
     reference = _reference_name(hf, result.session.id, store)
@@ -286,7 +326,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
         out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
         render_summary_table(summaries, out)
         print_machine_table(store, result.session.id, out)
-        _print_verdict(store, result.session.id, hf, reference, out)
+        print_verdict(store, result.session.id, hf, reference, out,
+                      metric=verdict_metric, confidence_level=conf_level)
         if result.decision is not None:
             d = result.decision["decision"]
             names = [s.name for s in summaries]
@@ -345,20 +386,6 @@ def _reference_name(hf: HyperfineOptions, session_id: int, store) -> str | None:
         if bench["command"] == hf.reference:
             return bench["name"]
     return None
-
-
-def _print_verdict(store, session_id: int, hf: HyperfineOptions, reference: str | None,
-                   console: Console) -> None:
-    """hyperfine's relative-speed summary, with a test and an interval (see speed_verdict)."""
-    series = [(b["name"], store.harness_values(b["id"], "wall")[0])
-              for b in store.benchmarks(session_id)]
-    from benchlab.report.speed_verdict import speed_verdict
-
-    names = [name for name, _ in series]
-    lines = speed_verdict(series, sort=hf.sort,
-                          reference_index=names.index(reference) if reference in names else None)
-    for line in lines:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 commands = [run_cmd]

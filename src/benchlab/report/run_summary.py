@@ -2,6 +2,11 @@
 
 Reads the store, computes with :mod:`benchlab.stats`, returns plain data; rendering is separate
 (:func:`render_summary_table` for the terminal, ``to_dict`` for ``--json``).
+
+Harness series (wall, user, sys, peak RSS) of a session run with ``-i`` summarise every run
+that ran to its end, failed ones included (status ok, failed or signaled), as hyperfine
+summarises and compares them and as the exports contain them
+(:mod:`benchlab.store.formats._gather`); other sessions summarise their ok runs.
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from benchlab.units import format_kib, format_value, time_unit_for
 from benchlab.stats.descriptive import summarize
-from benchlab.store.db import Store
+from benchlab.store.db import HARNESS_METRICS, Store
+from benchlab.store.formats._gather import TIMED_STATUSES
+from benchlab.units import format_kib, format_value, time_unit_for
 
 #: A process shorter than this is dominated by the cost of spawning it (fork+exec ~0.3-1 ms).
 SHORT_RUN_NS = 5_000_000
@@ -81,6 +87,30 @@ def summarize_series(values: np.ndarray, metric: str, unit: str) -> SeriesSummar
                          min=s.min, max=s.max, p95=s.p95, p99=s.p99)
 
 
+def tolerates_failures(store: Store, session_id: int) -> bool:
+    """Whether the session was run with ``-i`` (any ``--ignore-failure``): its failed runs
+    are measurements of the command, as in hyperfine."""
+    session = store.get_session(session_id)
+    protocol = session.get("protocol")
+    return bool(isinstance(protocol, dict) and protocol.get("ignore_failure"))
+
+
+def measured_values(store: Store, benchmark_id: int, metric: str = "wall", *,
+                    with_failed: bool = True) -> np.ndarray:
+    """A harness series (``metric`` of :data:`~benchlab.store.db.HARNESS_METRICS`: wall in ns,
+    shell start-up subtracted, user/sys in ns, max_rss in KiB...) over the benchmark's
+    non-warmup ok runs and, ``with_failed``, its failed or signaled ones (runs that ran to
+    their end, kept by ``-i``: hyperfine summarises and compares their times), in execution
+    order. NaN where a run lacks the value."""
+    expr, _unit = HARNESS_METRICS[metric]
+    statuses = TIMED_STATUSES if with_failed else ("ok",)
+    marks = ",".join("?" * len(statuses))
+    rows = store.conn.execute(
+        f"SELECT {expr} FROM runs WHERE benchmark_id = ? AND warmup = 0 AND wall_ns IS NOT NULL"
+        f" AND status IN ({marks}) ORDER BY seq", (benchmark_id, *statuses)).fetchall()
+    return np.array([np.nan if r[0] is None else r[0] for r in rows], dtype=float)
+
+
 def session_summaries(store: Store, session_id: int) -> list[BenchmarkSummary]:
     """Summaries (with warnings) of every benchmark in a session."""
     session = next(s for s in store.sessions() if s["id"] == session_id)
@@ -90,16 +120,15 @@ def session_summaries(store: Store, session_id: int) -> list[BenchmarkSummary]:
     if isinstance(load, list) and load and load[0] / cores > HIGH_LOAD_PER_CORE:
         load_warning = (f"load average was {load[0]:.2f} at start ({load[0] / cores:.2f} per core): "
                         f"other work competed for the CPU; results may be noisy")
+    failed_too = tolerates_failures(store, session_id)
     out = []
     for bench in store.benchmarks(session_id):
         runs = store.runs(benchmark_id=bench["id"], include_warmup=False)
         by_status: dict[str, int] = {}
         for r in runs:
             by_status[r["status"]] = by_status.get(r["status"], 0) + 1
-        wall, _ = store.harness_values(bench["id"], "wall")
-        user, _ = store.harness_values(bench["id"], "user")
-        sys_, _ = store.harness_values(bench["id"], "sys")
-        rss, _ = store.harness_values(bench["id"], "max_rss")
+        wall, user, sys_, rss = (measured_values(store, bench["id"], m, with_failed=failed_too)
+                                 for m in ("wall", "user", "sys", "max_rss"))
         summary = BenchmarkSummary(
             name=bench["name"], command=bench["command"], runs_by_status=by_status,
             wall=summarize_series(wall, "wall", "ns"),
@@ -110,19 +139,25 @@ def session_summaries(store: Store, session_id: int) -> list[BenchmarkSummary]:
             vals, _ = store.sample_values(bench["id"], metric)
             summary.program.append(summarize_series(vals, metric,
                                                     store.metric_unit(session_id, metric)))
-        summary.warnings = _warnings(store, bench, runs, wall, summary, load_warning)
+        summary.warnings = _warnings(store, bench, runs, wall, summary, load_warning,
+                                     failed_too)
         out.append(summary)
     return out
 
 
 def _warnings(store: Store, bench: dict, runs: list[dict], wall: np.ndarray,
-              summary: BenchmarkSummary, load_warning: str | None) -> list[str]:
+              summary: BenchmarkSummary, load_warning: str | None,
+              failed_too: bool) -> list[str]:
     w: list[str] = []
     bad = {k: v for k, v in summary.runs_by_status.items() if k not in ("ok", "imported")}
     if bad:
         parts = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
-        w.append(f"{sum(bad.values())} of {len(runs)} runs did not succeed ({parts}); "
-                 f"only ok runs are summarised")
+        timed = sum(v for k, v in bad.items() if k in TIMED_STATUSES) if failed_too else 0
+        cut = sum(bad.values()) - timed
+        how = ("their times are summarised and compared, as hyperfine -i does" if not cut else
+               "only runs that ran to their end (ok, failed, signaled) are summarised"
+               if timed else "only ok runs are summarised")
+        w.append(f"{sum(bad.values())} of {len(runs)} runs did not succeed ({parts}); {how}")
     if wall.size >= 3:
         rest = float(np.median(wall[1:]))
         if rest > 0 and wall[0] > FIRST_RUN_FACTOR * rest:
@@ -153,36 +188,174 @@ def _num(value: float | None, scale: float) -> str:
     return f"{v:.{max(0, digits)}f}"
 
 
-def render_summary_table(summaries: list[BenchmarkSummary], console) -> None:
-    """Print one rich table per benchmark (wall, user, sys and program metrics) and warnings."""
+#: Columns of a summary table after the row label (the metric and its unit).
+COLUMNS = ("n", "median", "MAD", "mean ± sd", "min", "max", "p95", "p99")
+
+
+def _rows(s: BenchmarkSummary) -> list[tuple[str, list[str]]]:
+    """(label with unit, cells under :data:`COLUMNS`) for each series of a benchmark."""
+    rows = [("wall", s.wall)] + [(x.metric, x) for x in (s.user, s.sys) if x is not None]
+    rows += [(p.metric, p) for p in s.program]
+    out = []
+    for label, x in rows:
+        if x.n == 0:
+            out.append((label, ["0", *["-"] * (len(COLUMNS) - 1)]))
+            continue
+        if x.unit == "ns":
+            uname, scale = time_unit_for(x.median or x.mean or x.max or 0.0)
+        else:
+            uname, scale = x.unit, 1.0
+        fmt = (lambda v, k=scale: _num(v, k))
+        mean_sd = fmt(x.mean) + (" ± " + fmt(x.sd) if x.sd is not None and not
+                                 math.isnan(x.sd) else "")
+        out.append((f"{label} [{uname}]" if uname else label,
+                    [str(x.n), fmt(x.median), fmt(x.mad), mean_sd, fmt(x.min), fmt(x.max),
+                     fmt(x.p95), fmt(x.p99)]))
+    return out
+
+
+def _status_text(s: BenchmarkSummary) -> str:
+    return ", ".join(f"{v} {k}" for k, v in sorted(s.runs_by_status.items()))
+
+
+def shared_warnings(summaries: list[BenchmarkSummary]) -> list[str]:
+    """Warnings every benchmark carries (the machine's load at start): said once per session,
+    not once per command."""
+    if len(summaries) < 2:
+        return []
+    first = summaries[0].warnings
+    return [w for w in first if all(w in x.warnings for x in summaries[1:])]
+
+
+def render_summary_table(summaries: list[BenchmarkSummary], console, *,
+                         plain: bool | None = None) -> None:
+    """Print the summaries and their warnings (a warning every benchmark shares, once).
+
+    ``plain`` (default: when ``console`` is not a terminal) prints one aligned text table for
+    all benchmarks, as wide as its widest cell: a pipe or a CI log gets every digit and one
+    line per row, however narrow it is. Otherwise one rich table per benchmark.
+    """
+    if plain is None:
+        plain = not console.is_terminal
+    shared = shared_warnings(summaries)
+    if plain:
+        _render_plain(summaries, shared, console)
+    else:
+        _render_rich(summaries, shared, console)
+    for warning in shared:
+        console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    if shared or plain:
+        console.print()
+
+
+def _render_plain(summaries: list[BenchmarkSummary], shared: list[str], console) -> None:
+    from benchlab.report.text_table import aligned_lines, printable
+
+    rows = []
+    for s in summaries:
+        status = _status_text(s)
+        rss = format_kib(s.max_rss_kib) if s.max_rss_kib else "-"
+        for i, (label, cells) in enumerate(_rows(s)):
+            rows.append([printable(s.name) if i == 0 else "", label, *cells,
+                         status if i == 0 else "", rss if i == 0 else ""])
+    header = ["command", "metric", *COLUMNS, "runs", "peak RSS"]
+    lines = aligned_lines(header, rows, right=range(2, 2 + len(COLUMNS)))
+    console.print(lines[0], markup=False, highlight=False, soft_wrap=True, style="bold")
+    for line in lines[1:]:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for s in summaries:
+        for warning in s.warnings:
+            if warning not in shared:
+                console.print(f"warning: {printable(s.name)}: {warning}", markup=False,
+                              highlight=False, soft_wrap=True)
+
+
+def _render_rich(summaries: list[BenchmarkSummary], shared: list[str], console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     for s in summaries:
-        title = f"[bold]{s.name}[/bold]"
+        title = f"[bold]{escape(s.name)}[/bold]"
         if s.command and s.command != s.name:
-            title += f"  [dim]{s.command}[/dim]"
+            title += f"  [dim]{escape(s.command)}[/dim]"
         table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-        for col in ("", "n", "median", "MAD", "mean ± sd", "min", "max", "p95", "p99"):
-            table.add_column(col, justify="right" if col else "left")
-        rows = [("wall", s.wall)] + [(x.metric, x) for x in (s.user, s.sys) if x is not None]
-        rows += [(p.metric, p) for p in s.program]
-        for label, x in rows:
-            if x.n == 0:
-                table.add_row(label, "0", *["-"] * 7)
-                continue
-            if x.unit == "ns":
-                uname, scale = time_unit_for(x.median or x.mean or x.max or 0.0)
-            else:
-                uname, scale = x.unit, 1.0
-            fmt = (lambda v, k=scale: _num(v, k))
-            mean_sd = fmt(x.mean) + (" ± " + fmt(x.sd) if x.sd is not None and not
-                                     math.isnan(x.sd) else "")
-            table.add_row(rf"{label} \[{uname}]" if uname else label, str(x.n), fmt(x.median),
-                          fmt(x.mad), mean_sd, fmt(x.min), fmt(x.max), fmt(x.p95), fmt(x.p99))
+        table.add_column("", justify="left", no_wrap=True)
+        for col in COLUMNS:
+            table.add_column(col, justify="right", no_wrap=True)
+        for label, cells in _rows(s):
+            table.add_row(escape(label), *cells)
         console.print(table)
-        status = ", ".join(f"{v} {k}" for k, v in sorted(s.runs_by_status.items()))
         rss = f"; peak RSS {format_kib(s.max_rss_kib)} (median)" if s.max_rss_kib else ""
-        console.print(f"  [dim]runs: {status}{rss}[/dim]")
+        console.print(f"  [dim]runs: {_status_text(s)}{rss}[/dim]")
         for warning in s.warnings:
-            console.print(f"  [yellow]warning:[/yellow] {warning}")
+            if warning not in shared:
+                console.print(f"  [yellow]warning:[/yellow] {escape(warning)}")
         console.print()
+
+
+def verdict_series(store: Store, session_id: int, metric: str = "wall"
+                   ) -> list[tuple[str, np.ndarray]]:
+    """(benchmark name, values) in command order for the verdict on ``metric``: a harness
+    metric (wall, user, sys, cpu: ns) over the runs :func:`measured_values` keeps (failed ones
+    with ``-i``, as the summary and the exports: :func:`tolerates_failures`), or a program metric (``instructions`` from
+    ``--count``, a ``--metric`` NAME) in its unit. Non-finite values and benchmarks without
+    values are left out. Raises UserError for a metric no benchmark has."""
+    from benchlab.errors import UserError
+
+    out = []
+    known: set[str] = set(HARNESS_METRICS)
+    failed_too = tolerates_failures(store, session_id)
+    for bench in store.benchmarks(session_id):
+        program = store.sample_metrics(bench["id"])
+        known.update(program)
+        if metric in HARNESS_METRICS and metric not in program:
+            values = measured_values(store, bench["id"], metric, with_failed=failed_too)
+        elif metric in program:
+            values, _ = store.sample_values(bench["id"], metric)
+        else:
+            continue
+        values = values[np.isfinite(values)]
+        if values.size:
+            out.append((bench["name"], values))
+    if metric not in known:
+        raise UserError(f"no benchmark of this session has metric {metric!r}; choose one of: "
+                        f"{', '.join(sorted(known))} (--verdict-metric)")
+    return out
+
+
+def default_verdict_metric(store: Store, session_id: int) -> str:
+    """The metric a session's verdict judges by default, as ``compare`` selects a series: the
+    program's one metric (``--metric``) when the benchmarks report exactly one besides the
+    counted ``instructions``, else wall time."""
+    names: set[str] = set()
+    for bench in store.benchmarks(session_id):
+        names.update(m for m in store.sample_metrics(bench["id"]) if m != "instructions")
+    return names.pop() if len(names) == 1 else "wall"
+
+
+def count_lines(store: Store, session_id: int, baseline: str | None = None) -> list[str]:
+    """The exact instruction counts (``--count instructions``) of every benchmark against the
+    baseline, as lines of text: counts are exact, so their difference needs no test. Baseline:
+    ``baseline`` (a benchmark name), else the fastest median wall time (the verdict's default).
+    [] when fewer than two benchmarks were counted."""
+    try:
+        counted = dict(verdict_series(store, session_id, "instructions"))
+    except Exception:  # no benchmark counted: nothing to say
+        return []
+    if len(counted) < 2:
+        return []
+    if baseline not in counted:
+        walls = {name: float(np.median(v)) for name, v in verdict_series(store, session_id)
+                 if name in counted}
+        baseline = min(walls, key=walls.__getitem__) if walls else next(iter(counted))
+    base = float(np.median(counted[baseline]))
+    lines = [f"instructions (exact counts under valgrind, baseline {baseline}: {base:,.0f}):"]
+    for name, values in counted.items():
+        if name == baseline:
+            continue
+        count = float(np.median(values))
+        diff = count - base
+        rel = f" ({100 * diff / base:+.2f} %)" if base > 0 else ""
+        varies = "" if np.ptp(values) == 0 else f", median of {values.size} counts"
+        lines.append(f"  {name}: {count:,.0f}, {diff:+,.0f}{rel} against {baseline}{varies}")
+    return lines

@@ -1,0 +1,111 @@
+"""What ``benchlab run`` decides around the measurements, as hyperfine means it: the run-count
+bounds (``-M N`` alone runs N), options that only mean something together (``--alpha`` with
+``--until-decided``), a failing command (exit 1 with its stderr tail; bad input exits 2), and
+the verdict printed at the end, on the series ``--verdict-metric`` names.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import click
+from rich.console import Console
+
+from benchlab.cli.common import failed_runs
+from benchlab.cli.hyperfine_options import HyperfineOptions
+from benchlab.core.plan import RunPlan
+from benchlab.errors import UserError
+
+#: hyperfine's default --min-runs (lowered to --max-runs when only that is given).
+DEFAULT_MIN_RUNS = 10
+#: Lines of a failing command's stderr shown under the error (its tail).
+STDERR_TAIL_LINES = 10
+#: How the core words a failing hook (core.run_one.run_hook): a command failure, not bad input.
+_HOOK_FAILED = re.compile(r"^the (prepare|setup|cleanup|conclude) command .* failed with ")
+
+
+def min_runs_of(min_runs: int | None, max_runs: int | None) -> int:
+    """hyperfine's run-count bounds: ``-M N`` alone runs at most N (the default minimum of 10
+    gives way); ``-m`` and ``-M`` given together must not conflict (the plan refuses it)."""
+    if min_runs is not None:
+        return min_runs
+    if max_runs is not None:
+        return min(DEFAULT_MIN_RUNS, max_runs)
+    return DEFAULT_MIN_RUNS
+
+
+def until_decided_alpha(alpha: float | None, until_decided: bool) -> float:
+    """``--alpha`` is the error rate of the sequential design only; without
+    ``--until-decided`` it would be silently ignored, so it is refused naming the option that
+    sets the verdict's level. Default 0.01."""
+    if alpha is None:
+        return 0.01
+    if not until_decided:
+        raise UserError("--alpha sets the error rate of --until-decided only; the verdict's "
+                        "level is --conf-level (alpha = 1 - level), e.g. --conf-level 0.99")
+    return alpha
+
+
+def check_verdict_metric(metric: str | None, plan: RunPlan) -> None:
+    """Refuse, before anything runs, a ``--verdict-metric`` the session will not have."""
+    from benchlab.store.db import HARNESS_METRICS
+
+    if metric is None:
+        return
+    known = [*HARNESS_METRICS, *(m.name for m in plan.metrics)]
+    if plan.count:
+        known.append(plan.count)
+    if metric not in known:
+        hint = "; add --count instructions" if metric == "instructions" else ""
+        raise UserError(f"--verdict-metric {metric}: the session will not have it; choose one "
+                        f"of: {', '.join(known)}{hint}")
+
+
+def exit_if_command_failed(store, session_key: str, exc: UserError) -> None:
+    """Exit 1, as hyperfine, when ``exc`` ended the session because a benchmarked command or
+    one of its hooks failed (bad input keeps exit 2): the one-line error, then the tail of the
+    failed run's stderr, which says what went wrong. Returns for any other error."""
+    try:
+        session = store.get_session(session_key)
+    except UserError:
+        return
+    ignore = (session.get("protocol") or {}).get("ignore_failure", False)
+    failures = [f for f in failed_runs(store, session["id"])
+                if not (ignore is True or (isinstance(ignore, list) and f["status"] == "failed"
+                                           and f["exit_code"] in ignore))]
+    if not failures and not _HOOK_FAILED.match(str(exc)):
+        return
+    click.echo(f"benchlab: error: {exc}", err=True)
+    tail = (failures[-1]["stderr_tail"] or "").splitlines()[-STDERR_TAIL_LINES:] if failures else []
+    if tail:
+        click.echo(f"  stderr of {failures[-1]['benchmark']} (last lines):", err=True)
+        for line in tail:
+            click.echo(f"    {line}", err=True)
+    store.close()
+    sys.exit(1)
+
+
+def print_verdict(store, session_id: int, hf: HyperfineOptions, reference: str | None,
+                  console: Console, *, metric: str | None = None,
+                  confidence_level: float = 0.95) -> None:
+    """hyperfine's relative-speed summary, with a test and an interval (see speed_verdict), on
+    ``metric`` (default: :func:`~benchlab.report.run_summary.default_verdict_metric`), then
+    the exact instruction counts beside it when the session counted them."""
+    from benchlab.report.run_summary import count_lines, default_verdict_metric, verdict_series
+    from benchlab.report.speed_verdict import speed_verdict
+
+    metric = metric or default_verdict_metric(store, session_id)
+    series = verdict_series(store, session_id, metric)
+    names = [name for name, _ in series]
+    ref_index = names.index(reference) if reference in names else None
+    lines = speed_verdict(series, sort=hf.sort, reference_index=ref_index,
+                          confidence_level=confidence_level)
+    if lines and metric != "wall":  # say which series was judged
+        lines[0] = f"{lines[0].rstrip(':')} on {metric}:"
+    if metric != "instructions":
+        baseline = (reference if ref_index is not None else names[0] if hf.sort == "command"
+                    and names else None)
+        lines += count_lines(store, session_id, baseline)
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
