@@ -79,16 +79,29 @@ def report_cmd(selectors, output, fmt, plots, metric, reference, history, study,
               "else wall).")
 @click.option("--alpha", type=params.PROBABILITY,
               default=0.05, show_default=True, help="Family-wise level of the step tests.")
-@click.option("--min-effect-percent", type=params.finite_float(minimum=0.0, maximum=1000.0), default=1.0,
-              show_default=True, help="Smallest step worth flagging, % of the previous median.")
+@click.option("--min-effect", default=None, metavar="EFFECT",
+              help="Smallest step worth flagging: a percentage of the previous median (2%) or "
+                   "a duration (1ms) [default: 1%].")
+@click.option("--min-effect-percent", type=params.finite_float(minimum=0.0, maximum=1000.0),
+              default=None, hidden=True, help="The same as --min-effect PERCENT%.")
 @db_option
-def history_cmd(name, metric, alpha, min_effect_percent, db):
+def history_cmd(name, metric, alpha, min_effect, min_effect_percent, db):
     """Every session of benchmark NAME in time order: median, interval, steps, environment."""
     from benchlab.report.history import build_history, render_history_text
+    from benchlab.units import parse_effect
 
+    if min_effect is not None and min_effect_percent is not None:
+        raise UserError("--min-effect-percent is --min-effect PERCENT%; give only --min-effect")
+    kind, effect = (parse_effect(min_effect, what="--min-effect") if min_effect is not None
+                    else ("relative", (1.0 if min_effect_percent is None
+                                       else min_effect_percent) / 100))
     store = open_store(db, readonly=True)
     h = build_history(store, name, metric=metric, alpha=alpha,
-                      min_effect_relative=min_effect_percent / 100)
+                      min_effect_relative=effect if kind == "relative" else 0.01,
+                      min_effect_abs=effect if kind == "absolute" else None)
+    if kind == "absolute" and h.unit not in ("ns", ""):
+        raise UserError(f"--min-effect {min_effect} is a duration but {name!r} is in {h.unit}; "
+                        f"give a percentage, e.g. --min-effect 2%")
     render_history_text(h, click.echo)
 
 

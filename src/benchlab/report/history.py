@@ -68,6 +68,8 @@ class History:
     points: list[HistoryPoint]
     alpha: float
     min_effect_relative: float
+    min_effect_abs: float | None = None
+    """Smallest step in the metric's unit (``--min-effect 1ms``); replaces the relative one."""
 
 
 def _env_value(env: Any, path: str) -> Any:
@@ -82,9 +84,11 @@ def _env_value(env: Any, path: str) -> Any:
 
 
 def build_history(store: Store, benchmark: str, *, metric: str | None = None,
-                  alpha: float = 0.05, min_effect_relative: float = 0.01) -> History:
+                  alpha: float = 0.05, min_effect_relative: float = 0.01,
+                  min_effect_abs: float | None = None) -> History:
     """Every session with a benchmark called ``benchmark``, oldest first, with steps flagged.
-    Values in the metric's unit."""
+    Values in the metric's unit; ``min_effect_abs`` (that unit), when given, is the smallest
+    step instead of ``min_effect_relative`` of the previous median."""
     sessions = sorted(store.sessions(), key=lambda s: (s["created_utc"], s["id"]))
     found = []
     for sess in sessions:
@@ -120,13 +124,13 @@ def build_history(store: Store, benchmark: str, *, metric: str | None = None,
         points.append(HistoryPoint(sess["uid"], sess.get("name"), sess["created_utc"],
                                    str(commit) if commit else None, int(values.size),
                                    float(np.median(values)), float(low), float(high), changes))
-    _flag_steps(points, [v for _, _, v in found], alpha, min_effect_relative)
+    _flag_steps(points, [v for _, _, v in found], alpha, min_effect_relative, min_effect_abs)
     return History(benchmark, found[0][1].metric, found[0][1].unit, points, alpha,
-                   min_effect_relative)
+                   min_effect_relative, min_effect_abs)
 
 
 def _flag_steps(points: list[HistoryPoint], samples: list[np.ndarray], alpha: float,
-                min_effect_relative: float) -> None:
+                min_effect_relative: float, min_effect_abs: float | None = None) -> None:
     pairs, p_values = [], []
     for i in range(1, len(points)):
         before, after = samples[i - 1], samples[i]
@@ -142,7 +146,8 @@ def _flag_steps(points: list[HistoryPoint], samples: list[np.ndarray], alpha: fl
         pt = points[i]
         pt.shift, pt.shift_low, pt.shift_high = hl.estimate, hl.ci_low, hl.ci_high
         pt.p_adjusted = float(p_adj)
-        big = abs(hl.estimate) >= min_effect_relative * abs(points[i - 1].median)
+        big = abs(hl.estimate) >= (min_effect_abs if min_effect_abs is not None
+                                   else min_effect_relative * abs(points[i - 1].median))
         if p_adj < alpha and big:
             pt.step = "regression" if hl.estimate > 0 else "improvement"
 
@@ -183,7 +188,9 @@ def history_figure(h: History) -> F.Figure:
                                   label="environment changed (kernel, CPU, governor, benchlab)"))
     fig.caption = (f"{n} sessions. Steps: Mann-Whitney between consecutive sessions, "
                    f"Holm-adjusted over {max(0, n - 1)} pairs, p < {h.alpha:g} and a "
-                   f"Hodges-Lehmann shift of at least {100 * h.min_effect_relative:g} %.")
+                   f"Hodges-Lehmann shift of at least "
+                   + (format_value(h.min_effect_abs, h.unit, 5) if h.min_effect_abs is not None
+                      else f"{100 * h.min_effect_relative:g} %") + ".")
     return fig
 
 
