@@ -52,19 +52,12 @@ def record_verdict_settings(store: Any, session_id: int, settings: dict[str, Any
 def session_series(store: Any, session_id: int, metric: str = "wall"
                    ) -> list[tuple[str, np.ndarray]]:
     """(benchmark name, measured values) in command order; benchmarks without a measured run
-    are left out. ``metric``: a harness metric (wall, user, sys ...) or a program metric."""
-    from benchlab.store.queries import HARNESS_METRICS
+    are left out. ``metric``: a harness metric (wall, user, sys ...) or a program metric.
+    A session run with ``-i`` includes its failed runs' times, as its summary and exports do
+    (:func:`benchlab.report.run_summary.verdict_series`)."""
+    from benchlab.report.run_summary import verdict_series
 
-    out = []
-    for bench in store.benchmarks(session_id):
-        if metric in HARNESS_METRICS:
-            values, _ = store.harness_values(bench["id"], metric)
-        else:
-            values, _ = store.sample_values(bench["id"], metric)
-        values = values[np.isfinite(values)]
-        if values.size:
-            out.append((bench["name"], values))
-    return out
+    return verdict_series(store, session_id, metric)
 
 
 def session_verdict(store: Any, session_id: int, **overrides: Any) -> Verdict | None:
