@@ -191,6 +191,14 @@ class HyperfineOptions:
         """Whether to draw the progress bar (hyperfine's interactive elements)."""
         return {"auto": is_tty, "full": True, "nocolor": True}.get(self.style, False)
 
+    def plain_tables(self, is_tty: bool) -> bool:
+        """Whether the summary is plain aligned text, as wide as its widest cell (a pipe, a CI
+        log, ``--style basic``), rather than boxed tables sized to a terminal (``full`` forces
+        them, as hyperfine's full style forces its effects)."""
+        if self.style == "full":
+            return False
+        return self.style == "basic" or not is_tty
+
     @property
     def color(self) -> bool | None:
         """False: no colour; True: force colour; None: decide from the terminal."""

@@ -312,6 +312,10 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     # -q prints nothing: no statistics to compute (numpy.ma and ~10 ms of CPU per benchmark).
     summaries = session_summaries(store, result.session.id) if as_json or not quiet else []
     reference = _reference_name(hf, result.session.id, store)
+    from benchlab.report.speed_verdict import run_verdict  # the verdict, stored with the session
+
+    verdict = run_verdict(store, result.session.id, reference=reference, sort=hf.sort,
+                          resumed=bool(resume), compute=as_json or not quiet)
     hf.write_exports(store, result.session.uid, reference)
     if report_path is not None:
         from benchlab.report.output import write_report
@@ -321,10 +325,11 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     if as_json:
         echo_json({"session": result.session.uid, "status": result.status,
                    "db": store.path, "until_decided": result.decision,
+                   "verdict": verdict.to_dict() if verdict is not None else None,
                    "benchmarks": [s.to_dict() for s in summaries]}, indent=2)
     elif not quiet:
         out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
-        render_summary_table(summaries, out)
+        render_summary_table(summaries, out, plain=hf.plain_tables(sys.stdout.isatty()))
         print_machine_table(store, result.session.id, out)
         print_verdict(store, result.session.id, hf, reference, out,
                       metric=verdict_metric, confidence_level=conf_level)
