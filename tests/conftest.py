@@ -28,6 +28,43 @@ def shared() -> Path:
     return SHARED
 
 
+#: Tools scripts/setup.sh installs; a test that needs one skips without it here, but FAILS in
+#: CI (CI=true), so a half-failed setup cannot pass quietly.
+SETUP_TOOLS = {"stress-ng": "stress-ng", "valgrind": "valgrind", "hyperfine": "hyperfine",
+               "chromium": "chromium", "postgres": "initdb", "sshd": "sshd", "perf": "perf"}
+
+
+def in_ci() -> bool:
+    """True when the suite runs in CI (``CI=true``), where every tool setup installs is there."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def require_tool(name: str, path: str | None = None, why: str = "") -> str:
+    """The path of tool ``name`` (a key of SETUP_TOOLS, or any executable name), else skip the
+    test here and FAIL it in CI (CI=true), where setup must have installed it.
+
+    ``path``: look for this file instead of searching PATH (e.g. /usr/sbin/sshd, a PostgreSQL
+    binary under /usr/lib/postgresql). ``why``: appended to the message.
+    """
+    import glob
+    import shutil
+
+    exe = SETUP_TOOLS.get(name, name)
+    found = None
+    if path is not None:
+        found = next((p for p in glob.glob(path) if os.access(p, os.X_OK)), None)
+    else:
+        found = shutil.which(exe) or next(
+            (p for p in (f"/usr/sbin/{exe}", *glob.glob(f"/usr/lib/postgresql/*/bin/{exe}"))
+             if os.access(p, os.X_OK)), None)
+    if found:
+        return found
+    message = f"{name} is not installed (scripts/setup.sh installs it){': ' + why if why else ''}"
+    if in_ci():
+        pytest.fail(f"CI=true: {message}", pytrace=False)
+    pytest.skip(message)
+
+
 def run_cli(*args: str, db: Path | None = None, check: bool = False, timeout: float = 120,
             cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the real ``benchlab`` console script and capture its output (text)."""

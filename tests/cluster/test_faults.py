@@ -15,9 +15,20 @@ import pytest
 
 from benchlab.core.cluster.session import run_cluster_plan
 from benchlab.store.db import Store
-from tests.cluster.helpers import (Recorder, comm, descendants, free_port, plan_of,
-                                   resume_to_completion, stop_group, stored_runs,
-                                   team_cluster, team_machines, wait_for, worker_processes)
+from tests.cluster.helpers import (
+    Recorder,
+    comm,
+    descendants,
+    free_port,
+    plan_of,
+    resume_to_completion,
+    stop_group,
+    stored_runs,
+    team_cluster,
+    team_machines,
+    wait_for,
+    worker_processes,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 

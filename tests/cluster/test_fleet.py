@@ -18,8 +18,13 @@ import pytest
 from benchlab.control.cgroups import CgroupLimits, RunCgroup, detect_layout
 from benchlab.core.cluster.address import SLOT, quiet_config
 from benchlab.core.cluster.session import run_cluster_plan
-from benchlab.machines.fleet import (calibrate_fleet, fleet_matrix, fleet_profiles,
-                                     load_fleet_calibration, profile_fleet)
+from benchlab.machines.fleet import (
+    calibrate_fleet,
+    fleet_matrix,
+    fleet_profiles,
+    load_fleet_calibration,
+    profile_fleet,
+)
 from benchlab.store.db import Store
 from tests.cluster.helpers import plan_of
 

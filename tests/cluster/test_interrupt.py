@@ -14,8 +14,16 @@ from collections import Counter
 import pytest
 
 from benchlab.store.db import Store
-from tests.cluster.helpers import (comm, descendants, free_port, resume_to_completion,
-                                   stop_all, stored_runs, team_cluster, wait_for)
+from tests.cluster.helpers import (
+    comm,
+    descendants,
+    free_port,
+    resume_to_completion,
+    stop_all,
+    stored_runs,
+    team_cluster,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 

@@ -1,8 +1,9 @@
-"""``--cluster``, ``--on`` and ``--spread``: the options every executing command shares, and the
-routing of ``run`` (and ``--resume``) to the execution core on one machine or on a cluster.
+"""``--cluster``, ``--on`` and ``--spread``: the options every executing command shares, read
+into where a session executes (:func:`where_of`: this machine or a cluster) and handed to the
+core's one :func:`benchlab.core.execute.execute`, which does the rest.
 
-Nothing here imports Dask: :mod:`benchlab.core.cluster.session` is imported only when
-``--cluster`` is given (or a cluster session is resumed), so ``benchlab run`` stays fast.
+Nothing here imports Dask: the core imports it only for a cluster, so ``benchlab run`` stays
+fast.
 """
 
 from __future__ import annotations
@@ -115,52 +116,56 @@ def calibration_limits(path: str):
     return load_calibration(path)
 
 
-def start_run(store, plan, cluster: str | None, on: str, spread: bool, *, argv, name,
-              observer, on_start, lost_after_s: float | None = None):
-    """Run ``plan`` here (no ``--cluster``) or on the cluster; returns the SessionResult.
+def where_of(cluster: str | None, on: str, spread: bool, lost_after_s: float | None,
+             calibration: str | None = None):
+    """Where ``run`` executes, from its options: :data:`~benchlab.core.execute.HERE`, or a
+    :class:`~benchlab.core.execute.Cluster` (with each machine's quota for a fleet
+    ``--calibration``). UserError for cluster options without ``--cluster`` and for a fleet
+    calibration without it.
 
-    ``lost_after_s`` (s): ``--lost-after``; None: the default (60 s)."""
+    ``lost_after_s`` (s): ``--lost-after``; None: the default (60 s).
+    """
+    from benchlab.core.execute import HERE, Cluster
+
     check_cluster_flags(cluster, on, spread, lost_after_s)
-    fleet = plan.placement.calibration and _is_fleet_calibration(plan.placement.calibration)
+    fleet = bool(calibration) and _is_fleet_calibration(calibration)
     if cluster is None:
         if fleet:
-            raise UserError(f"{plan.placement.calibration} is a fleet calibration (a quota per "
-                            f"machine); use it with --cluster, or give a one-machine one")
-        from benchlab.core.session import run_plan
-
-        return run_plan(store, plan, argv=argv, name=name, observer=observer, on_start=on_start)
-    from benchlab.core.cluster.session import DEFAULT_LOST_AFTER_S, run_cluster_plan
-
+            raise UserError(f"{calibration} is a fleet calibration (a quota per machine); use "
+                            f"it with --cluster, or give a one-machine one")
+        return HERE
     placements = None
     if fleet:
         from benchlab.machines.fleet import load_fleet_calibration
 
-        placements = load_fleet_calibration(plan.placement.calibration)
-    return run_cluster_plan(store, plan, cluster, on=on, spread=spread, argv=argv, name=name,
-                            observer=MachineProgress(observer), on_start=on_start,
-                            placements=placements,
-                            machine_grace_s=lost_after_s or DEFAULT_LOST_AFTER_S)
+        placements = load_fleet_calibration(calibration)
+    return Cluster(cluster, on=on, spread=spread, lost_after_s=lost_after_s,
+                   placements=placements)
+
+
+def start_run(store, plan, cluster: str | None, on: str, spread: bool, *, argv, name,
+              observer, on_start, lost_after_s: float | None = None):
+    """Execute ``plan`` where the options say (:func:`where_of`); returns the SessionResult."""
+    from benchlab.core.execute import Cluster, execute
+
+    where = where_of(cluster, on, spread, lost_after_s, plan.placement.calibration)
+    if isinstance(where, Cluster):
+        observer = MachineProgress(observer)
+    return execute(plan, store, where, argv=argv, name=name, observer=observer,
+                   on_start=on_start)
 
 
 def resume_run(store, key: str, cluster: str | None, observer,
                lost_after_s: float | None = None):
-    """Resume session ``key``: on its cluster when it ran on one (or ``--cluster`` moves it).
+    """Resume session ``key`` where it ran (``--cluster`` moves a cluster session).
 
     ``lost_after_s`` (s): ``--lost-after``; None: the value stored with the session."""
-    sess = store.get_session(key)
-    if (sess.get("metadata") or {}).get("cluster") is None:
-        if cluster is not None or lost_after_s is not None:
-            flag = "--cluster" if cluster is not None else "--lost-after"
-            raise UserError(f"session {sess['uid']} did not run on a cluster; resume it without "
-                            f"{flag}")
-        from benchlab.core.session import resume_session
+    from benchlab.core.execute import Cluster, resume
 
-        return resume_session(store, key, observer=observer)
-    from benchlab.core.cluster.session import resume_cluster_session
-
-    return resume_cluster_session(store, key, cluster=cluster,
-                                  observer=MachineProgress(observer),
-                                  machine_grace_s=lost_after_s)
+    where = None
+    if cluster is not None or lost_after_s is not None:
+        where = Cluster(cluster, lost_after_s=lost_after_s)
+    return resume(store, key, where, observer=MachineProgress(observer))
 
 
 def cluster_on_options(f):
@@ -195,7 +200,6 @@ def profile_cluster(db: str | None, cluster: str, on: str, options: dict[str, An
 def fleet_variability(db: str | None, fleet_id: str | None, kinds, per_cpu_second: bool,
                       as_json: bool) -> None:
     """``benchlab variability --fleet``: the pairwise range matrix and the slowest common base."""
-    import json
 
     from benchlab.cli.common import open_store
     from benchlab.machines.fleet import fleet_matrix, fleet_profiles

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from benchlab.core.plan import RunPlan
-from benchlab.errors import UserError
 
 MAX_COUNTED_RUNS = 10
 COUNT_METHOD = "cachegrind"
@@ -30,54 +29,41 @@ def counted_runs_wanted(plan: RunPlan, name: str) -> int:
     return max(1, min(int(timed), MAX_COUNTED_RUNS))
 
 
-def run_counted(writer: Any, plan: RunPlan, bench_ids: list[int], setup_ids: list[Any],
-                run_hook: Callable[[str | None, str, str | None], None],
-                message: Callable[[str], None]) -> None:
-    """Count every benchmark's instructions in runs of their own and store them (see module).
-
-    Raises UserError when a counted run fails and the plan does not ignore failures (the run is
-    stored first, as a timed run's would be).
-    """
+def count_one(plan: RunPlan, index: int,
+              run_hook: Callable[[str | None, str], None]) -> tuple[dict[str, Any],
+                                                                 dict[str, list[float]]]:
+    """Count benchmark ``index``'s instructions once under cachegrind, its ``prepare`` hook
+    before and ``conclude`` after; return the run's stored fields and its samples (one
+    ``instructions`` count). A run valgrind could not start has status ``error``."""
     from benchlab.measure.counts import count_instructions
 
-    store = writer.store
-    done: dict[int, int] = {}
-    for row in store.runs(session_id=writer.ref.id):
-        if row["spawn_method"] == COUNT_METHOD:
-            done[row["benchmark_id"]] = done.get(row["benchmark_id"], 0) + 1
-    if not done:
-        writer.add_metric("instructions", unit="count", origin=COUNT_METHOD)
+    bench = plan.benchmarks[index]
     timeout = plan.timeout_s * VALGRIND_SLOWDOWN if plan.timeout_s else None
-    for i, bench in enumerate(plan.benchmarks):
-        wanted = counted_runs_wanted(plan, bench.name)
-        start = done.get(bench_ids[i], 0)
-        if start < wanted:
-            message(f"counting instructions of {bench.name} under cachegrind "
-                    f"({wanted - start} runs)")
-        for k in range(start, wanted):
-            run_hook(bench.prepare, "prepare", plan.cwd)
-            fields: dict[str, Any] = {"spawn_method": COUNT_METHOD}
-            samples: dict[str, list[float]] = {}
-            try:
-                counted = count_instructions(plan.argv_for(i), cwd=plan.cwd, timeout_s=timeout,
-                                             stdin_path=plan.stdin_path)
-            except RuntimeError as exc:
-                fields.update(status="error", error=str(exc))
-            else:
-                fields.update(status="ok" if counted.exit_code == 0 else "failed",
-                              exit_code=counted.exit_code,
-                              extra={"counted_processes": counted.processes,
-                                     **({"stderr_tail": counted.stderr_tail}
-                                        if counted.exit_code else {})})
-                samples["instructions"] = [float(counted.instructions)]
-            writer.add_run(bench_ids[i], iteration=k, warmup=False, setup_id=setup_ids[i],
-                           fields=fields, samples=samples)
-            run_hook(bench.conclude, "conclude", plan.cwd)
-            if not plan.tolerates(fields["status"], fields.get("exit_code")):
-                why = fields.get("error") or f"exited with code {fields.get('exit_code')}"
-                raise UserError(f"command {bench.command!r} {why} when counted under valgrind; "
-                                f"the run is stored in session {writer.ref.uid}; use "
-                                f"--ignore-failure (-i) to keep going")
+    run_hook(bench.prepare, "prepare")
+    fields: dict[str, Any] = {"spawn_method": COUNT_METHOD}
+    samples: dict[str, list[float]] = {}
+    try:
+        counted = count_instructions(plan.argv_for(index), cwd=plan.cwd, timeout_s=timeout,
+                                     stdin_path=plan.stdin_path)
+    except RuntimeError as exc:
+        fields.update(status="error", error=str(exc))
+    else:
+        fields.update(status="ok" if counted.exit_code == 0 else "failed",
+                      exit_code=counted.exit_code,
+                      extra={"counted_processes": counted.processes,
+                             **({"stderr_tail": counted.stderr_tail}
+                                if counted.exit_code else {})})
+        samples["instructions"] = [float(counted.instructions)]
+    run_hook(bench.conclude, "conclude")
+    return fields, samples
 
 
-__all__ = ["run_counted", "counted_runs_wanted", "MAX_COUNTED_RUNS", "COUNT_METHOD"]
+def counts_missing(plan: RunPlan, done: dict[int, int]) -> list[tuple[int, int]]:
+    """The counted runs still to do, as (benchmark index, iteration), given ``done`` (counted
+    runs stored by benchmark index): a resumed session counts only what is missing."""
+    return [(i, k) for i, bench in enumerate(plan.benchmarks)
+            for k in range(done.get(i, 0), counted_runs_wanted(plan, bench.name))]
+
+
+__all__ = ["count_one", "counts_missing", "counted_runs_wanted", "MAX_COUNTED_RUNS",
+           "COUNT_METHOD"]

@@ -1,10 +1,16 @@
-"""Execute a run plan's session to completion, storing every run the moment it ends.
+"""Execute a run plan's session on this machine, storing every run the moment it ends.
 
 The steps, each a named function or method below: prepare the placement (affinity, cgroups,
 isolation, perf) on this machine; run each benchmark's ``setup``; measure the shell's own cost
 when commands run through a shell; start the background load; then the worker loop — ask the
-planner for the next run, run its ``prepare``, execute it, extract its samples, store it, feed
-the sequential stopper — and finally ``cleanup``, the load after, and the session's status.
+planner for the next run, execute it (its ``prepare`` and ``conclude`` hooks around it), hand
+it to the :class:`~benchlab.core.recorder.RunRecorder`, which stores it, counts it and feeds the
+sequential stopper — and finally the counted runs, ``cleanup``, the load after, and the
+session's status.
+
+What executes a run is a :class:`Runner`: :class:`ProcessRunner` spawns the measured processes;
+tests of ordering, resuming, stopping and storing give a runner that returns measurements
+without processes (as hyperfine's mock executor does).
 
 An interruption (Ctrl-C, or SIGTERM turned into one by :mod:`benchlab.core.session`) kills the
 running program, keeps everything stored, marks the session ``interrupted`` and raises
@@ -17,202 +23,88 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass, field
-from typing import Any, Protocol as TypingProtocol
+from typing import Any, Callable, Iterator
+from typing import Protocol as TypingProtocol
 
-from benchlab.core.counted import COUNT_METHOD, run_counted
+from benchlab.core.counted import count_one, counts_missing
 from benchlab.core.placement import Execution, prepare_execution
 from benchlab.core.plan import RunPlan
-from benchlab.core.planner import PlannedRun, RunPlanner
-from benchlab.core.run_one import (MeasuredRun, execute_planned_run, measure_shell_cost,
-                                   run_fields, run_hook)
+from benchlab.core.planner import PlannedRun
+from benchlab.core.recorder import RunRecorder
+from benchlab.core.run_one import MeasuredRun, execute_planned_run, measure_shell_cost, run_hook
 from benchlab.core.scratch import make_scratch, remove_scratch, terminate_children
+from benchlab.core.session_types import (
+    Observer,
+    SessionInterrupted,
+    SessionResult,
+    Silent,
+    merge_metadata,
+)
 from benchlab.errors import UserError
-from benchlab.measure.spawn import RunMeasurement
-from benchlab.store.db import SessionRef
 from benchlab.store.writer import SessionWriter
 
-def merge_metadata(writer: SessionWriter, extra: dict[str, Any]) -> None:
-    """Add keys to a session's metadata, keeping what is there."""
-    meta = writer.store.get_session(writer.ref.uid).get("metadata") or {}
-    writer.update(metadata={**meta, **extra})
+__all__ = ["Runner", "ProcessRunner", "LocalLanes", "run_session", "ending_session",
+           "background_load", "Observer", "Silent", "SessionResult", "SessionInterrupted",
+           "merge_metadata"]
 
 
-class SessionInterrupted(Exception):
-    """Raised after Ctrl-C or SIGTERM once the session is safely marked interrupted."""
+class Runner(TypingProtocol):
+    """What executes a session's work on this machine (the seam tests replace).
 
-    def __init__(self, session: SessionRef, runs_stored: int, signum: int = 2):
-        super().__init__(f"interrupted: {runs_stored} runs stored in session {session.uid}")
-        self.session = session
-        self.runs_stored = runs_stored
-        self.signum = signum
-
-
-class Observer(TypingProtocol):
-    """Receives progress events (the CLI draws a progress bar from them)."""
-
-    def started(self, session: SessionRef, plan: RunPlan, total: int | None) -> None: ...
-    def run_finished(self, name: str, run: PlannedRun, m: RunMeasurement,
-                     total: int | None, done: int) -> None: ...
-    def message(self, text: str) -> None: ...
-
-
-class Silent:
-    """An observer that shows nothing."""
-
-    def started(self, session, plan, total):
-        pass
-
-    def run_finished(self, name, run, m, total, done):
-        pass
-
-    def message(self, text):
-        pass
-
-
-@dataclass
-class SessionResult:
-    """Outcome of a session: its reference, final status and run counts by benchmark and status."""
-
-    session: SessionRef
-    status: str
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)
-    shell_overhead_ns: int | None = None
-    decision: dict | None = None
-
-
-def _failure_text(plan: RunPlan, run: MeasuredRun, uid: str) -> str | None:
-    m = run.measurement
-    if run.failure:
-        return f"{run.failure}; the run is stored in session {uid}"
-    if plan.tolerates(m.status, m.exit_code):
-        return None
-    what = {"failed": f"exited with code {m.exit_code}",
-            "signaled": f"was killed by signal {m.signal}",
-            "timeout": f"timed out after {plan.timeout_s} s",
-            "error": f"could not start ({m.error})"}[m.status]
-    command = plan.benchmarks[run.planned.benchmark].command
-    return (f"command {command!r} {what}; the run is stored in session {uid}; use "
-            f"--ignore-failure (-i, or -i={m.exit_code or 'CODES'} for this exit code only) to "
-            f"keep measuring failing commands")
-
-
-class SessionRun:
-    """The execution of one session: planners per worker, the next sequence number, counts.
-
-    Shared between worker threads; every method that changes it holds ``lock``.
+    Times in ns; every method raises UserError for a failing hook.
     """
 
-    def __init__(self, writer: SessionWriter, plan: RunPlan, execution: Execution,
-                 observer: Observer, scratch: str):
-        self.writer = writer
-        self.plan = plan
-        self.execution = execution
-        self.observer = observer
-        self.scratch = scratch
-        self.workers = plan.placement.workers
+    def run(self, planned: PlannedRun, worker: int) -> MeasuredRun:
+        """Execute one planned run as worker ``worker`` (its prepare/conclude hooks too)."""
+        ...
+
+    def hook(self, command: str | None, kind: str) -> None:
+        """Run a ``setup``/``cleanup`` hook."""
+        ...
+
+    def shell_cost(self) -> dict[str, int]:
+        """The shell's start-up cost: ``wall_ns``, ``user_ns``, ``sys_ns`` (medians), ``runs``."""
+        ...
+
+    def count(self, index: int) -> tuple[dict[str, Any], dict[str, list[float]]]:
+        """One counted run of benchmark ``index``: its stored fields and samples."""
+        ...
+
+
+class ProcessRunner:
+    """The real :class:`Runner`: placed, measured processes on this machine."""
+
+    def __init__(self, plan: RunPlan, execution: Execution, scratch: str):
+        self.plan, self.execution, self.scratch = plan, execution, scratch
+
+    def run(self, planned: PlannedRun, worker: int) -> MeasuredRun:
+        return execute_planned_run(self.plan, self.execution, planned, worker, self.scratch)
+
+    def hook(self, command: str | None, kind: str) -> None:
+        run_hook(command, kind, self.plan.cwd, self.plan.shell, self.scratch)
+
+    def shell_cost(self) -> dict[str, int]:
+        return measure_shell_cost(self.plan.shell)
+
+    def count(self, index: int) -> tuple[dict[str, Any], dict[str, list[float]]]:
+        return count_one(self.plan, index, self.hook)
+
+
+#: Makes the runner of a session: (plan, execution, scratch directory) -> Runner.
+RunnerFactory = Callable[[RunPlan, Execution, str], Runner]
+
+
+class LocalLanes:
+    """The worker threads of one session on this machine: each asks its planner for the next
+    run, executes it with the runner and hands it to the recorder."""
+
+    def __init__(self, recorder: RunRecorder, runner: Runner):
+        self.recorder = recorder
+        self.runner = runner
+        self.plan = recorder.plan
+        self.workers = self.plan.placement.workers
+        self.planners = recorder.restore(self.workers, lambda run: run["worker"])
         self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.failure: str | None = None
-        self.shell_overhead_ns: int | None = None
-        self.result = SessionResult(session=writer.ref, status="running")
-        benches = writer.store.benchmarks(writer.ref.id)
-        self.bench_ids = [b["id"] for b in benches]
-        self.setup_ids = [b["setup_id"] for b in benches]
-        self.planners = self._restore_planners()
-        self.seq = writer.store.next_seq(writer.ref.id)
-        self.done = 0
-        self.stopper = self._stopper()
-
-    def _restore_planners(self) -> list[RunPlanner]:
-        """Planners that continue from the runs already stored (a resumed session)."""
-        n, workers = len(self.bench_ids), self.workers
-        done_w = [[0] * n for _ in range(workers)]
-        done_r = [[0] * n for _ in range(workers)]
-        elapsed = [0.0] * workers
-        first_wall: list[float | None] = [None] * n
-        for run in self.writer.store.runs(session_id=self.writer.ref.id):
-            if run["spawn_method"] == COUNT_METHOD:
-                continue  # counted runs are not timed runs (see benchlab.core.counted)
-            i = self.bench_ids.index(run["benchmark_id"])
-            w = min(run["worker"], workers - 1)
-            if run["warmup"]:
-                done_w[w][i] += 1
-            else:
-                done_r[w][i] += 1
-                if first_wall[i] is None and run["status"] == "ok" and run["wall_ns"]:
-                    first_wall[i] = run["wall_ns"] / 1e9
-            elapsed[w] += (run["wall_ns"] or 0) / 1e9
-        planners = []
-        for w in range(workers):
-            planner = RunPlanner(self.plan, done_w[w], done_r[w], elapsed[w], worker=w)
-            planner.first_wall_s = list(first_wall)
-            planners.append(planner)
-        return planners
-
-    def _stopper(self):
-        if self.plan.until_decided is None:
-            return None
-        from benchlab.core.until_decided import SequentialStopper, UntilDecided
-
-        if self.workers != 1:
-            raise UserError("--until-decided runs one worker; drop --workers")
-        return SequentialStopper(self.writer.store, self.writer.ref.id, self.bench_ids,
-                                 self.plan.runs or self.plan.max_runs or 1000,
-                                 UntilDecided(**self.plan.until_decided))
-
-    def total(self) -> int | None:
-        """Measured runs of the whole session, or None while a count is still unknown."""
-        totals = [p.total() for p in self.planners]
-        return None if any(t is None for t in totals) else sum(totals)  # type: ignore[arg-type]
-
-    def next_run(self, worker: int) -> PlannedRun | None:
-        """The next run of ``worker``, or None when it is done or the session stops."""
-        if self.stop.is_set():
-            return None
-        with self.lock:
-            return self.planners[worker].next()
-
-    def store_run(self, run: MeasuredRun) -> None:
-        """Write one run, update the plan's estimates, look at the data, note a failure."""
-        plan, planned, m = self.plan, run.planned, run.measurement
-        i = planned.benchmark
-        with self.lock:
-            self.writer.add_run(self.bench_ids[i], seq=self.seq, iteration=planned.iteration,
-                                warmup=planned.warmup, worker=run.worker,
-                                setup_id=self.setup_ids[i],
-                                fields=run_fields(m, run.extra, self.shell_overhead_ns),
-                                samples=run.samples, measurements=run.measurements)
-            self.seq += 1
-            self.done += 1
-            counts = self.result.counts.setdefault(plan.benchmarks[i].name, {})
-            counts[m.status] = counts.get(m.status, 0) + 1
-            planner = self.planners[run.worker]
-            planner.record(planned, m.wall_ns / 1e9 if m.status == "ok" else None)
-            for other in self.planners:  # the first measured run sets every worker's estimate
-                if other.first_wall_s[i] is None:
-                    other.first_wall_s[i] = planner.first_wall_s[i]
-            if planned.iteration == 0 and not planned.warmup and plan.runs is None:
-                self.writer.update(protocol=plan.to_dict())
-            self.observer.run_finished(plan.benchmarks[i].name, planned, m, self.total(),
-                                       self.done)
-            if self.stopper is not None and not planned.warmup:
-                self._look()
-            failure = _failure_text(plan, run, self.writer.ref.uid)
-            if failure and self.failure is None:
-                self.failure = failure
-                self.stop.set()
-
-    def _look(self) -> None:
-        """Let the sequential design look at the data; store its looks so a resume replays them."""
-        looks_before = len(self.stopper.options.looks)
-        if self.stopper.after_run():
-            self.observer.message(self.stopper.decision.message)
-            self.stop.set()
-        if len(self.stopper.options.looks) != looks_before:
-            self.plan.until_decided = self.stopper.options.to_dict()
-            self.writer.update(protocol=self.plan.to_dict())
-            merge_metadata(self.writer, {"until_decided": self.stopper.summary()})
 
     @property
     def hooks_in_order(self) -> bool:
@@ -223,6 +115,13 @@ class SessionRun:
         return (self.plan.order == "sequential" and self.workers == 1
                 and not self.plan.count)
 
+    def next_run(self, worker: int) -> PlannedRun | None:
+        """The next run of ``worker``, or None when it is done or the session stops."""
+        if self.recorder.stop.is_set():
+            return None
+        with self.lock:
+            return self.planners[worker].next()
+
     def worker_loop(self, worker: int) -> None:
         """Execute and store runs of one worker until its planner or the session says stop."""
         in_order = self.hooks_in_order
@@ -230,21 +129,19 @@ class SessionRun:
         while (planned := self.next_run(worker)) is not None:
             if in_order and planned.benchmark != current:
                 if current is not None:
-                    self._hook(current, "cleanup")
+                    self.runner.hook(self.plan.benchmarks[current].cleanup, "cleanup")
                 current = planned.benchmark
-                self._hook(current, "setup")
-            run = execute_planned_run(self.plan, self.execution, planned, worker, self.scratch)
-            self.store_run(run)
-        if in_order and current is not None and self.failure is None:
-            self._hook(current, "cleanup")
+                self.runner.hook(self.plan.benchmarks[current].setup, "setup")
+            run = self.runner.run(planned, worker)
+            self.recorder.record(run, self.planners[worker],
+                                 shell_overhead_ns=self.recorder.result.shell_overhead_ns)
+        if in_order and current is not None and self.recorder.failure is None:
+            self.runner.hook(self.plan.benchmarks[current].cleanup, "cleanup")
 
-    def _hook(self, index: int, kind: str) -> None:
-        bench = self.plan.benchmarks[index]
-        run_hook(getattr(bench, kind), kind, self.plan.cwd)
-
-    def run_workers(self) -> None:
+    def run(self) -> None:
         """One worker in this thread, or N concurrent worker threads (seed 000's parallel setup)."""
-        self.observer.started(self.writer.ref, self.plan, self.total())
+        self.recorder.observer.started(self.recorder.writer.ref, self.plan,
+                                       self.recorder.total())
         if self.workers == 1:
             self.worker_loop(0)
             return
@@ -255,7 +152,7 @@ class SessionRun:
                 self.worker_loop(worker)
             except BaseException as exc:  # surfaced in the main thread below
                 errors.append(exc)
-                self.stop.set()
+                self.recorder.stop.set()
 
         threads = [threading.Thread(target=guarded, args=(w,), daemon=True,
                                     name=f"benchlab-worker-{w}") for w in range(self.workers)]
@@ -266,7 +163,7 @@ class SessionRun:
                 for t in threads:
                     t.join(timeout=0.1)
         except KeyboardInterrupt:
-            self.stop.set()
+            self.recorder.stop.set()
             terminate_children()  # the exec helpers kill their programs on SIGTERM
             for t in threads:
                 t.join(timeout=10)
@@ -274,10 +171,43 @@ class SessionRun:
         if errors:
             raise errors[0]
 
+    def count(self) -> None:
+        """``--count instructions``: the counted runs still missing, after the timed ones."""
+        recorder = self.recorder
+        todo = counts_missing(self.plan, recorder.counted_done())
+        for i in sorted({i for i, _ in todo}):
+            n = sum(1 for j, _ in todo if j == i)
+            recorder.observer.message(f"counting instructions of {self.plan.benchmarks[i].name} "
+                                      f"under cachegrind ({n} runs)")
+            for j, k in todo:
+                if j == i:
+                    fields, samples = self.runner.count(i)
+                    recorder.record_counted(i, k, fields, samples)
 
-def run_session(writer: SessionWriter, plan: RunPlan, *,
-                observer: Observer | None = None) -> SessionResult:
-    """Run (or continue) a session until its plan is complete; see the module docstring.
+
+@contextlib.contextmanager
+def ending_session(writer: SessionWriter) -> Iterator[None]:
+    """End the session however the block ends: ``interrupted`` with SessionInterrupted on
+    Ctrl-C/SIGTERM, ``failed`` on any error (the error goes on); ``done`` is the block's own
+    business. The session never stays ``running``."""
+    from benchlab.environment import load_average
+
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        writer.finish("interrupted", load_after=list(load_average()))
+        raise SessionInterrupted(writer.ref, len(writer.store.runs(session_id=writer.ref.id)),
+                                 getattr(exc, "signum", 2)) from None
+    except BaseException:
+        if writer.store.get_session(writer.ref.uid)["status"] == "running":
+            writer.finish("failed", load_after=list(load_average()))
+        raise
+
+
+def run_session(writer: SessionWriter, plan: RunPlan, *, observer: Observer | None = None,
+                runner: RunnerFactory | None = None) -> SessionResult:
+    """Run (or continue) a session on this machine until its plan is complete; see the module
+    docstring. ``runner``: makes the :class:`Runner` (default :class:`ProcessRunner`).
 
     Raises :class:`SessionInterrupted` on Ctrl-C and :class:`UserError` when a command or hook
     fails; in both cases everything measured so far stays stored and the session is finished.
@@ -286,53 +216,51 @@ def run_session(writer: SessionWriter, plan: RunPlan, *,
 
     observer = observer or Silent()
     scratch = make_scratch(writer.ref.uid)
-    session: SessionRun | None = None
+    recorder: RunRecorder | None = None
     try:
-        execution = prepare_execution(plan.placement, session_label=writer.ref.uid)
-        session = SessionRun(writer, plan, execution, observer, scratch)
-        if not session.hooks_in_order:
-            for bench in plan.benchmarks:
-                run_hook(bench.setup, "setup", plan.cwd)
-        if plan.shell:
-            cost = measure_shell_cost(plan.shell)
-            session.shell_overhead_ns = session.result.shell_overhead_ns = cost["wall_ns"]
-            merge_metadata(writer, {"shell_overhead": cost})
-            observer.message(f"shell spawning time ({plan.shell}): {cost['wall_ns'] / 1e6:.3f} ms "
-                             f"(median of {cost['runs']}), subtracted from wall")
-        with _background_load(plan, writer):
-            session.run_workers()
-        if session.failure:
-            raise UserError(session.failure)
-        if plan.count:
-            run_counted(writer, plan, session.bench_ids, session.setup_ids, run_hook,
-                        observer.message)
-        if not session.hooks_in_order:
-            for bench in plan.benchmarks:
-                run_hook(bench.cleanup, "cleanup", plan.cwd)
-        writer.finish("done", load_after=list(load_average()))
-        session.result.status = "complete"
-        return session.result
-    except KeyboardInterrupt as exc:
-        writer.finish("interrupted", load_after=list(load_average()))
-        raise SessionInterrupted(writer.ref, writer.store.next_seq(writer.ref.id),
-                                 getattr(exc, "signum", 2)) from None
-    except BaseException:
-        writer.finish("failed", load_after=list(load_average()))
-        raise
+        with ending_session(writer):
+            execution = prepare_execution(plan.placement, session_label=writer.ref.uid)
+            work = (runner or ProcessRunner)(plan, execution, scratch)
+            recorder = RunRecorder(writer, plan, observer)
+            lanes = LocalLanes(recorder, work)
+            if not lanes.hooks_in_order:
+                for bench in plan.benchmarks:
+                    work.hook(bench.setup, "setup")
+            if plan.shell:
+                cost = work.shell_cost()
+                recorder.result.shell_overhead_ns = cost["wall_ns"]
+                merge_metadata(writer, {"shell_overhead": cost})
+                observer.message(f"shell spawning time ({plan.shell}): "
+                                 f"{cost['wall_ns'] / 1e6:.3f} ms (median of {cost['runs']}), "
+                                 f"subtracted from wall")
+            with background_load(plan.placement.load) as load:
+                if load is not None:
+                    merge_metadata(writer, {"load": load})
+                lanes.run()
+            if recorder.failure:
+                raise UserError(recorder.failure)
+            if plan.count:
+                lanes.count()
+            if not lanes.hooks_in_order:
+                for bench in plan.benchmarks:
+                    work.hook(bench.cleanup, "cleanup")
+            writer.finish("done", load_after=list(load_average()))
+            recorder.result.status = "complete"
+            return recorder.result
     finally:
         remove_scratch(scratch)
-        if session is not None and session.stopper is not None:
-            session.result.decision = session.stopper.summary()
+        if recorder is not None and recorder.stopper is not None:
+            recorder.result.decision = recorder.stopper.summary()
 
 
 @contextlib.contextmanager
-def _background_load(plan: RunPlan, writer: SessionWriter):
-    """Run the placement's background load (if any) for the duration of the measured runs."""
-    if not plan.placement.load:
+def background_load(load: str | None) -> Iterator[dict[str, Any] | None]:
+    """Run the background load ``load`` (``--load``; None: none) for the block; yield what ran
+    (:meth:`benchlab.control.load.BackgroundLoad.to_dict`) or None."""
+    if not load:
         yield None
         return
     from benchlab.control.load import BackgroundLoad, parse_load
 
-    with BackgroundLoad(parse_load(plan.placement.load)) as load:
-        merge_metadata(writer, {"load": load.to_dict()})
-        yield load
+    with BackgroundLoad(parse_load(load)) as running:
+        yield running.to_dict()

@@ -29,7 +29,6 @@ from typing import Any
 from benchlab.errors import UserError
 from benchlab.store.formats.metric_spec import MetricSpec  # the one metric spec (plain data)
 
-
 #: Upper bounds that keep a mistyped number from meaning "forever" (a run count of 1e23 would
 #: never end; a timeout beyond a year is a typo). Generous: no real benchmark gets near them.
 MAX_RUNS = 10_000_000
@@ -43,7 +42,8 @@ class BenchmarkSpec:
 
     ``prepare`` runs before each of its runs, ``setup`` once before its first run, ``cleanup``
     once after its last, ``conclude`` after each of its runs (hyperfine's ``-C``); each is a
-    ``/bin/sh`` command or None.
+    command run as the plan runs its commands (through its shell, or split into words with
+    ``-N``, as hyperfine does), or None.
     """
 
     name: str
@@ -267,9 +267,25 @@ class RunPlan:
                               "command")
             if self.shell:
                 _check_shell_command(bench.command, bench.name, self.cwd)
+            else:
+                _check_hooks_without_shell(bench)
 
 
 # -- checks ----------------------------------------------------------------------------------
+
+def _check_hooks_without_shell(bench: BenchmarkSpec) -> None:
+    """Without a shell (-N) hooks run split into words, as hyperfine runs them: shell syntax
+    in one would become literal arguments, so it is refused in one line, naming the hook."""
+    from benchlab.measure.shell_syntax import require_no_shell_syntax
+
+    for kind in ("prepare", "setup", "cleanup", "conclude"):
+        hook = getattr(bench, kind)
+        if hook:
+            try:
+                require_no_shell_syntax(hook)
+            except UserError as exc:
+                raise UserError(f"--{kind}: {exc}") from None
+
 
 def _whole(option: str, value: Any, low: int, high: int) -> None:
     """A whole number in [low, high]; floats such as 1e23 or nan are refused by name."""

@@ -66,15 +66,36 @@ class RunPlanner:
         p.planned_runs[name] = int(want)
         return int(want)
 
-    def record(self, run: PlannedRun, wall_s: float | None) -> None:
-        """Account for a finished run (``wall_s`` of an ok measured run seeds the estimate)."""
-        if run.warmup:
-            self.done_warmups[run.benchmark] += 1
-        else:
-            self.done_runs[run.benchmark] += 1
+    def record(self, run: PlannedRun, wall_s: float | None, counted: bool = False) -> None:
+        """Account for a finished run (``wall_s``, s, of an ok measured run seeds the estimate).
+
+        ``counted``: the run was counted as done when it was sent (:meth:`reserve`).
+        """
+        if not counted:
+            self.reserve(run)
+        if not run.warmup:
             if self.first_wall_s[run.benchmark] is None and wall_s is not None:
                 self.first_wall_s[run.benchmark] = wall_s
         self.elapsed_s += wall_s or 0.0
+
+    def reserve(self, run: PlannedRun, sign: int = 1) -> None:
+        """Count ``run`` as done for planning (a run sent to a cluster, before it returns;
+        ``sign`` -1 takes it back)."""
+        if run.warmup:
+            self.done_warmups[run.benchmark] += sign
+        else:
+            self.done_runs[run.benchmark] += sign
+
+    def has_work(self) -> bool:
+        """Whether runs remain to be handed out (without drawing from the order)."""
+        p = self.p
+        for i in range(len(p.benchmarks)):
+            if self.done_warmups[i] < p.warmup:
+                return True
+            target = self.target(i)
+            if self.done_runs[i] < (target if target is not None else 1):
+                return True
+        return False
 
     def remaining(self) -> int | None:
         """Measured runs still to do, or None while a target is unknown."""

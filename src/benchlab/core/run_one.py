@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import subprocess
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,16 +41,33 @@ class MeasuredRun:
     failure: str | None = None
 
 
-def run_hook(command: str | None, what: str, cwd: str | None) -> None:
-    """Run a ``prepare``/``setup``/``cleanup`` shell command; UserError with its stderr tail."""
+def hook_argv(command: str, shell: str | None) -> list[str]:
+    """The argv of a hook: through ``shell`` (``-S``) when the plan has one, else split into
+    words as ``-N`` splits commands (hyperfine runs hooks the way it runs commands)."""
+    return [*shlex.split(shell), "-c", command] if shell else shlex.split(command)
+
+
+def run_hook(command: str | None, what: str, cwd: str | None, shell: str | None = "sh",
+             scratch: str | None = None) -> None:
+    """Run a ``prepare``/``setup``/``cleanup``/``conclude`` hook through the measured spawn
+    path and the plan's shell; UserError with its stderr's last line when it fails.
+
+    ``shell``: the plan's shell (None: no shell, ``-N``). ``scratch``: where its stderr is
+    kept while it runs (default: a temporary directory).
+    """
     if not command:
         return
-    proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if proc.returncode != 0:
-        lines = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        raise UserError(f"the {what} command {command!r} failed with exit code "
-                        f"{proc.returncode} ({lines[0][:200]}); fix it or remove --{what}")
+    with tempfile.TemporaryDirectory(prefix="benchlab-hook-", dir=scratch) as tmp:
+        err_path = os.path.join(tmp, "stderr")
+        m = spawn_measured(SpawnRequest(argv=hook_argv(command, shell), cwd=cwd,
+                                        stderr_path=err_path))
+        if m.status == "ok":
+            return
+        lines = (tail(err_path) or "").strip().splitlines()[-1:] or [m.error or ""]
+    code = (f"exit code {m.exit_code}" if m.status == "failed"
+            else f"signal {m.signal}" if m.status == "signaled" else m.status)
+    raise UserError(f"the {what} command {command!r} failed with {code} "
+                    f"({lines[0][:200]}); fix it or remove --{what}")
 
 
 def measure_shell_cost(shell: str, runs: int = SHELL_CALIBRATION_RUNS) -> dict[str, int]:
@@ -72,7 +89,7 @@ def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun
                         scratch: str) -> MeasuredRun:
     """Run ``planned`` once (its ``prepare`` first) and read what it reported."""
     i = planned.benchmark
-    run_hook(plan.benchmarks[i].prepare, "prepare", plan.cwd)
+    run_hook(plan.benchmarks[i].prepare, "prepare", plan.cwd, plan.shell, scratch)
     samples_csv = plan.samples_csv.replace("{worker}", str(worker)) if plan.samples_csv else None
     if samples_csv:
         with contextlib.suppress(FileNotFoundError):
@@ -88,7 +105,7 @@ def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun
     finally:
         streams.finish()
     m = signal_via_shell(m, plan.shell, extra)  # the shell's 128 + N: signal N (issue 15)
-    run_hook(plan.benchmarks[i].conclude, "conclude", plan.cwd)
+    run_hook(plan.benchmarks[i].conclude, "conclude", plan.cwd, plan.shell, scratch)
     if not err_path.startswith(scratch):
         err_path = None  # inherited: benchlab's own stderr, no file to read a tail from
     run = MeasuredRun(planned, worker, m, measurements, extra, {})

@@ -15,15 +15,16 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
-from benchlab.core.executor import Observer, SessionInterrupted, SessionResult, run_session
+from benchlab.core.executor import RunnerFactory, run_session
 from benchlab.core.placement import prepare_execution
 from benchlab.core.plan import RunPlan
-from benchlab.store.writer import SessionWriter
 from benchlab.core.scratch import sweep_dead_scratch
+from benchlab.core.session_types import Observer, SessionInterrupted, SessionResult
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store
+from benchlab.store.writer import SessionWriter
 
 _TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 
@@ -97,28 +98,30 @@ def _sweep_leftovers(observer: Observer | None = None) -> None:
         pass  # no cgroup filesystem or no permission: nothing of ours can be there
 
 
-def start_session(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = None,
-                  name: str | None = None, metadata: dict[str, Any] | None = None,
-                  parent: SessionRef | None = None,
-                  observer: Observer | None = None) -> SessionWriter:
-    """Validate ``plan``, then create its session with environment, checks, benchmarks, metrics.
+def create_session(store: Store, plan: RunPlan, *, setup: Callable[[], int | None],
+                   argv: Sequence[str] | None = None, name: str | None = None,
+                   metadata: dict[str, Any] | None = None, parent: SessionRef | None = None,
+                   checks: list[dict] | None = None,
+                   environment: dict[str, Any] | None = None) -> SessionWriter:
+    """Create a run session for ``plan``: its row, benchmarks and metrics (the one walk of
+    session creation, on this machine or on a cluster).
 
-    Raises UserError (nothing created) for any bad value, a missing executable, or a placement
-    this machine cannot provide.
+    ``setup()`` stores the runs' setup (this machine's, or each cluster machine's) and returns
+    the id its benchmarks point at. ``environment``: the client's environment (default: this
+    machine's, collected now). A failure on the way marks the session failed (interrupted on
+    Ctrl-C) and goes on.
     """
     from benchlab.environment import collect_environment, load_average
 
-    plan.validate(store)
-    _sweep_leftovers(observer)
-    execution = prepare_execution(plan.placement)
-    environment = collect_environment(argv=list(argv) if argv else None, cwd=plan.cwd,
-                                      env_key=store.env_key())
+    if environment is None:
+        environment = collect_environment(argv=list(argv) if argv else None, cwd=plan.cwd,
+                                          env_key=store.env_key())
     writer = SessionWriter.create(
         store, "run", name=name, command_line=list(argv) if argv else None,
-        protocol=plan.to_dict(), environment=environment, checks=_system_checks(),
+        protocol=plan.to_dict(), environment=environment, checks=checks,
         load_before=list(load_average()), metadata=metadata, parent=parent)
     try:
-        setup_id = store.put_setup(execution.setup_dict(plan.shell))
+        setup_id = setup()
         for pos, bench in enumerate(plan.benchmarks):
             writer.add_benchmark(bench.name, position=pos, command=bench.command,
                                  argv=plan.argv_for(pos), parameters=bench.parameters or None,
@@ -133,22 +136,43 @@ def start_session(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = N
     return writer
 
 
+def start_session(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = None,
+                  name: str | None = None, metadata: dict[str, Any] | None = None,
+                  parent: SessionRef | None = None,
+                  observer: Observer | None = None) -> SessionWriter:
+    """Validate ``plan``, then create its session with environment, checks, benchmarks, metrics.
+
+    Raises UserError (nothing created) for any bad value, a missing executable, or a placement
+    this machine cannot provide.
+    """
+    plan.validate(store)
+    _sweep_leftovers(observer)
+    execution = prepare_execution(plan.placement)
+    return create_session(store, plan, argv=argv, name=name, metadata=metadata, parent=parent,
+                          checks=_system_checks(),
+                          setup=lambda: store.put_setup(execution.setup_dict(plan.shell)))
+
+
 def run_plan(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = None,
              name: str | None = None, observer: Observer | None = None,
-             on_start=None) -> SessionResult:
-    """Start a session for ``plan`` and run it to the end (SIGTERM acts as Ctrl-C).
-
-    ``on_start(session_ref)`` is called once the session exists (the CLI prints its id).
+             on_start=None, parent: SessionRef | None = None,
+             runner: RunnerFactory | None = None) -> SessionResult:
+    """Start a session for ``plan`` on this machine and run it to the end (SIGTERM acts as
+    Ctrl-C). ``on_start(session_ref)`` is called once the session exists (the CLI prints its
+    id); ``parent``: the session it belongs to (a study's cell); ``runner``: see
+    :func:`~benchlab.core.executor.run_session`.
     """
     with interruptible():
-        writer = start_session(store, plan, argv=argv, name=name, observer=observer)
+        writer = start_session(store, plan, argv=argv, name=name, observer=observer,
+                               parent=parent)
         if on_start is not None:
             on_start(writer.ref)
-        return run_session(writer, plan, observer=observer)
+        return run_session(writer, plan, observer=observer, runner=runner)
 
 
-def resume_session(store: Store, key: str, *, observer: Observer | None = None) -> SessionResult:
-    """Complete an interrupted or crashed run session from its stored plan.
+def resume_session(store: Store, key: str, *, observer: Observer | None = None,
+                   runner: RunnerFactory | None = None) -> SessionResult:
+    """Complete an interrupted or crashed run session from its stored plan, on this machine.
 
     Raises UserError when the session is not a run, is already complete, or is being run by a
     live process (a concurrent resume).
@@ -164,4 +188,4 @@ def resume_session(store: Store, key: str, *, observer: Observer | None = None) 
     with interruptible():
         writer = SessionWriter.resume(store, sess["uid"])
         _sweep_leftovers(observer)
-        return run_session(writer, plan, observer=observer)
+        return run_session(writer, plan, observer=observer, runner=runner)

@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from benchlab.core.executor import Observer, SessionInterrupted, run_session
-from benchlab.core.session import interruptible, resume_session, start_session
+from benchlab.core.execute import HERE, Cluster, Here, execute
+from benchlab.core.execute import resume as resume_cell
+from benchlab.core.session import interruptible
+from benchlab.core.session_types import Observer, SessionInterrupted
 from benchlab.core.suite import Suite, cell_label, cell_protocol
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store
@@ -118,36 +120,23 @@ def _run_cells(store: Store, study: SessionWriter, suite: Suite, meta: dict[str,
         shared_cluster = open_shared_cluster(
             cluster, slots=max(int(cell["workers"]) for cell in cells))
     with shared_cluster as shared:
+        where: Here | Cluster = HERE
+        if cluster:
+            where = Cluster(cluster, lost_after_s=meta.get("lost_after_s"), shared=shared)
         for k, idx in enumerate(order):
             cell = cells[int(idx)]
             label = cell_label(cell)
             known = meta["cells"].get(label)
             if known:
                 if store.get_session(known["session"])["status"] != "complete":
-                    if cluster:
-                        from benchlab.core.cluster.session import resume_cluster_session
-
-                        resume_cluster_session(store, known["session"], observer=observer,
-                                               machine_grace_s=meta.get("lost_after_s"),
-                                               shared=shared)
-                    else:
-                        resume_session(store, known["session"], observer=observer)
+                    resume_cell(store, known["session"], where if cluster else None,
+                                observer=observer)
                 continue
-            plan = cell_protocol(suite, cell, seed=suite.seed * 1000 + k)
-            if cluster:
-                from benchlab.core.cluster.session import DEFAULT_LOST_AFTER_S, run_cluster_plan
 
-                def started(ref, label=label, cell=cell):
-                    meta["cells"][label] = {"session": ref.uid, "cell": cell}
-                    study.update(metadata=meta)
+            def started(ref, label=label, cell=cell):
+                meta["cells"][label] = {"session": ref.uid, "cell": cell}
+                study.update(metadata=meta)
 
-                run_cluster_plan(store, plan, cluster, argv=argv, name=f"{suite.name}/{label}",
-                                 parent=study.ref, observer=observer, on_start=started,
-                                 machine_grace_s=meta.get("lost_after_s") or DEFAULT_LOST_AFTER_S,
-                                 shared=shared)
-                continue
-            writer = start_session(store, plan, argv=argv, name=f"{suite.name}/{label}",
-                                   parent=study.ref)
-            meta["cells"][label] = {"session": writer.ref.uid, "cell": cell}
-            study.update(metadata=meta)
-            run_session(writer, plan, observer=observer)
+            execute(cell_protocol(suite, cell, seed=suite.seed * 1000 + k), store, where,
+                    argv=argv, name=f"{suite.name}/{label}", parent=study.ref,
+                    observer=observer, on_start=started)

@@ -5,8 +5,9 @@ is a lane with its own :class:`~benchlab.core.planner.RunPlanner` that only that
 serves; with ``--spread`` (machines declared identical) one lane's planner feeds every slot of
 every machine. A planned run gets its sequence number when it is sent; a run is written only
 if its sequence number is not stored yet, so a run re-sent after a lost worker is never stored
-twice. Runs are written through the client's :class:`~benchlab.store.SessionWriter` the moment
-their future completes (``as_completed``); ``runs.worker`` is the lane index (machine index ×
+twice. Runs are written through the session's :class:`~benchlab.core.recorder.RunRecorder` (the
+same one a session on this machine uses: counts, ``--until-decided``'s looks on the client,
+failures) the moment their future completes (``as_completed``); ``runs.worker`` is the lane index (machine index ×
 slots + slot) and the run's setup row names the machine, its host and its environment.
 
 Faults. A worker that dies mid-run (kill -9, a lost machine) shows up as a ``KilledWorker``
@@ -26,16 +27,15 @@ import time
 from typing import Any
 
 from benchlab.core.cluster.address import SLOT, Machine, machines_of
-from benchlab.core.cluster.lanes import Inflight, Lane, has_work, reserve
+from benchlab.core.cluster.lanes import Inflight, Lane
 from benchlab.core.cluster.worker_side import run_one
-from benchlab.core.executor import (MeasuredRun, Observer, SessionResult, _failure_text,
-                                    merge_metadata, run_fields)
-from benchlab.core.plan import RunPlan
-from benchlab.core.planner import PlannedRun, RunPlanner
+from benchlab.core.planner import PlannedRun
+from benchlab.core.recorder import RunRecorder
+from benchlab.core.run_one import MeasuredRun
+from benchlab.core.session_types import SessionResult
 from benchlab.errors import UserError
 from benchlab.measure.spawn import RunMeasurement
-from benchlab.store.connection import utc_now
-from benchlab.store.writer import SessionWriter, environment_fingerprint
+from benchlab.store.writer import environment_fingerprint
 
 POLL_S = 0.05
 CHECK_MACHINES_S = 0.5
@@ -48,17 +48,17 @@ class SchedulerGone(Exception):
 class ClusterDispatch:
     """One cluster session's execution (see the module docstring). Call :meth:`run`."""
 
-    def __init__(self, client: Any, writer: SessionWriter, plan: RunPlan, machines: list[Machine],
-                 *, spread: bool, observer: Observer, setup_ids: dict[str, int],
-                 machine_grace_s: float = 60.0,
+    def __init__(self, client: Any, recorder: RunRecorder, machines: list[Machine],
+                 *, spread: bool, setup_ids: dict[str, int], machine_grace_s: float = 60.0,
                  machine_plans: dict[str, dict[str, Any]] | None = None):
-        self.client, self.writer, self.plan, self.observer = client, writer, plan, observer
-        self.store = writer.store
-        self.uid = writer.ref.uid
-        self.plan_dict = plan.to_dict()
+        self.client, self.recorder = client, recorder
+        self.plan, self.observer = recorder.plan, recorder.observer
+        self.store = recorder.store
+        self.uid = recorder.uid
+        self.plan_dict = self.plan.to_dict()
         # a machine's own placement (its calibrated quota), else the plan's
         self.machine_plans = machine_plans or {}
-        self.slots = plan.placement.workers
+        self.slots = self.plan.placement.workers
         self.labels = [m.label for m in machines]
         self.address: dict[str, str | None] = {m.label: m.address for m in machines}
         self.host = {m.label: m.host for m in machines}
@@ -70,42 +70,26 @@ class ClusterDispatch:
         self.shell_ns: dict[str, int | None] = {}
         self.grace_s = machine_grace_s
         self.spread = spread
-        benches = self.store.benchmarks(writer.ref.id)
-        self.bench_ids = [b["id"] for b in benches]
         self.inflight: dict[str, Inflight] = {}
-        self.written: set[int] = set()
         self.lanes = self._restore_lanes()
-        self.seq = self.store.next_seq(writer.ref.id)
-        self.done = 0
+        recorder.total_of = self.total
         self.done_by_machine: dict[str, int] = {label: 0 for label in self.labels}
-        self.failure: str | None = None
         self.failed_machines: dict[str, str] = {}
-        self.result = SessionResult(session=writer.ref, status="running")
+
+    @property
+    def done(self) -> int:
+        """Runs stored by this dispatch."""
+        return self.recorder.done
 
     # -- planning ------------------------------------------------------------------------
 
     def _restore_lanes(self) -> list[Lane]:
         """Lanes that continue from the runs already stored (a resumed session)."""
-        n = len(self.bench_ids)
         count = 1 if self.spread else len(self.labels) * self.slots
-        done_w = [[0] * n for _ in range(count)]
-        done_r = [[0] * n for _ in range(count)]
-        first_wall: list[float | None] = [None] * n
-        for run in self.store.runs(session_id=self.writer.ref.id):
-            self.written.add(run["seq"])
-            i = self.bench_ids.index(run["benchmark_id"])
-            lane = 0 if self.spread else min(run["worker"], count - 1)
-            (done_w if run["warmup"] else done_r)[lane][i] += 1
-            if not run["warmup"] and first_wall[i] is None and run["status"] == "ok":
-                first_wall[i] = (run["wall_ns"] or 0) / 1e9
-        lanes = []
-        for k in range(count):
-            planner = RunPlanner(self.plan, done_w[k], done_r[k], worker=k)
-            planner.first_wall_s = list(first_wall)
-            machines = self.labels if self.spread else [self.labels[k // self.slots]]
-            lanes.append(Lane(k, planner, machines,
-                              len(self.labels) * self.slots if self.spread else 1))
-        return lanes
+        planners = self.recorder.restore(count, lambda run: 0 if self.spread else run["worker"])
+        return [Lane(k, planner, self.labels if self.spread else [self.labels[k // self.slots]],
+                     len(self.labels) * self.slots if self.spread else 1)
+                for k, planner in enumerate(planners)]
 
     def total(self) -> int | None:
         """Measured runs of the whole session, or None while a count is unknown."""
@@ -118,9 +102,8 @@ class ClusterDispatch:
         planned = lane.planner.next()
         if planned is None:
             return None
-        reserve(lane.planner, planned)
-        self.seq += 1
-        return planned, self.seq - 1
+        lane.planner.reserve(planned)
+        return planned, self.recorder.take_seq()
 
     def _free_slot(self, lane: Lane) -> tuple[str, int] | None:
         for label in sorted(lane.machines, key=lambda lb: len(self.busy[lb])):
@@ -132,7 +115,7 @@ class ClusterDispatch:
         return None
 
     def _dispatch(self) -> None:
-        if self.failure is not None:
+        if self.recorder.stop.is_set():  # a failure, or --until-decided decided
             return
         for lane in self.lanes:
             while not lane.abandoned and lane.inflight < lane.capacity:
@@ -167,7 +150,7 @@ class ClusterDispatch:
 
         self.futures: dict[str, Any] = {}
         self.completed = as_completed([], with_results=False, loop=self.client.loop)
-        self.observer.started(self.writer.ref, self.plan, self.total())
+        self.observer.started(self.recorder.writer.ref, self.plan, self.total())
         last_check = 0.0
         try:
             while True:
@@ -177,7 +160,7 @@ class ClusterDispatch:
                     last_check = now
                 self._dispatch()
                 if not self.inflight:
-                    if self.failure is not None or not self._waiting_for_machines():
+                    if self.recorder.stop.is_set() or not self._waiting_for_machines():
                         break
                 ready = self.completed.next_batch(block=False) if self.completed.has_ready() \
                     else []
@@ -192,10 +175,9 @@ class ClusterDispatch:
             for fut in self.futures.values():
                 if fut.key in self.inflight:
                     fut.cancel()
-        if self.failure is not None:
-            raise UserError(self.failure)
-        self.result.status = "complete"
-        return self.result
+        if self.recorder.failure is not None:
+            raise UserError(self.recorder.failure)
+        return self.recorder.result
 
     def _waiting_for_machines(self) -> bool:
         """True while a lane has work left and a machine it needs may still come back."""
@@ -203,7 +185,7 @@ class ClusterDispatch:
         for lane in self.lanes:
             if lane.abandoned:
                 continue
-            if not has_work(lane):
+            if not lane.retry and not lane.planner.has_work():
                 continue
             alive = [lb for lb in lane.machines if self.address.get(lb) is not None]
             if alive:
@@ -283,15 +265,8 @@ class ClusterDispatch:
         entry.lane.inflight -= 1
         if requeue:
             entry.lane.retry.append((entry.planned, entry.seq))
-        name = self.plan.benchmarks[entry.planned.benchmark].name
-        lost = {"seq": entry.seq, "benchmark": name, "iteration": entry.planned.iteration,
-                "warmup": entry.planned.warmup, "machine": entry.machine,
-                "address": entry.address, "reason": reason, "at_utc": utc_now(),
-                "requeued": requeue}
-        meta = self.store.get_session(self.writer.ref.uid).get("metadata") or {}
-        merge_metadata(self.writer, {"lost_runs": [*meta.get("lost_runs", []), lost]})
-        self.observer.message(f"run {entry.seq} of {name} on {entry.machine} lost: {reason}"
-                              f"{'; re-queued' if requeue else ''}")
+        self.recorder.lost(entry.seq, entry.planned, machine=entry.machine,
+                           address=entry.address, reason=reason, requeued=requeue)
 
     def _finished(self, fut: Any) -> None:
         entry = self.inflight.get(fut.key)
@@ -325,15 +300,14 @@ class ClusterDispatch:
         self.futures.pop(fut.key, None)
         self.busy[entry.machine].discard(entry.slot)
         entry.lane.inflight -= 1
-        if self.failure is None:
-            self.failure = (str(exc) if isinstance(exc, UserError)
-                            else f"a run on {entry.machine} raised {type(exc).__name__}: {exc}")
+        self.recorder.fail(str(exc) if isinstance(exc, UserError)
+                           else f"a run on {entry.machine} raised {type(exc).__name__}: {exc}")
 
     # -- writing -------------------------------------------------------------------------
 
     def _store(self, entry: Inflight, result: dict[str, Any]) -> None:
         """Write one run (unless its sequence number is stored already) and account for it."""
-        if entry.seq in self.written:
+        if entry.seq in self.recorder.written:
             return
         label = entry.machine
         if result.get("environment") is not None:
@@ -347,40 +321,19 @@ class ClusterDispatch:
         extra = dict(result.get("extra") or {})
         extra.update(machine=label, host=result["host"], worker_pid=result["pid"],
                      quiet=result.get("quiet"))
-        planned = entry.planned
-        i = planned.benchmark
         worker = entry.lane.index if not self.spread else \
             self.labels.index(label) * self.slots + entry.slot
-        self.writer.add_run(self.bench_ids[i], seq=entry.seq, iteration=planned.iteration,
-                            warmup=planned.warmup, worker=worker,
-                            setup_id=self.setup_ids.get(label),
-                            fields=run_fields(m, extra, self.shell_ns.get(label)),
-                            samples=result.get("samples") or {},
-                            measurements=result.get("measurements") or [])
-        self.written.add(entry.seq)
-        self.done += 1
+        run = MeasuredRun(entry.planned, worker, m, result.get("measurements") or [], extra,
+                          result.get("samples") or {}, result.get("failure"))
+        if not self.recorder.record(run, entry.lane.planner, seq=entry.seq,
+                                    setup_id=self.setup_ids.get(label),
+                                    shell_overhead_ns=self.shell_ns.get(label), machine=label,
+                                    sent=True):
+            return
         self.done_by_machine[label] = self.done_by_machine.get(label, 0) + 1
-        name = self.plan.benchmarks[i].name
-        counts = self.result.counts.setdefault(name, {})
-        counts[m.status] = counts.get(m.status, 0) + 1
-        planner = entry.lane.planner
-        if m.status == "ok" and not planned.warmup:
-            planner.elapsed_s += m.wall_ns / 1e9
-            for lane in self.lanes:  # the first measured run sets every lane's estimate
-                if lane.planner.first_wall_s[i] is None:
-                    lane.planner.first_wall_s[i] = m.wall_ns / 1e9
-            if planned.iteration == 0 and self.plan.runs is None:
-                self.total()  # fixes planned_runs in the shared plan
-                self.writer.update(protocol=self.plan.to_dict())
-        self.observer.run_finished(name, planned, m, self.total(), self.done)
         progress = getattr(self.observer, "machine_progress", None)
         if progress is not None:
             progress(label, self.done_by_machine[label], self._machine_total(label))
-        run = MeasuredRun(planned, worker, m, [], extra, result.get("samples") or {},
-                          result.get("failure"))
-        failure = _failure_text(self.plan, run, self.uid)
-        if failure and self.failure is None:
-            self.failure = f"on {label}: {failure}"
 
     def _machine_total(self, label: str) -> int | None:
         if self.spread:
@@ -389,5 +342,5 @@ class ClusterDispatch:
         totals = [lane.planner.total() for lane in self.lanes[k:k + self.slots]]
         if any(t is None for t in totals):
             return None
-        warm = self.plan.warmup * len(self.bench_ids)
+        warm = self.plan.warmup * len(self.plan.benchmarks)
         return sum(totals) + warm * self.slots  # type: ignore[arg-type]

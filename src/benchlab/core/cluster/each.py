@@ -11,8 +11,14 @@ from __future__ import annotations
 import uuid
 from typing import Any, Callable
 
-from benchlab.core.cluster.address import (SLOT, Machine, choose_machines, machines_of,
-                                           open_cluster, parse_cluster)
+from benchlab.core.cluster.address import (
+    SLOT,
+    Machine,
+    choose_machines,
+    machines_of,
+    open_cluster,
+    parse_cluster,
+)
 from benchlab.errors import UserError
 
 

@@ -1,7 +1,8 @@
 """Lanes of a cluster session: a planner, the machines that may serve it, the runs in flight.
 
 A lane hands out one planned run per free slot. A run counts as done for planning the moment it
-is sent (:func:`reserve`), so the planner does not hand it out twice; a lost run goes back to
+is sent (:meth:`~benchlab.core.planner.RunPlanner.reserve`), so the planner does not hand it out
+twice; a lost run goes back to
 its lane's ``retry`` list with its sequence number.
 """
 
@@ -35,25 +36,3 @@ class Inflight:
     machine: str
     address: str
     slot: int
-
-
-def reserve(planner: RunPlanner, planned: PlannedRun, sign: int = 1) -> None:
-    """Count a sent run as done for planning (the planner would hand it out again otherwise)."""
-    if planned.warmup:
-        planner.done_warmups[planned.benchmark] += sign
-    else:
-        planner.done_runs[planned.benchmark] += sign
-
-
-def has_work(lane: Lane) -> bool:
-    """Whether a lane still has runs to send (without drawing from its planner's order)."""
-    if lane.retry:
-        return True
-    p, planner = lane.planner.p, lane.planner
-    for i in range(len(p.benchmarks)):
-        if planner.done_warmups[i] < p.warmup:
-            return True
-        target = planner.target(i)
-        if planner.done_runs[i] < (target if target is not None else 1):
-            return True
-    return False

@@ -6,6 +6,12 @@ one-line UserError naming it, and nothing is stored. The session stores the plan
 cluster (address, ``--on`` machines, ``--spread``) in its metadata, so ``benchlab run --resume``
 reconnects and completes it; each machine's environment and setup are stored once and its runs
 point at them (``runs.setup_id``; the setup names the machine, host and ``environment_id``).
+
+Every option of a session on this machine works here: ``--load`` runs beside the runs on each
+machine (started after its setup hooks, stopped at its end or when the client is interrupted);
+``--until-decided`` looks at the data on the client as runs stream in and stops every lane
+once it decides; ``--count instructions`` counts each benchmark on each machine (on one with
+``--spread``) after the timed runs.
 """
 
 from __future__ import annotations
@@ -14,29 +20,30 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from benchlab.core.cluster.address import (ClusterSpec, Machine, choose_machines, machines_of,
-                                           open_cluster, parse_cluster)
+from benchlab.core.cluster.address import (
+    ClusterSpec,
+    Machine,
+    choose_machines,
+    machines_of,
+    open_cluster,
+    parse_cluster,
+)
 from benchlab.core.cluster.dispatch import ClusterDispatch, SchedulerGone
-from benchlab.core.cluster.worker_side import begin_machine, finish_machine, probe_machine
-from benchlab.core.executor import Observer, SessionInterrupted, SessionResult, Silent
+from benchlab.core.cluster.worker_side import (
+    begin_machine,
+    count_one_here,
+    finish_machine,
+    probe_machine,
+)
+from benchlab.core.counted import counts_missing
+from benchlab.core.executor import ending_session
 from benchlab.core.plan import RunPlan
-from benchlab.core.session import interruptible
+from benchlab.core.recorder import RunRecorder
+from benchlab.core.session import create_session, interruptible
+from benchlab.core.session_types import Observer, SessionResult, Silent, merge_metadata
 from benchlab.errors import UserError
 from benchlab.store.db import Store
 from benchlab.store.writer import SessionWriter, environment_fingerprint
-
-
-def check_cluster_plan(plan: RunPlan) -> None:
-    """Refuse what a cluster session cannot do yet (one line, with the alternative)."""
-    if plan.placement.load:
-        raise UserError("--load with --cluster is not supported (the load would run on the "
-                        "client, not beside the runs); drop --load or run without --cluster")
-    if plan.until_decided is not None:
-        raise UserError("--until-decided with --cluster is not supported; run it on one machine")
-    if getattr(plan, "count", None):
-        raise UserError("--count with --cluster is not supported (counted runs follow the timed "
-                        "ones on one machine); drop --count or run without --cluster")
-
 
 #: How long a lost machine is waited for before it is given up, when nothing says otherwise (s).
 DEFAULT_LOST_AFTER_S = 60.0
@@ -136,7 +143,7 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
                      spread: bool = False, argv: Sequence[str] | None = None,
                      name: str | None = None, observer: Observer | None = None, on_start=None,
                      connect_options: dict[str, Any] | None = None,
-                     machine_grace_s: float = DEFAULT_LOST_AFTER_S,
+                     machine_grace_s: float | None = None,
                      placements: dict[str, dict[str, Any] | None] | None = None,
                      parent: Any = None, shared: SharedCluster | None = None) -> SessionResult:
     """Run ``plan`` on the machines of ``cluster`` (``--on``), or spread over them.
@@ -144,18 +151,19 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
     ``placements``: each machine's own placement changes by label (``run --calibration`` with
     a fleet calibration: its quota), stored with the session for a resume. ``parent``: the
     session this one belongs to (a study's cell). ``machine_grace_s``: how long a lost machine
-    is waited for before it is given up (``--lost-after``, s; stored for a resume). ``shared``:
+    is waited for before it is given up (``--lost-after``, s; None: 60 s; stored for a
+    resume). ``shared``:
     an already open cluster (:func:`open_shared_cluster`) used instead of opening one.
 
     Raises UserError (nothing stored) for a bad address, an unreachable cluster, or a machine
     that cannot run the plan; once the session exists, as :func:`benchlab.core.session.run_plan`
     (SessionInterrupted on Ctrl-C/SIGTERM, UserError when a run fails or the scheduler goes).
     """
-    from benchlab.environment import collect_environment, load_average
+    from benchlab.environment import collect_environment
 
     spec = parse_cluster(cluster)
-    check_cluster_plan(plan)
     plan.placement.validate()
+    machine_grace_s = machine_grace_s or DEFAULT_LOST_AFTER_S
     with interruptible(), _connected(spec, plan.placement.workers, connect_options,
                                      shared) as client:
         machines = choose_machines(machines_of(client), on, spec.text)
@@ -167,24 +175,15 @@ def run_cluster_plan(store: Store, plan: RunPlan, cluster: str, *, on: str = "al
                             "machines": [m.label for m in machines],
                             "placements": placements, "lost_after_s": machine_grace_s,
                             "hosts": {m.label: p["host"] for m, p in zip(machines, probes)}}}
-        writer = SessionWriter.create(
-            store, "run", name=name, command_line=list(argv) if argv else None,
-            protocol=plan.to_dict(),
-            environment=collect_environment(argv=argv, cwd=plan.cwd, env_key=store.env_key()),
-            load_before=list(load_average()), metadata=meta, parent=parent)
-        try:
-            setup_ids = _store_machines(store, machines, probes, plan.placement.workers)
-            first = setup_ids[machines[0].label]
-            for pos, bench in enumerate(plan.benchmarks):
-                writer.add_benchmark(bench.name, position=pos, command=bench.command,
-                                     argv=plan.argv_for(pos), parameters=bench.parameters or None,
-                                     setup_id=first)
-            for metric in plan.metrics:
-                writer.add_metric(metric.name, unit=metric.unit, origin="regex",
-                                  pattern=metric.regex)
-        except BaseException as exc:
-            writer.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
-            raise
+        setup_ids: dict[str, int] = {}
+
+        def store_setups() -> int:
+            setup_ids.update(_store_machines(store, machines, probes, plan.placement.workers))
+            return setup_ids[machines[0].label]
+
+        writer = create_session(
+            store, plan, setup=store_setups, argv=argv, name=name, metadata=meta, parent=parent,
+            environment=collect_environment(argv=argv, cwd=plan.cwd, env_key=store.env_key()))
         if on_start is not None:
             on_start(writer.ref)
         return _execute(client, writer, plan, machines, spread, observer, setup_ids,
@@ -246,47 +245,96 @@ def _execute(client: Any, writer: SessionWriter, plan: RunPlan, machines: list[M
              spread: bool, observer: Observer | None, setup_ids: dict[str, int],
              address: str, machine_grace_s: float, plans: dict[str, dict]
              ) -> SessionResult:
-    """Begin each machine, dispatch every run, finish each machine, end the session."""
+    """Begin each machine, dispatch every run, count, finish each machine, end the session."""
     from benchlab.environment import load_average
 
     observer = observer or Silent()
     uid = writer.ref.uid
     resume = f"benchlab run --resume {uid} --cluster {address}"
+    recorder: RunRecorder | None = None
+    finished = False
     try:
-        begun = _on_each(client, machines, begin_machine, uid, plans=plans)
-        dispatch = ClusterDispatch(client, writer, plan, machines, spread=spread,
-                                   observer=observer, setup_ids=setup_ids,
-                                   machine_grace_s=machine_grace_s, machine_plans=plans)
-        for m, b in zip(machines, begun):
-            cost = b.get("shell_overhead")
-            dispatch.shell_ns[m.label] = cost["wall_ns"] if cost else None
-        result = dispatch.run()
-        alive = [m for m in machines if dispatch.address.get(m.label) is not None]
-        with contextlib.suppress(UserError):
-            _on_each(client, [Machine(m.label, dispatch.address[m.label], m.host, m.name,
-                                      m.slots) for m in alive], finish_machine, uid,
-                     plans=plans)
-        if dispatch.failed_machines:
-            writer.finish("interrupted", load_after=list(load_average()))
-            lost = ", ".join(sorted(dispatch.failed_machines))
-            raise UserError(f"machine(s) {lost} were lost and did not come back; the other "
-                            f"machines finished; {dispatch.done} runs stored in session {uid}; "
-                            f"resume with: {resume}")
-        writer.finish("done", load_after=list(load_average()))
-        return result
-    except SchedulerGone as exc:
-        writer.finish("interrupted", load_after=list(load_average()))
-        runs = len(writer.store.runs(session_id=writer.ref.id))
-        raise UserError(f"the Dask scheduler at {address} went away ({exc}); {runs} runs "
-                        f"received are stored in session {uid}; resume with: {resume}") from None
-    except KeyboardInterrupt as exc:
-        writer.finish("interrupted", load_after=list(load_average()))
-        raise SessionInterrupted(writer.ref, len(writer.store.runs(session_id=writer.ref.id)),
-                                 getattr(exc, "signum", 2)) from None
-    except UserError:
-        if writer.store.get_session(uid)["status"] == "running":
-            writer.finish("failed", load_after=list(load_average()))
-        raise
-    except BaseException:
-        writer.finish("failed", load_after=list(load_average()))
-        raise
+        with ending_session(writer):
+            recorder = RunRecorder(writer, plan, observer)
+            begun = _on_each(client, machines, begin_machine, uid, plans=plans)
+            loads = {m.label: b["load"] for m, b in zip(machines, begun) if b.get("load")}
+            if loads:
+                merge_metadata(writer, {"load": loads})
+            dispatch = ClusterDispatch(client, recorder, machines, spread=spread,
+                                       setup_ids=setup_ids, machine_grace_s=machine_grace_s,
+                                       machine_plans=plans)
+            for m, b in zip(machines, begun):
+                cost = b.get("shell_overhead")
+                dispatch.shell_ns[m.label] = cost["wall_ns"] if cost else None
+            try:
+                result = dispatch.run()
+            except SchedulerGone as exc:
+                writer.finish("interrupted", load_after=list(load_average()))
+                runs = len(writer.store.runs(session_id=writer.ref.id))
+                raise UserError(f"the Dask scheduler at {address} went away ({exc}); {runs} "
+                                f"runs received are stored in session {uid}; resume with: "
+                                f"{resume}") from None
+            alive = [Machine(m.label, dispatch.address[m.label], m.host, m.name, m.slots)
+                     for m in machines if dispatch.address.get(m.label) is not None]
+            if plan.count and not dispatch.failed_machines:
+                _count_on(client, recorder, alive[:1] if spread else alive, machines, plans,
+                          spread, dispatch.setup_ids)
+            with contextlib.suppress(UserError):
+                _on_each(client, alive, finish_machine, uid, plans=plans)
+            finished = True
+            if dispatch.failed_machines:
+                writer.finish("interrupted", load_after=list(load_average()))
+                lost = ", ".join(sorted(dispatch.failed_machines))
+                raise UserError(f"machine(s) {lost} were lost and did not come back; the other "
+                                f"machines finished; {dispatch.done} runs stored in session "
+                                f"{uid}; resume with: {resume}")
+            writer.finish("done", load_after=list(load_average()))
+            result.status = "complete"
+            return result
+    finally:
+        if not finished:  # failed or interrupted: stop the load, drop each machine's state
+            from benchlab.core.cluster.stop import stop_runs_on
+
+            stop_runs_on(client, uid, [m.address for m in machines], wait_s=2.0)
+        if recorder is not None and recorder.stopper is not None:
+            recorder.result.decision = recorder.stopper.summary()
+
+
+def _count_on(client: Any, recorder: RunRecorder, counting: list[Machine],
+              machines: list[Machine], plans: dict[str, dict], spread: bool,
+              setup_ids: dict[str, int]) -> None:
+    """``--count instructions``: the counted runs each machine (``--spread``: one) still
+    misses, after the timed runs; each stored as it arrives (UserError when one fails)."""
+    from distributed import as_completed
+
+    from benchlab.core.cluster.address import SLOT
+
+    slots = recorder.plan.placement.workers
+    labels = [m.label for m in machines]
+    futures = {}
+    for m in counting:
+        todo = counts_missing(recorder.plan, recorder.counted_done(None if spread else m.label))
+        if todo:
+            recorder.observer.message(f"counting instructions on {m.label} under cachegrind "
+                                      f"({len(todo)} runs)")
+        for i, k in todo:
+            fut = client.submit(count_one_here, plans[m.label], recorder.uid, i,
+                                workers=[m.address], allow_other_workers=False,
+                                resources={SLOT: 1}, pure=False, retries=0)
+            futures[fut] = (m, i, k)
+    try:
+        for fut in as_completed(list(futures), loop=client.loop):
+            m, i, k = futures[fut]
+            try:
+                out = fut.result()
+            except UserError as exc:
+                raise UserError(f"on {m.label}: {exc}") from None
+            if out.get("stopped"):
+                continue
+            recorder.record_counted(i, k, out["fields"], out["samples"],
+                                    worker=labels.index(m.label) * slots,
+                                    setup_id=setup_ids.get(m.label), machine=m.label)
+    finally:
+        for fut in futures:
+            fut.cancel()
+

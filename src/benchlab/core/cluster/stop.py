@@ -29,7 +29,7 @@ import signal
 import socket
 import threading
 import time
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from benchlab.measure.spawn import thread_children
 
@@ -37,6 +37,7 @@ _lock = threading.Lock()  # not worker_side's: that one is held while waiting fo
 _running: dict[str, dict[int, int]] = {}  # session uid -> {native thread id: runs executing}
 _stopped: set[str] = set()
 _tasks: dict[str, int] = {}  # Dask key of a task executing in running() -> its native thread id
+_on_stop: dict[str, list[Callable[[], None]]] = {}  # session uid -> what its stop also ends
 
 STOP_POLL_S = 0.05
 
@@ -111,6 +112,23 @@ def stop_cancelled_task(key: str, wait_s: float = 10.0) -> bool:
     return True
 
 
+def on_stop(uid: str, action: Callable[[], None]) -> None:
+    """On a worker: call ``action`` once when session ``uid`` is stopped here (its background
+    load is ended by it: a stopped session's load must not go on loading a team's machine)."""
+    with _lock:
+        actions = _on_stop.setdefault(uid, [])
+        if action not in actions:
+            actions.append(action)
+
+
+def _run_stop_actions(uid: str) -> None:
+    with _lock:
+        actions = _on_stop.pop(uid, [])
+    for action in actions:
+        with contextlib.suppress(Exception):  # the stop must go on whatever one action does
+            action()
+
+
 def was_stopped(uid: str) -> bool:
     """Whether session ``uid`` was stopped on this worker (its runs' results are not kept)."""
     with _lock:
@@ -162,10 +180,12 @@ async def stop_session_runs(uid: str, wait_s: float = 10.0) -> dict[str, Any]:
         _stopped.add(uid)
     signalled: set[int] = set()
     deadline = time.monotonic() + wait_s
+    resumed = False
     while True:
         with _lock:
             if uid not in _stopped:  # a resume began meanwhile: its runs are not ours to kill
                 threads: list[int] = []
+                resumed = True
                 break
             threads = list(_running.get(uid, {}))
         if not threads or time.monotonic() > deadline:
@@ -173,6 +193,8 @@ async def stop_session_runs(uid: str, wait_s: float = 10.0) -> dict[str, Any]:
         for tid in threads:
             signalled.update(_kill_thread_children(tid))
         await asyncio.sleep(STOP_POLL_S)
+    if not resumed:
+        _run_stop_actions(uid)
     return {"host": socket.gethostname(), "pid": os.getpid(), "signalled": sorted(signalled),
             "still_running": len(threads)}
 

@@ -2,7 +2,7 @@
 
 Every function takes and returns plain data (the plan's dict, a planned run's dict), so the
 client and the worker share no live object and a run can be re-sent after its worker died.
-The run itself happens in the exec helper (:func:`benchlab.core.executor.execute_planned_run`):
+The run itself happens in the exec helper (:func:`benchlab.core.run_one.execute_planned_run`):
 the Dask task's thread blocks in ``wait4`` for its whole duration, and :func:`quiet_worker`
 keeps the rest of the worker process quiet meanwhile — profiling and monitors stopped, the
 heartbeat slowed, its other threads moved to CPUs the benchmark does not use when there are
@@ -36,6 +36,7 @@ class _SessionState:
     plan: RunPlan
     execution: Any
     scratch: str
+    load: Any = None  # the running BackgroundLoad (``--load``), stopped when the session ends
 
 
 def _state(uid: str, plan_dict: dict[str, Any]) -> _SessionState:
@@ -71,16 +72,28 @@ def probe_machine(plan_dict: dict[str, Any], argv: list[str] | None = None) -> d
 
 
 def begin_machine(plan_dict: dict[str, Any], uid: str) -> dict[str, Any]:
-    """Run the benchmarks' ``setup`` hooks here and measure the shell's cost (ns) if any."""
-    from benchlab.core.cluster.stop import clear_stop
-    from benchlab.core.executor import measure_shell_cost, run_hook
+    """Run the benchmarks' ``setup`` hooks here, measure the shell's cost (ns) if any, and
+    start the background load (``--load``) beside the runs; return the host, the shell's cost
+    and what load runs (None: none)."""
+    from benchlab.core.cluster.stop import clear_stop, on_stop
+    from benchlab.core.executor import ProcessRunner
 
     clear_stop(uid)  # a resumed session's runs may run again here
     state = _state(uid, plan_dict)
+    runner = ProcessRunner(state.plan, state.execution, state.scratch)
     for bench in state.plan.benchmarks:
-        run_hook(bench.setup, "setup", state.plan.cwd)
-    cost = measure_shell_cost(state.plan.shell) if state.plan.shell else None
-    return {"host": socket.gethostname(), "shell_overhead": cost}
+        runner.hook(bench.setup, "setup")
+    cost = runner.shell_cost() if state.plan.shell else None
+    load = None
+    if state.plan.placement.load:
+        from benchlab.control.load import BackgroundLoad, parse_load
+
+        with _lock:
+            if state.load is None:
+                state.load = BackgroundLoad(parse_load(state.plan.placement.load)).__enter__()
+            load = state.load.to_dict()
+        on_stop(uid, lambda: release_machine(uid))  # an interrupted client stops the load too
+    return {"host": socket.gethostname(), "shell_overhead": cost, "load": load}
 
 
 def run_one(plan_dict: dict[str, Any], uid: str, planned: dict[str, Any], slot: int,
@@ -111,8 +124,8 @@ def run_one(plan_dict: dict[str, Any], uid: str, planned: dict[str, Any], slot: 
 
 def _run_one(plan_dict: dict[str, Any], uid: str, planned: dict[str, Any], slot: int,
              want_environment: bool) -> dict[str, Any]:
-    from benchlab.core.executor import execute_planned_run
     from benchlab.core.planner import PlannedRun
+    from benchlab.core.run_one import execute_planned_run
 
     state = _state(uid, plan_dict)
     extra: dict[str, Any] = {}
@@ -131,20 +144,51 @@ def _run_one(plan_dict: dict[str, Any], uid: str, planned: dict[str, Any], slot:
             "quiet": quiet, **extra}
 
 
+def count_one_here(plan_dict: dict[str, Any], uid: str, index: int) -> dict[str, Any]:
+    """``--count instructions`` on this worker: count benchmark ``index`` once under
+    cachegrind (its prepare/conclude hooks around it); the run's fields, samples and host."""
+    from benchlab.core.cluster.stop import running
+    from benchlab.core.executor import ProcessRunner
+
+    with running(uid) as stopped_before:
+        if stopped_before:
+            return {"stopped": True, "host": socket.gethostname()}
+        state = _state(uid, plan_dict)
+        with quiet_worker([None]):
+            fields, samples = ProcessRunner(state.plan, state.execution,
+                                            state.scratch).count(index)
+    return {"fields": fields, "samples": samples, "host": socket.gethostname()}
+
+
 def finish_machine(plan_dict: dict[str, Any], uid: str) -> dict[str, Any]:
-    """Run the ``cleanup`` hooks and remove this worker's scratch directory of session ``uid``."""
-    from benchlab.core.executor import run_hook
-    from benchlab.core.scratch import remove_scratch
+    """Run the ``cleanup`` hooks, stop the load and remove this worker's scratch directory of
+    session ``uid``."""
+    from benchlab.core.executor import ProcessRunner
 
     state = _state(uid, plan_dict)
     try:
+        runner = ProcessRunner(state.plan, state.execution, state.scratch)
         for bench in state.plan.benchmarks:
-            run_hook(bench.cleanup, "cleanup", state.plan.cwd)
+            runner.hook(bench.cleanup, "cleanup")
+    finally:
+        release_machine(uid)
+    return {"host": socket.gethostname()}
+
+
+def release_machine(uid: str) -> None:
+    """Stop session ``uid``'s background load on this worker and remove its scratch directory
+    (no hook runs): the end of a session however it ended."""
+    from benchlab.core.scratch import remove_scratch
+
+    with _lock:
+        state = _states.pop(uid, None)
+    if state is None:
+        return
+    try:
+        if state.load is not None:
+            state.load.__exit__(None, None, None)
     finally:
         remove_scratch(state.scratch)
-        with _lock:
-            _states.pop(uid, None)
-    return {"host": socket.gethostname()}
 
 
 @contextlib.contextmanager
