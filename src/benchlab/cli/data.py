@@ -173,8 +173,8 @@ def _print_session(info: dict, summaries: list, verdict: list[str], failures: li
 
         console.print()
         render_summary_table(summaries, console)
-    for line in verdict:
-        console.print(escape(line), highlight=False)
+    for line in verdict:  # one line each, never wrapped: a pipe or a CI log keeps every number
+        console.print(escape(line), highlight=False, soft_wrap=True)
     if failures:
         console.print(f"\n[bold]failed runs[/bold] (the last {len(failures)})")
         for f in failures:
