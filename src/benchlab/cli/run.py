@@ -185,8 +185,9 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="With --affinity spread: hyperthread siblings per worker apart or together.")
 @click.option("--workers", type=click.IntRange(min=1), default=1,
               help="Run N copies concurrently, each placed by --affinity.")
-@click.option("--isolation", default="bare", metavar="bare|cgroup|wrap:TEMPLATE",
-              help="cgroup: a fresh cgroup per run; wrap: hand runs to an isolator ({cmd}).")
+@click.option("--isolation", default="bare",
+              metavar="bare|cgroup|bwrap|firejail|isolate|podman[-exec]:IMAGE|docker[-exec]:IMAGE|wrap:T",
+              help="What each run is wrapped in: a cgroup, a sandbox, a container (docs/isolation.md).")
 @click.option("--cpu-quota", "cpu_quota_us", type=click.IntRange(min=1000), default=None,
               metavar="US", help="cgroup CPU quota per period, microseconds.")
 @click.option("--cpu-period", "cpu_period_us", type=click.IntRange(min=1000, max=1_000_000),
