@@ -317,10 +317,6 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
 
     verdict = run_verdict(store, result.session.id, reference=reference, sort=hf.sort,
                           resumed=bool(resume), compute=as_json or not quiet)
-    from benchlab.report.speed_verdict import run_verdict  # the verdict, stored with the session
-
-    verdict = run_verdict(store, result.session.id, reference=reference, sort=hf.sort,
-                          resumed=bool(resume), compute=as_json or not quiet)
     hf.write_exports(store, result.session.uid, reference)
     if report_path is not None:
         from benchlab.report.output import write_report
@@ -330,7 +326,6 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     if as_json:
         echo_json({"session": result.session.uid, "status": result.status,
                    "db": store.path, "until_decided": result.decision,
-                   "verdict": verdict.to_dict() if verdict is not None else None,
                    "verdict": verdict.to_dict() if verdict is not None else None,
                    "benchmarks": [s.to_dict() for s in summaries]}, indent=2)
     elif not quiet:
