@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlab.control.cgroups import _fs as cgroups  # where _make_dir and _remove_dir live
+from benchlab.control.cgroups import fs as cgroups  # where make_dir and remove_dir live
 
 ROOT_CONTROLLERS = "cpuset cpu io memory hugetlb pids rdma misc"
 MARKER = ".fake-cgroupfs"
@@ -101,8 +101,8 @@ def fake_cgroupfs_rmdir(path: Path) -> None:
 @pytest.fixture
 def fake_cgroupfs(monkeypatch):
     """Make benchlab's cgroup mkdir/rmdir behave like cgroupfs inside fake trees."""
-    monkeypatch.setattr(cgroups, "_make_dir", fake_cgroupfs_mkdir)
-    monkeypatch.setattr(cgroups, "_remove_dir", fake_cgroupfs_rmdir)
+    monkeypatch.setattr(cgroups, "make_dir", fake_cgroupfs_mkdir)
+    monkeypatch.setattr(cgroups, "remove_dir", fake_cgroupfs_rmdir)
 
 
 @pytest.fixture

@@ -35,8 +35,8 @@ instead of being slowed down by swapping, which would distort its timings.
 
 from __future__ import annotations
 
-from benchlab.control.cgroups._fs import DEFAULT_CPU_PERIOD_US, DEFAULT_PARENT, UNCONSTRAINED_HINT
 from benchlab.control.cgroups.accounting import CgroupUsage, read_usage
+from benchlab.control.cgroups.fs import DEFAULT_CPU_PERIOD_US, DEFAULT_PARENT, UNCONSTRAINED_HINT
 from benchlab.control.cgroups.layout import CgroupLayout, CgroupMount, detect_layout
 from benchlab.control.cgroups.lifecycle import RunCgroup
 from benchlab.control.cgroups.limits import CgroupLimits, shares_to_weight, weight_to_shares

@@ -6,11 +6,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-
-
 from typing import Any
 
-from benchlab.control.cgroups._fs import _read_int, _read_keyed
+from benchlab.control.cgroups.fs import read_int, read_keyed
 
 # ---------------------------------------------------------------------------------------------
 # Accounting
@@ -74,18 +72,18 @@ def read_usage(leaves: Sequence) -> CgroupUsage:
         for name in cpu_fields:
             unknown[name] = "no cpuacct controller (v1) or cgroup2 hierarchy"
     elif acct.mount.version == "v1":
-        values["cpu_time_ns"] = _read_int(acct.path / "cpuacct.usage")
-        user = _read_int(acct.path / "cpuacct.usage_user")
-        system = _read_int(acct.path / "cpuacct.usage_sys")
+        values["cpu_time_ns"] = read_int(acct.path / "cpuacct.usage")
+        user = read_int(acct.path / "cpuacct.usage_user")
+        system = read_int(acct.path / "cpuacct.usage_sys")
         if user is None or system is None:
             # Kernels before 4.7 only have cpuacct.stat, in USER_HZ ticks.
-            stat = _read_keyed(acct.path / "cpuacct.stat") or {}
+            stat = read_keyed(acct.path / "cpuacct.stat") or {}
             tick_ns = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
             user = stat["user"] * tick_ns if "user" in stat else None
             system = stat["system"] * tick_ns if "system" in stat else None
         values["cpu_user_ns"], values["cpu_system_ns"] = user, system
     else:
-        stat = _read_keyed(acct.path / "cpu.stat") or {}
+        stat = read_keyed(acct.path / "cpu.stat") or {}
         for name, key in zip(cpu_fields, ("usage_usec", "user_usec", "system_usec")):
             values[name] = stat[key] * 1000 if key in stat else None
 
@@ -94,7 +92,7 @@ def read_usage(leaves: Sequence) -> CgroupUsage:
         for name in throttle_fields:
             unknown[name] = "no cpu controller"
     else:
-        stat = _read_keyed(cpu.path / "cpu.stat") or {}
+        stat = read_keyed(cpu.path / "cpu.stat") or {}
         values["nr_periods"] = stat.get("nr_periods")
         values["nr_throttled"] = stat.get("nr_throttled")
         if "throttled_time" in stat:
@@ -107,15 +105,15 @@ def read_usage(leaves: Sequence) -> CgroupUsage:
         unknown["memory_peak_bytes"] = "no memory controller"
         unknown["oom_kills"] = "no memory controller"
     elif memory.mount.version == "v1":
-        values["memory_peak_bytes"] = _read_int(memory.path / "memory.max_usage_in_bytes")
-        values["oom_kills"] = (_read_keyed(memory.path / "memory.oom_control") or {}).get("oom_kill")
+        values["memory_peak_bytes"] = read_int(memory.path / "memory.max_usage_in_bytes")
+        values["oom_kills"] = (read_keyed(memory.path / "memory.oom_control") or {}).get("oom_kill")
         if values["oom_kills"] is None:
             unknown["oom_kills"] = "memory.oom_control has no oom_kill count (kernel < 4.13)"
     else:
-        values["memory_peak_bytes"] = _read_int(memory.path / "memory.peak")
+        values["memory_peak_bytes"] = read_int(memory.path / "memory.peak")
         if values["memory_peak_bytes"] is None:
             unknown["memory_peak_bytes"] = "memory.peak not present (kernel < 5.19)"
-        values["oom_kills"] = (_read_keyed(memory.path / "memory.events") or {}).get("oom_kill")
+        values["oom_kills"] = (read_keyed(memory.path / "memory.events") or {}).get("oom_kill")
 
     for name in cpu_fields + throttle_fields + ("memory_peak_bytes", "oom_kills"):
         if values.get(name) is None and name not in unknown:

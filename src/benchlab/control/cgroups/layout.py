@@ -12,7 +12,6 @@ from typing import Literal
 
 from benchlab.errors import NotAvailable
 
-
 # ---------------------------------------------------------------------------------------------
 # Layout detection
 

@@ -1,5 +1,8 @@
 """Run lifecycle: one fresh leaf cgroup per run (or worker), created with its limits and
 removed reliably (leftover processes killed) when the run ends.
+
+Long because: one cgroup's whole life (create, place, limit, read, remove) is one class whose
+steps share its state; split, a reader would follow it across files.
 """
 
 from __future__ import annotations
@@ -17,15 +20,25 @@ from benchlab.units import format_cpu_list, parse_cpu_list
 
 log = logging.getLogger(__name__)
 
-from benchlab.control.cgroups import _fs
-from benchlab.control.cgroups._fs import (
-    _ACCOUNTING_CONTROLLERS, _V2_CONTROLLERS, DEFAULT_PARENT, UNCONSTRAINED_HINT, _SESSION, _cpuset_value, _os_reason, _procs,
-    _read_text, _subtree_control, _write,
-)
+from benchlab.control.cgroups import fs
 from benchlab.control.cgroups.accounting import CgroupUsage, read_usage
+from benchlab.control.cgroups.fs import (
+    ACCOUNTING_CONTROLLERS,
+    DEFAULT_PARENT,
+    SESSION_NAME,
+    UNCONSTRAINED_HINT,
+    V2_CONTROLLERS,
+    cpuset_value,
+    os_reason,
+    procs,
+    read_text,
+    subtree_control,
+    write,
+)
 from benchlab.control.cgroups.layout import CgroupLayout, CgroupMount, detect_layout
 from benchlab.control.cgroups.limits import CgroupLimits, weight_to_shares
-from benchlab.control.cgroups.registry import _counter, _live, _registry_lock
+from benchlab.control.cgroups.registry import leaf_counter, live_cgroups, registry_lock
+
 
 @dataclass
 class _Leaf:
@@ -71,7 +84,7 @@ class RunCgroup:
         parent_name: str = DEFAULT_PARENT,
         remove_timeout_s: float = 2.0,
     ):
-        if not _SESSION.match(session):
+        if not SESSION_NAME.match(session):
             raise UserError(f"invalid cgroup session label {session!r}; use 1-64 letters, digits, '_', '.' or '-'")
         self.limits = limits if limits is not None else CgroupLimits()
         self.session = session
@@ -94,7 +107,7 @@ class RunCgroup:
                     f"limits need it); enable it or pass --allow-unconstrained to run without limits "
                     "(stored as unconstrained)"
                 )
-        wanted = set(required) | set(_ACCOUNTING_CONTROLLERS)
+        wanted = set(required) | set(ACCOUNTING_CONTROLLERS)
         by_path: dict[Path, tuple[CgroupMount, set[str]]] = {}
         for controller in sorted(wanted):
             mount = self.layout.mount_for(controller)
@@ -128,7 +141,7 @@ class RunCgroup:
         """Processes currently in the cgroup (any hierarchy), sorted."""
         found: set[int] = set()
         for leaf in self._leaves:
-            found.update(_procs(leaf.path))
+            found.update(procs(leaf.path))
         return sorted(found)
 
     def describe(self) -> dict:
@@ -154,7 +167,7 @@ class RunCgroup:
         if self._leaves:
             return self
         for _attempt in range(1000):
-            name = f"{self.session}-{self.creator_pid}-{next(_counter)}"
+            name = f"{self.session}-{self.creator_pid}-{next(leaf_counter)}"
             try:
                 self._create_all(name)
             except FileExistsError:
@@ -166,8 +179,8 @@ class RunCgroup:
                 self._discard_partial()
                 raise
             self.name = name
-            with _registry_lock:
-                _live[id(self)] = self
+            with registry_lock:
+                live_cgroups[id(self)] = self
             return self
         raise UserError(f"cannot find a free cgroup name for session {self.session!r}; run benchlab's sweep of stale cgroups")
 
@@ -178,14 +191,14 @@ class RunCgroup:
             for _retry in range(20):
                 self._prepare_parent(mount, controllers, parent)
                 try:
-                    _fs._make_dir(leaf_path)
+                    fs.make_dir(leaf_path)
                 except FileNotFoundError:
                     # Another benchlab removed the (empty) parent between our mkdirs.
                     continue
                 except FileExistsError:
                     raise
                 except OSError as err:
-                    raise UserError(f"cannot create cgroup under {mount.path}: {_os_reason(err)}; {UNCONSTRAINED_HINT}") from None
+                    raise UserError(f"cannot create cgroup under {mount.path}: {os_reason(err)}; {UNCONSTRAINED_HINT}") from None
                 break
             else:
                 raise UserError(f"cannot create cgroup under {parent}: it keeps disappearing; retry")
@@ -198,7 +211,7 @@ class RunCgroup:
             if mount.version == "v2":
                 self._enable_v2_controllers(mount.path, mount)
             try:
-                _fs._make_dir(parent)
+                fs.make_dir(parent)
             except FileExistsError:
                 pass
             if mount.version == "v2":
@@ -209,17 +222,17 @@ class RunCgroup:
             if "cpuset" in mount.controllers:
                 # A new v1 cpuset cgroup starts with empty cpus/mems and accepts no task.
                 for key in ("cpuset.cpus", "cpuset.mems"):
-                    if not (_read_text(parent / key) or "").strip():
-                        _write(parent / key, (_read_text(mount.path / key) or "").strip() or "0")
-            if "memory" in mount.controllers and (_read_text(parent / "memory.use_hierarchy") or "").strip() == "0":
+                    if not (read_text(parent / key) or "").strip():
+                        write(parent / key, (read_text(mount.path / key) or "").strip() or "0")
+            if "memory" in mount.controllers and (read_text(parent / "memory.use_hierarchy") or "").strip() == "0":
                 # Old kernels: make the parent count its children's memory; harmless to fail
                 # when children already exist.
                 try:
-                    _write(parent / "memory.use_hierarchy", "1")
+                    write(parent / "memory.use_hierarchy", "1")
                 except OSError:
                     pass
         except OSError as err:
-            raise UserError(f"cannot create cgroup under {mount.path}: {_os_reason(err)}; {UNCONSTRAINED_HINT}") from None
+            raise UserError(f"cannot create cgroup under {mount.path}: {os_reason(err)}; {UNCONSTRAINED_HINT}") from None
 
     def _weight_parent(self, mount: CgroupMount, controllers: frozenset[str], parent: Path) -> None:
         """Give the benchlab parent the run's CPU weight.
@@ -232,24 +245,24 @@ class RunCgroup:
         if weight is None or "cpu" not in controllers:
             return
         if mount.version == "v2":
-            _write(parent / "cpu.weight", str(weight))
+            write(parent / "cpu.weight", str(weight))
         else:
-            _write(parent / "cpu.shares", str(weight_to_shares(weight)))
+            write(parent / "cpu.shares", str(weight_to_shares(weight)))
 
     def _enable_v2_controllers(self, cgroup: Path, mount: CgroupMount) -> None:
         if cgroup == mount.path:
             available = set(mount.controllers)
         else:
             # A child's cgroup.controllers is exactly its parent's subtree_control.
-            available = _subtree_control(cgroup.parent)
-        enabled = _subtree_control(cgroup)
-        wanted = [c for c in _V2_CONTROLLERS if c in available]
+            available = subtree_control(cgroup.parent)
+        enabled = subtree_control(cgroup)
+        wanted = [c for c in V2_CONTROLLERS if c in available]
         missing = [c for c in wanted if c not in enabled]
         if not missing:
             return
         try:
             # Re-enabling an enabled controller is a no-op, so write the whole wanted set.
-            _write(cgroup / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
+            write(cgroup / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
         except OSError as err:
             if err.errno == errno.EBUSY:
                 raise UserError(
@@ -288,7 +301,7 @@ class RunCgroup:
                     writes.append(("memory.swap.max", "0"))
         for filename, value in writes:
             try:
-                _write(leaf.path / filename, value)
+                write(leaf.path / filename, value)
             except FileNotFoundError:
                 raise NotAvailable(
                     f"cgroup file {leaf.path / filename} does not exist (controller not enabled or not built "
@@ -296,9 +309,9 @@ class RunCgroup:
                 ) from None
             except OSError as err:
                 if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-                    raise UserError(f"cannot create cgroup under {leaf.mount.path}: {_os_reason(err)}; {UNCONSTRAINED_HINT}") from None
+                    raise UserError(f"cannot create cgroup under {leaf.mount.path}: {os_reason(err)}; {UNCONSTRAINED_HINT}") from None
                 raise UserError(
-                    f"the kernel refused {value!r} for {leaf.path / filename}: {_os_reason(err)}; check the limit "
+                    f"the kernel refused {value!r} for {leaf.path / filename}: {os_reason(err)}; check the limit "
                     "values against this machine (benchlab system)"
                 ) from None
 
@@ -308,7 +321,7 @@ class RunCgroup:
             ("cpuset.cpus", self.limits.cpuset_cpus, "CPU"),
             ("cpuset.mems", self.limits.cpuset_mems, "memory node"),
         ):
-            parent_text = _cpuset_value(parent, key) or _cpuset_value(parent.parent, key)
+            parent_text = cpuset_value(parent, key) or cpuset_value(parent.parent, key)
             if requested is None:
                 if not only_requested:
                     writes.append((key, parent_text))
@@ -327,12 +340,12 @@ class RunCgroup:
     def _discard_partial(self) -> None:
         for leaf in reversed(self._leaves):
             try:
-                _fs._remove_dir(leaf.path)
+                fs.remove_dir(leaf.path)
             except OSError:
                 pass
         self._leaves = []
         for mount, _controllers in self._plan:
-            _fs._remove_empty_parent(mount.path / self.parent_name)
+            fs.remove_empty_parent(mount.path / self.parent_name)
 
     # -- accounting ----------------------------------------------------------------------------
 
@@ -379,7 +392,7 @@ class RunCgroup:
             delay = 0.001
             while True:
                 try:
-                    _fs._remove_dir(leaf.path)
+                    fs.remove_dir(leaf.path)
                     break
                 except FileNotFoundError:
                     break
@@ -387,14 +400,14 @@ class RunCgroup:
                     if err.errno != errno.EBUSY or time.monotonic() > deadline:
                         # Not printed from control: the caller gets the path back, and the next
                         # start's sweep_stale removes it and reports through its observer.
-                        log.debug("could not remove cgroup %s: %s", leaf.path, _os_reason(err))
+                        log.debug("could not remove cgroup %s: %s", leaf.path, os_reason(err))
                         failed.append(str(leaf.path))
                         break
                     self.kill_remaining()
                     time.sleep(delay)
                     delay = min(delay * 2, 0.05)
-            _fs._remove_empty_parent(leaf.path.parent)
+            fs.remove_empty_parent(leaf.path.parent)
         self._leaves = []
-        with _registry_lock:
-            _live.pop(id(self), None)
+        with registry_lock:
+            live_cgroups.pop(id(self), None)
         return failed

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from benchlab.control.cgroups.fs import DEFAULT_CPU_PERIOD_US
 from benchlab.errors import UserError
 from benchlab.units import format_cpu_list, parse_cpu_list
-
-
-from benchlab.control.cgroups._fs import DEFAULT_CPU_PERIOD_US
 
 # ---------------------------------------------------------------------------------------------
 # Limits

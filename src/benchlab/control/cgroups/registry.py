@@ -11,11 +11,10 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-
-_registry_lock = threading.Lock()
+registry_lock = threading.Lock()
 # id -> RunCgroup; values only need .creator_pid and .remove() (no import of lifecycle here).
-_live: dict[int, Any] = {}
-_counter = itertools.count()
+live_cgroups: dict[int, Any] = {}
+leaf_counter = itertools.count()
 
 
 def cleanup_all() -> list[str]:
@@ -25,8 +24,8 @@ def cleanup_all() -> list[str]:
     :func:`install_signal_cleanup`. Processes still inside are killed (SIGKILL).
     Returns the paths that could not be removed (left for :func:`sweep_stale`).
     """
-    with _registry_lock:
-        groups = [group for group in _live.values() if group.creator_pid == os.getpid()]
+    with registry_lock:
+        groups = [group for group in live_cgroups.values() if group.creator_pid == os.getpid()]
     leftovers: list[str] = []
     for group in groups:
         leftovers.extend(group.remove())

@@ -7,10 +7,10 @@ import os
 import re
 from pathlib import Path
 
-
-from benchlab.control.cgroups._fs import DEFAULT_PARENT, _LEAF_NAME, _pid_alive
+from benchlab.control.cgroups.fs import DEFAULT_PARENT, LEAF_NAME, pid_alive
 from benchlab.control.cgroups.layout import CgroupLayout, CgroupMount, detect_layout
 from benchlab.control.cgroups.sweep import list_benchlab_cgroups
+
 
 def _writable(mount: CgroupMount) -> bool:
     return not mount.read_only and os.access(mount.path, os.W_OK)
@@ -48,7 +48,7 @@ def cgroup_support(layout: CgroupLayout | None = None, parent_name: str = DEFAUL
     memory_peak = memory is not None and (memory.version == "v1" or kernel >= (5, 19))
     stale = [
         path for path in list_benchlab_cgroups(layout, parent_name)
-        if not _pid_alive(int(_LEAF_NAME.match(Path(path).name).group("pid")))
+        if not pid_alive(int(LEAF_NAME.match(Path(path).name).group("pid")))
     ]
     return {
         "version": layout.version,

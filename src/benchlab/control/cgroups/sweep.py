@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import errno
 import logging
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-
 log = logging.getLogger(__name__)
 
-from benchlab.control.cgroups import _fs
-from benchlab.control.cgroups._fs import DEFAULT_PARENT, _LEAF_NAME, _os_reason, _pid_alive, _procs
+from benchlab.control.cgroups import fs
+from benchlab.control.cgroups.fs import DEFAULT_PARENT, LEAF_NAME, os_reason, pid_alive, procs
 from benchlab.control.cgroups.layout import CgroupLayout, detect_layout
+
 
 def list_benchlab_cgroups(layout: CgroupLayout | None = None, parent_name: str = DEFAULT_PARENT) -> list[str]:
     """Every benchlab leaf cgroup directory in every hierarchy (live or stale), sorted."""
@@ -28,7 +27,7 @@ def list_benchlab_cgroups(layout: CgroupLayout | None = None, parent_name: str =
             entries = list(parent.iterdir())
         except OSError:
             continue
-        found.extend(str(entry) for entry in entries if entry.is_dir() and _LEAF_NAME.match(entry.name))
+        found.extend(str(entry) for entry in entries if entry.is_dir() and LEAF_NAME.match(entry.name))
     return sorted(found)
 
 
@@ -55,30 +54,30 @@ def sweep_stale(layout: CgroupLayout | None = None, parent_name: str = DEFAULT_P
     removed: list[str] = []
     for path_text in list_benchlab_cgroups(layout, parent_name):
         path = Path(path_text)
-        owner = int(_LEAF_NAME.match(path.name).group("pid"))
-        if _pid_alive(owner):
+        owner = int(LEAF_NAME.match(path.name).group("pid"))
+        if pid_alive(owner):
             continue
-        killed = _fs.kill_members(path, kill_timeout_s, poll_s=0.01)
+        killed = fs.kill_members(path, kill_timeout_s, poll_s=0.01)
         if killed:
             tell(f"killed {len(killed)} process(es) left in stale cgroup {path} by dead "
                  f"benchlab pid {owner}: {' '.join(map(str, sorted(killed)))}")
-        if _procs(path):
-            tell(f"stale cgroup {path} still holds processes {_procs(path)} after SIGKILL; "
+        if procs(path):
+            tell(f"stale cgroup {path} still holds processes {procs(path)} after SIGKILL; "
                  "not removed")
             continue
         for attempt in range(50):
             try:
-                _fs._remove_dir(path)
+                fs.remove_dir(path)
                 removed.append(str(path))
                 tell(f"removed stale cgroup {path}")
                 break
             except OSError as err:
                 # Killed tasks leave the cgroup a moment after they die (EBUSY meanwhile).
                 if err.errno != errno.EBUSY or attempt == 49:
-                    tell(f"could not remove stale cgroup {path}: {_os_reason(err)}")
+                    tell(f"could not remove stale cgroup {path}: {os_reason(err)}")
                     break
                 time.sleep(0.02)
     for mount in layout.mounts():
         if (mount.path / parent_name).is_dir():
-            _fs._remove_empty_parent(mount.path / parent_name)
+            fs.remove_empty_parent(mount.path / parent_name)
     return removed

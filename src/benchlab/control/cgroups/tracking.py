@@ -18,10 +18,10 @@ import os
 import time
 from pathlib import Path
 
-from benchlab.control.cgroups import _fs
-from benchlab.control.cgroups._fs import DEFAULT_PARENT, _procs, _write
+from benchlab.control.cgroups import fs
+from benchlab.control.cgroups.fs import DEFAULT_PARENT, procs, write
 from benchlab.control.cgroups.layout import CgroupLayout, detect_layout
-from benchlab.control.cgroups.registry import _counter, _live, _registry_lock
+from benchlab.control.cgroups.registry import leaf_counter, live_cgroups, registry_lock
 
 # v1 hierarchies a run cgroup never joins (runs use cpu, cpuacct, cpuset, memory): a process
 # can sit in a tracking leaf there and in a run's leaves in the others at the same time.
@@ -43,22 +43,22 @@ class TrackingCgroup:
 
     def pids(self) -> list[int]:
         """Processes in the leaf now."""
-        return _procs(self.path)
+        return procs(self.path)
 
     def kill_all(self, timeout_s: float = 2.0) -> int:
         """SIGKILL every process in the leaf (never this one) until it is empty; how many."""
-        return len(_fs.kill_members(self.path, timeout_s))
+        return len(fs.kill_members(self.path, timeout_s))
 
     def remove(self) -> list[str]:
         """Kill what is still inside and remove the leaf; the paths that could not be removed."""
         if os.getpid() != self.creator_pid:
             return []  # a forked copy must not remove its parent's leaf
-        with _registry_lock:
-            _live.pop(id(self), None)
+        with registry_lock:
+            live_cgroups.pop(id(self), None)
         self.kill_all()
         for _ in range(100):
             try:
-                _fs._remove_dir(self.path)
+                fs.remove_dir(self.path)
                 break
             except FileNotFoundError:
                 break
@@ -66,7 +66,7 @@ class TrackingCgroup:
                 time.sleep(0.01)  # EBUSY while the killed tasks leave
         else:
             return [str(self.path)]
-        _fs._remove_empty_parent(self.path.parent)
+        fs.remove_empty_parent(self.path.parent)
         return []
 
 
@@ -85,20 +85,20 @@ def track_process(pid: int, layout: CgroupLayout | None = None,
     if mount is None or mount.read_only or not os.access(mount.path, os.W_OK):
         return None
     parent = mount.path / parent_name
-    leaf = parent / f"{TRACKING_SESSION}-{os.getpid()}-{next(_counter)}"
+    leaf = parent / f"{TRACKING_SESSION}-{os.getpid()}-{next(leaf_counter)}"
     try:
         try:
-            _fs._make_dir(parent)
+            fs.make_dir(parent)
         except FileExistsError:
             pass
-        _fs._make_dir(leaf)
+        fs.make_dir(leaf)
     except OSError:
         return None
     group = TrackingCgroup(leaf)
-    with _registry_lock:
-        _live[id(group)] = group
+    with registry_lock:
+        live_cgroups[id(group)] = group
     try:
-        _write(leaf / "cgroup.procs", str(pid))
+        write(leaf / "cgroup.procs", str(pid))
     except OSError:
         group.remove()
         return None

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchlab.control.cgroups._fs import kill_members
+from benchlab.control.cgroups.fs import kill_members
 from benchlab.measure.spawn import helper_client
 from benchlab.measure.spawn._process import _DeferredSigint, _kill_group
 from benchlab.measure.spawn.rusage import _python_error, _wait_python

@@ -1,6 +1,6 @@
 """Shared by the cgroup modules: names, constants and the small filesystem operations.
 
-``_make_dir`` and ``_remove_dir`` are looked up through this module at call time, so tests
+``make_dir`` and ``remove_dir`` are looked up through this module at call time, so tests
 can stand in a fake cgroupfs for layouts this machine does not have.
 """
 
@@ -13,28 +13,27 @@ import signal
 import time
 from pathlib import Path
 
-
 UNCONSTRAINED_HINT = (
     "run as root or pass --allow-unconstrained to run without limits (stored as unconstrained)"
 )
 DEFAULT_PARENT = "benchlab"
 DEFAULT_CPU_PERIOD_US = 100_000
-_LEAF_NAME = re.compile(r"^(?P<session>[A-Za-z0-9_.-]+)-(?P<pid>\d+)-(?P<n>\d+)$")
-_SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+LEAF_NAME = re.compile(r"^(?P<session>[A-Za-z0-9_.-]+)-(?P<pid>\d+)-(?P<n>\d+)$")
+SESSION_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # Controllers a run joins when they exist, for accounting even without limits.
-_ACCOUNTING_CONTROLLERS = ("cpu", "cpuacct", "memory")
-_V2_CONTROLLERS = ("cpu", "memory", "cpuset")
+ACCOUNTING_CONTROLLERS = ("cpu", "cpuacct", "memory")
+V2_CONTROLLERS = ("cpu", "memory", "cpuset")
 
 
-def _read_text(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
     try:
         return path.read_text()
     except OSError:
         return None
 
 
-def _read_int(path: Path) -> int | None:
-    text = _read_text(path)
+def read_int(path: Path) -> int | None:
+    text = read_text(path)
     if text is None:
         return None
     try:
@@ -43,8 +42,8 @@ def _read_int(path: Path) -> int | None:
         return None
 
 
-def _read_keyed(path: Path) -> dict[str, int] | None:
-    text = _read_text(path)
+def read_keyed(path: Path) -> dict[str, int] | None:
+    text = read_text(path)
     if text is None:
         return None
     values: dict[str, int] = {}
@@ -58,7 +57,7 @@ def _read_keyed(path: Path) -> dict[str, int] | None:
     return values
 
 
-def _os_reason(err: OSError) -> str:
+def os_reason(err: OSError) -> str:
     if err.errno in (errno.EACCES, errno.EPERM):
         return "permission denied"
     if err.errno == errno.EROFS:
@@ -66,7 +65,7 @@ def _os_reason(err: OSError) -> str:
     return err.strerror or str(err)
 
 
-def _write(path: Path, value: str) -> None:
+def write(path: Path, value: str) -> None:
     # One write() per value: cgroup files parse each write as one command. No O_CREAT: on
     # cgroupfs that turns a missing interface file into a misleading EACCES.
     fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
@@ -76,22 +75,22 @@ def _write(path: Path, value: str) -> None:
         os.close(fd)
 
 
-def _make_dir(path: Path) -> None:
+def make_dir(path: Path) -> None:
     """mkdir a cgroup directory (the kernel populates its interface files)."""
     os.mkdir(path)
 
 
-def _subtree_control(cgroup: Path) -> set[str]:
+def subtree_control(cgroup: Path) -> set[str]:
     # The kernel lists enabled controllers bare ("cpu memory"); accept "+cpu" as written.
-    return {token.lstrip("+") for token in (_read_text(cgroup / "cgroup.subtree_control") or "").split()}
+    return {token.lstrip("+") for token in (read_text(cgroup / "cgroup.subtree_control") or "").split()}
 
 
-def _remove_dir(path: Path) -> None:
+def remove_dir(path: Path) -> None:
     """rmdir a cgroup directory (its interface files go with it on a real cgroupfs)."""
     os.rmdir(path)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -101,8 +100,8 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _procs(cgroup: Path) -> list[int]:
-    text = _read_text(cgroup / "cgroup.procs")
+def procs(cgroup: Path) -> list[int]:
+    text = read_text(cgroup / "cgroup.procs")
     if not text:
         return []
     return [int(pid) for pid in text.split()]
@@ -121,7 +120,7 @@ def kill_members(cgroup: Path, timeout_s: float = 2.0, poll_s: float = 0.005) ->
     deadline = time.monotonic() + timeout_s
     me = os.getpid()
     while time.monotonic() < deadline:
-        members = [pid for pid in _procs(cgroup) if pid != me]
+        members = [pid for pid in procs(cgroup) if pid != me]
         if not members:
             break
         for pid in members:
@@ -134,7 +133,7 @@ def kill_members(cgroup: Path, timeout_s: float = 2.0, poll_s: float = 0.005) ->
     return killed
 
 
-def _cpuset_value(cgroup: Path, key: str) -> str:
+def cpuset_value(cgroup: Path, key: str) -> str:
     """Effective cpuset.cpus/cpuset.mems of a cgroup (v1 or v2 file names); "" when empty.
 
     Falling back to the hierarchy root covers a parent that another benchlab has just
@@ -142,14 +141,14 @@ def _cpuset_value(cgroup: Path, key: str) -> str:
     """
     kind = key.split(".")[1]  # "cpus" or "mems"
     for name in (f"cpuset.effective_{kind}", f"cpuset.{kind}.effective", key):
-        text = (_read_text(cgroup / name) or "").strip()
+        text = (read_text(cgroup / name) or "").strip()
         if text:
             return text
     return ""
 
 
-def _remove_empty_parent(parent: Path) -> None:
+def remove_empty_parent(parent: Path) -> None:
     try:
-        _remove_dir(parent)
+        remove_dir(parent)
     except OSError:
         pass  # still used by another run (EBUSY/ENOTEMPTY) or already gone
