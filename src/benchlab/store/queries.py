@@ -3,6 +3,9 @@
 Selectors match exactly: ``%`` and ``_`` are ordinary characters, benchmark names may contain
 ``/`` and ``:`` (every ``./bm`` and Google Benchmark name), and a session uid prefix that
 matches several sessions is an error listing them.
+
+Long because: every query of the store is here (the one reader), so that no SQL is written
+outside ``benchlab.store`` (tests/test_concerns.py).
 """
 
 from __future__ import annotations
@@ -335,3 +338,72 @@ class Queries:
         return Series(values=values, label=bench["name"], unit=self.metric_unit(sess["id"], metric),
                       metric=metric, session_uid=sess["uid"], session_id=sess["id"],
                       benchmark=bench["name"], benchmark_id=bench["id"], run_ids=run_ids)
+
+    # -- summaries the command line and reports print (their SQL lives here, not there) --------
+
+    def commands_of(self, session_ids: list[int]) -> dict[int, list[str]]:
+        """Each session's benchmark commands (or names, for imported ones), in order, by id."""
+        out: dict[int, list[str]] = {}
+        if not session_ids:
+            return out
+        marks = ",".join("?" * len(session_ids))
+        for sid, name, command in self.conn.execute(
+                f"SELECT session_id, name, command FROM benchmarks WHERE session_id IN ({marks})"
+                f" ORDER BY session_id, position", list(session_ids)):
+            out.setdefault(sid, []).append(command or name)
+        return out
+
+    def run_status_counts(self, session_id: int) -> list[tuple[int, bool, str, int]]:
+        """(benchmark id, warmup, status, runs) for every combination a session has."""
+        return [(b, bool(w), s, n) for b, w, s, n in self.conn.execute(
+            "SELECT benchmark_id, warmup, status, COUNT(*) FROM runs WHERE session_id = ?"
+            " GROUP BY benchmark_id, warmup, status", (session_id,))]
+
+    def failed_runs(self, session_id: int, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` runs of a session that did not end ok, oldest first: benchmark
+        name, seq, status, exit code, signal, error and the stderr tail the run kept."""
+        out = []
+        for row in self.conn.execute(
+                "SELECT r.seq, r.status, r.exit_code, r.signal, r.error, r.extra, b.name"
+                " FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.session_id = ?"
+                " AND r.status IN ('failed', 'signaled', 'timeout', 'error')"
+                " ORDER BY r.seq DESC LIMIT ?", (session_id, limit)):
+            extra = row[5]
+            try:
+                extra = json.loads(extra) if isinstance(extra, str) else extra
+            except json.JSONDecodeError:
+                extra = None
+            tail = extra.get("stderr_tail") if isinstance(extra, dict) else None
+            out.append({"benchmark": row[6], "seq": row[0], "status": row[1],
+                        "exit_code": row[2], "signal": row[3], "error": row[4],
+                        "stderr_tail": tail})
+        return out[::-1]
+
+    def session_totals(self, session_id: int) -> dict[str, Any]:
+        """A session's uid, name and how many benchmarks, runs and samples it holds."""
+        row = self.conn.execute(
+            "SELECT uid, name, (SELECT COUNT(*) FROM benchmarks WHERE session_id = s.id),"
+            " (SELECT COUNT(*) FROM runs WHERE session_id = s.id),"
+            " (SELECT COALESCE(SUM(n), 0) FROM sample_blocks WHERE run_id IN"
+            "   (SELECT id FROM runs WHERE session_id = s.id))"
+            " FROM sessions s WHERE id = ?", (session_id,)).fetchone()
+        return {"uid": row[0], "name": row[1], "benchmarks": row[2], "runs": row[3],
+                "samples": row[4]}
+
+    def harness_series(self, benchmark_id: int, metric: str, statuses: tuple[str, ...]
+                       ) -> np.ndarray:
+        """A harness series (``metric`` of :data:`HARNESS_METRICS`, in its unit) over the
+        benchmark's measured runs whose status is in ``statuses``, in execution order; NaN where
+        a run lacks the value."""
+        expr, _unit = HARNESS_METRICS[metric]
+        marks = ",".join("?" * len(statuses))
+        rows = self.conn.execute(
+            f"SELECT {expr} FROM runs WHERE benchmark_id = ? AND warmup = 0 AND wall_ns IS NOT"
+            f" NULL AND status IN ({marks}) ORDER BY seq", (benchmark_id, *statuses)).fetchall()
+        return np.array([np.nan if r[0] is None else r[0] for r in rows], dtype=float)
+
+    def newest_session_uid(self, kind: str) -> str | None:
+        """The uid of the newest complete session of ``kind`` (e.g. ``profile``), or None."""
+        row = self.conn.execute("SELECT uid FROM sessions WHERE kind = ? AND status = 'complete'"
+                                " ORDER BY id DESC LIMIT 1", (kind,)).fetchone()
+        return None if row is None else row[0]
