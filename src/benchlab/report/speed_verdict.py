@@ -22,10 +22,12 @@ from benchlab.stats.verdict_model import Verdict, verdict_model
 METADATA_KEY = "verdict"
 
 
-def verdict_settings(*, reference: str | None = None, sort: str = "auto", metric: str = "wall",
+def verdict_settings(*, reference: str | None = None, sort: str = "auto",
+                     metric: str | None = None,
                      confidence_level: float = 0.95, equivalence_margin: float = 0.01
                      ) -> dict[str, Any]:
-    """The settings that decide a session's verdict, as stored in its metadata."""
+    """The settings that decide a session's verdict, as stored in its metadata (``metric``
+    None: the session's default, :func:`benchlab.report.run_summary.default_verdict_metric`)."""
     return {"reference": reference, "sort": sort, "metric": metric,
             "confidence_level": float(confidence_level),
             "equivalence_margin": float(equivalence_margin)}
@@ -51,7 +53,7 @@ def record_verdict_settings(store: Any, session_id: int, settings: dict[str, Any
 
 
 def run_verdict(store: Any, session_id: int, *, reference: str | None = None,
-                sort: str = "auto", metric: str = "wall", confidence_level: float = 0.95,
+                sort: str = "auto", metric: str | None = None, confidence_level: float = 0.95,
                 equivalence_margin: float = 0.01, resumed: bool = False,
                 compute: bool = True) -> Verdict | None:
     """What ``benchlab run`` does at its end: store the verdict's settings with the session
@@ -76,10 +78,8 @@ def run_verdict(store: Any, session_id: int, *, reference: str | None = None,
 
 def session_series(store: Any, session_id: int, metric: str = "wall"
                    ) -> list[tuple[str, np.ndarray]]:
-    """(benchmark name, measured values) in command order; benchmarks without a measured run
-    are left out. ``metric``: a harness metric (wall, user, sys ...) or a program metric.
-    A session run with ``-i`` includes its failed runs' times, as its summary and exports do
-    (:func:`benchlab.report.run_summary.verdict_series`)."""
+    """(benchmark name, measured values) in command order, exactly the series ``run`` judges
+    (:func:`benchlab.report.run_summary.verdict_series`: failed runs too with ``-i``)."""
     from benchlab.report.run_summary import verdict_series
 
     return verdict_series(store, session_id, metric)
@@ -88,7 +88,11 @@ def session_series(store: Any, session_id: int, metric: str = "wall"
 def session_verdict(store: Any, session_id: int, **overrides: Any) -> Verdict | None:
     """The verdict of a stored session, with its stored settings (``overrides`` replace them:
     keys of :func:`verdict_settings`); None with fewer than two measured benchmarks."""
+    from benchlab.report.run_summary import default_verdict_metric
+
     settings = {**stored_settings(store, session_id), **overrides}
+    if settings["metric"] is None:
+        settings["metric"] = default_verdict_metric(store, session_id)
     series = session_series(store, session_id, settings["metric"])
     if len(series) < 2:
         return None
