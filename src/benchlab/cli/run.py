@@ -316,6 +316,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     from benchlab.report.speed_verdict import run_verdict  # the verdict, stored with the session
 
     verdict = run_verdict(store, result.session.id, reference=reference, sort=hf.sort,
+                          metric=verdict_metric, confidence_level=conf_level,
                           resumed=bool(resume), compute=as_json or not quiet)
     hf.write_exports(store, result.session.uid, reference)
     if report_path is not None:
@@ -333,7 +334,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
         render_summary_table(summaries, out, plain=hf.plain_tables(sys.stdout.isatty()))
         print_machine_table(store, result.session.id, out)
         print_verdict(store, result.session.id, hf, reference, out,
-                      metric=verdict_metric, confidence_level=conf_level)
+                      metric=verdict_metric, confidence_level=conf_level, verdict=verdict)
         if result.decision is not None:
             d = result.decision["decision"]
             names = [s.name for s in summaries]

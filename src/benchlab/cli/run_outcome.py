@@ -88,10 +88,12 @@ def exit_if_command_failed(store, session_key: str, exc: UserError) -> None:
 
 def print_verdict(store, session_id: int, hf: HyperfineOptions, reference: str | None,
                   console: Console, *, metric: str | None = None,
-                  confidence_level: float = 0.95) -> None:
+                  confidence_level: float = 0.95, verdict=None) -> None:
     """hyperfine's relative-speed summary, with a test and an interval (see speed_verdict), on
     ``metric`` (default: :func:`~benchlab.report.run_summary.default_verdict_metric`), then
-    the exact instruction counts beside it when the session counted them."""
+    the exact instruction counts beside it when the session counted them. ``verdict``: the
+    session's structured verdict (:func:`benchlab.report.speed_verdict.run_verdict`), printed
+    as show and compare print it."""
     from benchlab.report.run_summary import count_lines, default_verdict_metric, verdict_series
     from benchlab.report.speed_verdict import speed_verdict
 
@@ -99,10 +101,15 @@ def print_verdict(store, session_id: int, hf: HyperfineOptions, reference: str |
     series = verdict_series(store, session_id, metric)
     names = [name for name, _ in series]
     ref_index = names.index(reference) if reference in names else None
-    lines = speed_verdict(series, sort=hf.sort, reference_index=ref_index,
-                          confidence_level=confidence_level)
-    if lines and metric != "wall":  # say which series was judged
-        lines[0] = f"{lines[0].rstrip(':')} on {metric}:"
+    if verdict is not None:  # the words of the stored session's verdict, as show prints them
+        from benchlab.report.verdict_text import verdict_lines
+
+        lines = verdict_lines(verdict, sort=hf.sort)
+    else:
+        lines = speed_verdict(series, sort=hf.sort, reference_index=ref_index,
+                              confidence_level=confidence_level)
+        if lines and metric != "wall":  # say which series was judged
+            lines[0] = f"{lines[0].rstrip(':')} on {metric}:"
     if metric != "instructions":
         baseline = (reference if ref_index is not None else names[0] if hf.sort == "command"
                     and names else None)
