@@ -51,11 +51,6 @@ CONFLICT_KEYS = {"metrics": ("session_id", "name"), "measurements": ("run_id", "
 VERSION_TABLE = "benchlab_schema_version"
 
 
-def is_postgres_url(text: str) -> bool:
-    """True when ``text`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
-    return text.startswith(("postgresql://", "postgres://"))
-
-
 def redact(url: str) -> str:
     """``url`` with any password replaced by ``***`` (for messages and ``Store.path``)."""
     return re.sub(r"^(postgres(?:ql)?://[^:/@]*):[^@/]*@", r"\1:***@", url)

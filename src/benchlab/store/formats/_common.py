@@ -290,15 +290,6 @@ def default_session_name(path: str | os.PathLike) -> str:
     return name
 
 
-def is_number_text(text: str) -> bool:
-    """True when ``text`` parses as a finite float."""
-    try:
-        value = float(text)
-    except ValueError:
-        return False
-    return value == value and value not in (float("inf"), float("-inf"))
-
-
 # -- text that users control, written into files other programs interpret ---------------------
 
 #: First characters that make a spreadsheet (Excel, LibreOffice, Google Sheets) evaluate a

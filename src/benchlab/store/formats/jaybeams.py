@@ -101,20 +101,6 @@ def _chain(first: tuple[int, str], rest: Iterator[tuple[int, str]]) -> Iterator[
     yield from rest
 
 
-def parse_label_value_csv(path: str | os.PathLike, *, name: str | None = None,
-                          unit: str | None = None,
-                          command_line: list[str] | None = None) -> ImportedSession:
-    """Parse a JayBeams-style CSV into an :class:`ImportedSession` (nothing is written).
-
-    Raises a one-line UserError naming the line for a malformed row (wrong field count,
-    a value that is not a finite number, a negative time), and for a file without any
-    ``label,value`` row.
-    """
-    with open_text(path, "a label,value CSV file") as fh:
-        return _label_value_session(path, [], iter_lines(fh, path), name=name, unit=unit,
-                                    command_line=command_line, fh=fh)
-
-
 def _label_value_session(path: Any, comments: list[str], lines: Iterator[tuple[int, str]], *,
                          name: str | None, unit: str | None,
                          command_line: list[str] | None,
