@@ -43,13 +43,6 @@ def create_profile_writer(store: Store, profile: Profile, *,
     return writer, bench_ids
 
 
-def create_profile_session(store: Store, profile: Profile, *, argvs: Mapping[str, list[str]] | None = None,
-                           source: str | None = None) -> tuple[SessionRef, dict[str, int]]:
-    """Like :func:`create_profile_writer`, returning the session's reference."""
-    writer, bench_ids = create_profile_writer(store, profile, argvs=argvs, source=source)
-    return writer.ref, bench_ids
-
-
 def save_profile(store: Store, profile: Profile, *, run_status: str = "imported",
                  source: str | None = None) -> SessionRef:
     """Write a finished profile (imported or read from JSON) as a complete session, in one
