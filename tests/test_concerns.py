@@ -1,0 +1,218 @@
+"""Each concern in its layer (docs/architecture.md), checked on the source of src/benchlab.
+
+The layer table (tests/test_layers.py) says who may import whom; this says who may do what:
+
+- **SQL** is written only in ``benchlab.store``: a string constant (or the text of an f-string)
+  that reads as a SQL statement, or a call ``X.conn.execute(...)``, anywhere else fails;
+- **processes** are started only by ``measure``, ``control``, ``environment`` and the build
+  helpers: ``import subprocess`` anywhere else fails;
+- **private modules** (``_name.py``) are private to their package: importing one from outside
+  the package that holds it fails (make the helper a public name of the package instead).
+
+Exceptions are listed below by file, each with its reason. The lists only shrink: an entry that
+no longer matches anything fails too, so a fixed file leaves the list with its fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = SRC / "benchlab"
+
+#: Packages whose job is SQL.
+SQL_HOME = ("benchlab.store",)
+#: Files outside them that still hold SQL, with the reason (owned by others; each moves to a
+#: store query, see Queries.harness_series / newest_session_uid / commands_of ...).
+SQL_ALLOWED: dict[str, str] = {
+    "benchlab/cli/common.py": "show/compare summaries: moving to Store.commands_of, "
+                              "run_status_counts and failed_runs (issue 17)",
+    "benchlab/cli/data.py": "import summary: moving to Store.session_totals (issue 17)",
+    "benchlab/report/run_summary.py": "harness series incl. failed runs: moving to "
+                                      "Store.harness_series (issue 17)",
+    "benchlab/report/reproduce/make.py": "newest profile: moving to Store.newest_session_uid "
+                                         "(issue 17)",
+}
+
+#: Packages that start processes: measured runs, machine control, probes.
+SUBPROCESS_HOME = ("benchlab.measure", "benchlab.control", "benchlab.environment",
+                   "benchlab.workloads")
+#: Other modules that start processes, with the reason.
+SUBPROCESS_ALLOWED: dict[str, str] = {
+    "benchlab/machines/stressng.py": "runs stress-ng's own metrics mode and reads its YAML "
+                                     "report (a tool, not a measured run)",
+    "benchlab/cli/hyperfine_options.py": "runs the user's hyperfine for --compare-hyperfine "
+                                         "style checks (a tool the user names)",
+    "benchlab/core/revisions.py": "checks out and builds git revisions (git, the build "
+                                  "command) before they are measured",
+}
+
+#: Imports of another package's private module, with the reason.
+PRIVATE_ALLOWED: dict[str, str] = {
+    "benchlab/workloads/__init__.py": "builds the bundled C workloads with measure's compiler "
+                                      "helper (measure._build: the build helper of the exec "
+                                      "helper, owned by the measure engineer)",
+    "benchlab/report/reproduce/rerun.py": "rebuilds a bundle's workloads with measure._build "
+                                          "(moving out of report/, owned by the bundle "
+                                          "engineer)",
+    "benchlab/report/run_summary.py": "TIMED_STATUSES of store.formats._gather: to become a "
+                                      "public name of benchlab.store (owned by the report "
+                                      "engineer)",
+    "benchlab/store/bundle/data.py": "the bundle reuses the import registry's writer "
+                                     "(store.formats._common / _gather; owned by the store "
+                                     "engineer)",
+}
+
+_SQL = re.compile(r"^\s*(SELECT\s.+\sFROM\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s"
+                  r"|CREATE\s+(TABLE|INDEX|VIEW)\s|DROP\s+(TABLE|INDEX)\s|ALTER\s+TABLE\s"
+                  r"|PRAGMA\s+\w)", re.S)
+
+
+def _modules(root: Path):
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        dotted = rel[:-3].replace("/", ".").removesuffix(".__init__")
+        yield rel, dotted, ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _inside(dotted: str, packages: tuple[str, ...]) -> bool:
+    return any(dotted == p or dotted.startswith(p + ".") for p in packages)
+
+
+def _text_of(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "X" for v in node.values)
+    return None
+
+
+def sql_uses(tree: ast.AST) -> list[int]:
+    """Lines of SQL statements in string constants and of ``X.conn.execute(...)`` calls."""
+    lines = []
+    for node in ast.walk(tree):
+        text = _text_of(node)
+        if text is not None and _SQL.match(text):
+            lines.append(node.lineno)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("execute", "executemany")
+                and isinstance(node.func.value, ast.Attribute)
+                and node.func.value.attr == "conn"):
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def subprocess_imports(tree: ast.AST) -> list[int]:
+    """Lines importing ``subprocess`` (module level or inside functions)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "subprocess" for a in node.names):
+            out.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "subprocess":
+            out.append(node.lineno)
+    return out
+
+
+def private_module_imports(dotted: str, is_package: bool, tree: ast.AST,
+                           modules: set[str] | None = None) -> list[tuple[int, str]]:
+    """(line, module) for each import of a private module (a ``_name`` part) from outside the
+    package that holds it. ``modules``: the dotted names of existing modules (``from pkg
+    import _name`` names a module only when one exists; None: assume it does)."""
+    here = dotted if is_package else dotted.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names
+                                     if modules is None or f"{node.module}.{a.name}" in modules]
+        for name in names:
+            parts = name.split(".")
+            for k, part in enumerate(parts):
+                if part.startswith("_") and not part.startswith("__") and k > 0:
+                    holder = ".".join(parts[:k])
+                    if name.startswith("benchlab") and not (here == holder
+                                                             or here.startswith(holder + ".")):
+                        out.append((node.lineno, ".".join(parts[:k + 1])))
+                    break
+    return sorted(set(out))
+
+
+def _check(find, home: tuple[str, ...], allowed: dict[str, str], what: str) -> list[str]:
+    problems, used = [], set()
+    for rel, dotted, tree in _modules(ROOT):
+        if _inside(dotted, home):
+            continue
+        found = find(rel, dotted, tree)
+        if not found:
+            continue
+        if rel in allowed:
+            used.add(rel)
+            continue
+        problems.append(f"src/{rel}:{found[0]}: {what}")
+    for rel in sorted(set(allowed) - used):
+        problems.append(f"src/{rel}: listed as an exception for {what}, but has none: remove "
+                        f"it from the list")
+    return problems
+
+
+def test_sql_is_written_only_in_the_store():
+    problems = _check(lambda rel, dotted, tree: sql_uses(tree), SQL_HOME, SQL_ALLOWED,
+                      "SQL outside benchlab.store (add a query to store/queries.py)")
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+def test_processes_are_started_only_by_measure_control_environment_and_builders():
+    problems = _check(lambda rel, dotted, tree: subprocess_imports(tree), SUBPROCESS_HOME,
+                      SUBPROCESS_ALLOWED,
+                      "subprocess outside measure/control/environment (run it through "
+                      "benchlab.measure, or list the module here with its reason)")
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+def test_private_modules_stay_inside_their_package():
+    problems = []
+    used = set()
+    parsed = list(_modules(ROOT))
+    modules = {dotted for _, dotted, _ in parsed}
+    for rel, dotted, tree in parsed:
+        found = private_module_imports(dotted, rel.endswith("__init__.py"), tree, modules)
+        if not found:
+            continue
+        if rel in PRIVATE_ALLOWED:
+            used.add(rel)
+            continue
+        line, module = found[0]
+        problems.append(f"src/{rel}:{line}: imports {module}, private to its package (make "
+                        f"what it needs a public name of the package)")
+    problems += [f"src/{rel}: listed as importing a private module, but does not: remove it"
+                 for rel in sorted(set(PRIVATE_ALLOWED) - used)]
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+# --- the checkers themselves --------------------------------------------------------------
+
+def test_checkers_on_synthetic_code():
+    tree = ast.parse('x = "SELECT a FROM t"\ny = f"UPDATE {t} SET a = 1"\n'
+                     'store.conn.execute(q)\nz = "select the best"\nw = "SELECTORS: one"\n')
+    assert sql_uses(tree) == [1, 2, 3]
+    tree = ast.parse("import os, subprocess\ndef f():\n    from subprocess import run\n")
+    assert subprocess_imports(tree) == [1, 3]
+    tree = ast.parse("from benchlab.store.formats._common import x\n"
+                     "from benchlab.store.formats import _gather\n"
+                     "import benchlab.control.cgroups._fs\n")
+    assert private_module_imports("benchlab.report.a", False, tree) == [
+        (1, "benchlab.store.formats._common"), (2, "benchlab.store.formats._gather"),
+        (3, "benchlab.control.cgroups._fs")]
+    # inside the package (or a subpackage of it) a private module is fine
+    assert private_module_imports("benchlab.store.formats.csv_long", False, tree)[-1][1] == \
+        "benchlab.control.cgroups._fs"
+    assert len(private_module_imports("benchlab.store.formats.csv_long", False, tree)) == 1
