@@ -196,6 +196,8 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="cgroup CPU weight 1..10000 (v1 shares = weight*1024/100).")
 @click.option("--cpuset", default=None, metavar="LIST", help="cgroup cpuset, e.g. 0-1.")
 @click.option("--memory-limit", default=None, metavar="SIZE", help="cgroup memory limit, e.g. 512M.")
+@click.option("--pids-max", type=click.IntRange(min=1), default=None, metavar="N",
+              help="cgroup limit on processes+threads per run (--isolation cgroup: 4096).")
 @click.option("--allow-unconstrained", is_flag=True,
               help="Run without limits (stored as such) when cgroups cannot be used.")
 @click.option("--load", default=None, metavar="cpu:N|memcpy:N|spin:N",
@@ -234,8 +236,8 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
 def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prepare, setup,
             cleanup, order, seed, timeout, ignore_failure, scans, step, lists,
             metrics, samples_csv, affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us,
-            cpu_weight, cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
-            until_decided, alpha, conf_level, verdict_metric, equivalence_margin, look_every,
+            cpu_weight, cpuset, memory_limit, pids_max, allow_unconstrained, load, perf_events,
+            calibration, until_decided, alpha, conf_level, verdict_metric, equivalence_margin, look_every,
             session_name, resume, as_json, quiet, db, cluster, on, spread, lost_after,
             report_path, **hyperfine):
     """Measure COMMANDS, each run stored as soon as it ends.
@@ -287,7 +289,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                                    look_every, metrics)
                 plan.placement = _placement(
                     affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
-                    cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration)
+                    cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
+                    pids_max)
 
                 def announce(session):
                     started.append(session)
@@ -365,7 +368,7 @@ def _until_decided(protocol: RunPlan, runs, max_runs, alpha, margin, look_every,
 
 def _placement(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
                      cpuset, memory_limit, allow_unconstrained, load, perf_events,
-                     calibration) -> Placement:
+                     calibration, pids_max=None) -> Placement:
     if cpu_period_us is not None and cpu_quota_us is None:
         raise UserError("--cpu-period needs --cpu-quota; add --cpu-quota US")
     if calibration:
@@ -382,7 +385,7 @@ def _placement(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, c
         cpu_quota_us=cpu_quota_us, cpu_period_us=cpu_period_us, cpu_weight=cpu_weight,
         cpuset=cpuset, memory_limit_bytes=parse_memory(memory_limit),
         allow_unconstrained=allow_unconstrained, load=load, perf_events=perf_events,
-        calibration=calibration)
+        calibration=calibration, pids_max=pids_max)
 
 
 def _reference_name(hf: HyperfineOptions, session_id: int, store) -> str | None:
