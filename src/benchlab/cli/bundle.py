@@ -9,12 +9,13 @@ import click
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.json_output import echo_json
+from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.errors import UserError
 
 
 @click.command("bundle")
 @click.argument("selectors", nargs=-1, required=True, metavar="SESSION...")
-@click.option("-o", "--output", required=True, metavar="NAME.benchlab.tar.gz",
+@click.option("-o", "--output", type=OUTPUT_FILE, required=True, metavar="NAME.benchlab.tar.gz",
               help="The bundle file to write.")
 @click.option("--profile", "take_profile", is_flag=True,
               help="Take a short stress-ng profile of this machine now (3 CPU methods, 1 s, 2 "

@@ -7,17 +7,18 @@ import click
 
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
+from benchlab.cli.output_path import OUTPUT_DIR, OUTPUT_FILE
 from benchlab.errors import UserError
 
 
 @click.command("report")
 @click.argument("selectors", nargs=-1)
-@click.option("-o", "--output", default=None, metavar="FILE",
+@click.option("-o", "--output", type=OUTPUT_FILE, default=None, metavar="FILE",
               help="Report file (HTML by default; one self-contained file that works offline).")
 @click.option("--format", "fmt", type=click.Choice(["html", "markdown"]), default="html",
               show_default=True, help="markdown: the same numbers with figures linked as PNG "
               "(written to --plots DIR, else FILE's stem + _figures/).")
-@click.option("--plots", default=None, metavar="DIR", help="Also write every figure as PNG "
+@click.option("--plots", type=OUTPUT_DIR, default=None, metavar="DIR", help="Also write every figure as PNG "
               "and SVG into DIR.")
 @click.option("--metric", default=None, help="Metric of every series (default: the program's "
               "only metric, else wall).")
@@ -47,7 +48,8 @@ def report_cmd(selectors, output, fmt, plots, metric, reference, history, study,
         raise UserError("--predict needs a --variability FILE whose range it is checked against")
     extra = []
     if variability:
-        from benchlab.machines.predict import predict as predict_apps, read_app_results
+        from benchlab.machines.predict import predict as predict_apps
+        from benchlab.machines.predict import read_app_results
         from benchlab.machines.variability import load_variability_file
         from benchlab.report.machines_figures import machines_section
 

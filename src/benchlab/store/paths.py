@@ -1,38 +1,120 @@
-"""Where a store's files are, and refusing to write over them.
+"""Where a store's files are, and the one guard every output path of benchlab goes through.
 
-A command that writes a file (``export -o``, ``--samples-csv``, ``profile -o``, ``calibrate
--o``) checks the path against the store's database and its ``-wal``/``-shm``/``-journal``
-files first: writing there would destroy every result.
+Every option that names a file or directory benchlab writes (``-o``, ``--export-*``,
+``--report``, ``--plots``, ``--samples-csv``, ``--output FILE``, ``--state-file`` ...) is checked
+by :func:`refuse_output_path` before any work starts: writing there must not destroy the store.
+The CLI reaches it through one Click parameter type (``benchlab.cli.output_path.OutputPath``),
+and ``tests/badinput/test_output_guard.py`` walks every command's options so a new output
+option cannot skip it.
+
+Refused, for the SQLite store at ``db_path``:
+
+- the database file itself and its ``-wal``, ``-shm`` and ``-journal`` files, named as given
+  and with symbolic links resolved (SQLite names its side files after the resolved path);
+- any existing path that is the same file as one of them (``st_dev`` and ``st_ino``): a hard
+  link, or a symbolic link through another directory;
+- any existing file that begins with SQLite's header: another benchlab store (or any SQLite
+  database) is never a report, an export or a plot.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 from benchlab.errors import UserError
+
+#: The first 16 bytes of every SQLite 3 database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+SIDE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+#: A placeholder an output path may hold (``--samples-csv 'out{worker}.csv'``): any number.
+WORKER_FIELD = "{worker}"
 
 
 def store_files(db_path: str | os.PathLike) -> list[str]:
     """Absolute paths of the SQLite database at ``db_path`` and its ``-wal``, ``-shm`` and
     ``-journal`` files (symlinks resolved)."""
     base = os.path.realpath(os.fspath(db_path))
-    return [base, base + "-wal", base + "-shm", base + "-journal"]
+    return [base + suffix for suffix in SIDE_SUFFIXES]
 
 
-def refuse_output_path(path: str | os.PathLike, db_path: str | os.PathLike, what: str) -> None:
-    """Raise UserError when writing ``what`` (e.g. ``"-o"``) to ``path`` would overwrite the
-    SQLite store at ``db_path`` or one of its -wal/-shm files (symlinks and hard links
-    resolved). Usable before the store is opened, so a command refuses before it works."""
-    if "://" in os.fspath(db_path):
-        return  # a server store (postgresql://) has no file to overwrite
-    files = store_files(db_path)
-    target = os.path.realpath(os.fspath(path))
-    same = target in files
-    if not same and os.path.exists(target):
+def _guarded_names(db_path: str) -> list[str]:
+    """The store's files as given (absolute) and resolved, without repeats."""
+    names = [os.path.abspath(db_path) + s for s in SIDE_SUFFIXES] + store_files(db_path)
+    return list(dict.fromkeys(names))
+
+
+def _same_file(target: str, names: list[str]) -> bool:
+    try:
+        st = os.stat(target)
+    except OSError:
+        return False
+    for name in names:
         try:
-            same = any(os.path.exists(f) and os.path.samefile(target, f) for f in files)
+            other = os.stat(name)
         except OSError:
-            same = False
-    if same:
-        raise UserError(f"{what} {os.fspath(path)} is the database {os.fspath(db_path)} (or its "
-                        f"-wal/-shm file); writing there would destroy it: choose another path")
+            continue
+        if (st.st_dev, st.st_ino) == (other.st_dev, other.st_ino):
+            return True
+    return False
+
+
+def _is_sqlite_file(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:  # a directory, a FIFO that would block is not opened below, unreadable
+        return False
+
+
+def _template_hits(template: str, names: list[str]) -> bool:
+    """Whether ``template`` with ``{worker}`` replaced by some number names one of ``names``."""
+    full = os.path.abspath(template)
+    candidates = [full]
+    directory, base = os.path.split(full)
+    if WORKER_FIELD not in directory:  # the directory may be a symbolic link
+        candidates.append(os.path.join(os.path.realpath(directory), base))
+    for candidate in candidates:
+        pattern = re.compile(r"\d+".join(map(re.escape, candidate.split(WORKER_FIELD))))
+        if any(pattern.fullmatch(n) for n in names):
+            return True
+    return False
+
+
+def output_conflict(path: str | os.PathLike, db_path: str | os.PathLike | None) -> str | None:
+    """Why writing to ``path`` would destroy a store, or None when it would not.
+
+    ``db_path`` is the store the command uses (None or a ``postgresql://`` URL: no file of
+    its own to protect, but an existing SQLite file at ``path`` is still refused). ``path`` may
+    hold ``{worker}`` (any number). Reads only file metadata and, for an existing regular
+    file, its first 16 bytes.
+    """
+    text = os.fspath(path)
+    names = []
+    if db_path is not None and "://" not in os.fspath(db_path) and os.fspath(db_path):
+        names = _guarded_names(os.fspath(db_path))
+    if WORKER_FIELD in text:
+        if _template_hits(text, names):
+            return f"is (for some worker number) the store {os.fspath(db_path)} or its " \
+                   f"-wal/-shm/-journal file"
+        return None
+    target = os.path.abspath(text)
+    resolved = os.path.realpath(text)
+    if target in names or resolved in names or _same_file(target, names):
+        return f"is the store {os.fspath(db_path)} (or its -wal/-shm/-journal file, or a " \
+               f"link to one)"
+    if os.path.isfile(resolved) and _is_sqlite_file(resolved):
+        return "is an SQLite database (a store)"
+    return None
+
+
+def refuse_output_path(path: str | os.PathLike, db_path: str | os.PathLike | None,
+                       what: str) -> None:
+    """Raise UserError when writing ``what`` (e.g. ``"-o"``) to ``path`` would overwrite the
+    SQLite store at ``db_path``, one of its -wal/-shm/-journal files, a link to one of them,
+    or any existing SQLite database. Usable before the store is opened, so a command refuses
+    before it works."""
+    why = output_conflict(path, db_path)
+    if why is not None:
+        raise UserError(f"{what} {os.fspath(path)} {why}; writing there would destroy it: "
+                        f"choose another path")
