@@ -15,7 +15,12 @@ from typing import Any
 
 from benchlab.core.plan import Placement
 from benchlab.errors import NotAvailable, UserError
-from benchlab.measure.isolation import Isolation, parse_isolate_meta, parse_isolation
+from benchlab.measure.isolation import (
+    CGROUP_PIDS_MAX,
+    Isolation,
+    parse_isolate_meta,
+    parse_isolation,
+)
 from benchlab.measure.perf import parse_events, parse_perf_csv, perf_prefix
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
 
@@ -169,14 +174,16 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
     reason = None
     if options.wants_limits() or isolation.mode == "cgroup":
         from benchlab.control.cgroups import CgroupLimits, RunCgroup
-
         from benchlab.units import parse_cpu_list
 
+        pids_max = options.pids_max
+        if pids_max is None and isolation.mode == "cgroup" and cgroup_layout().mount_for("pids"):
+            pids_max = CGROUP_PIDS_MAX  # safe by default: a fork bomb stops there
         limits = CgroupLimits(
             cpu_quota_us=options.cpu_quota_us, cpu_period_us=options.cpu_period_us,
             cpu_weight=options.cpu_weight,
             cpuset_cpus=parse_cpu_list(options.cpuset, what="--cpuset") if options.cpuset else None,
-            memory_limit_bytes=options.memory_limit_bytes)
+            memory_limit_bytes=options.memory_limit_bytes, pids_max=pids_max)
         try:
             with RunCgroup(limits, session=session_label, layout=cgroup_layout()):
                 pass  # a trial creation: fail now, before anything is measured

@@ -78,6 +78,7 @@ class Placement:
     calibration: str | None = None
     worker_label: str | None = None
     host: str | None = None
+    pids_max: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (stored in the plan)."""
@@ -92,7 +93,7 @@ class Placement:
     def wants_limits(self) -> bool:
         """True when any cgroup limit is requested."""
         return any(v is not None for v in (self.cpu_quota_us, self.cpu_weight, self.cpuset,
-                                           self.memory_limit_bytes))
+                                           self.memory_limit_bytes, self.pids_max))
 
     def validate(self) -> None:
         """Check numbers and choices (machine-independent); one-line UserError with the fix."""
@@ -109,6 +110,8 @@ class Placement:
             _whole("--cpu-weight", self.cpu_weight, 1, 10000)
         if self.memory_limit_bytes is not None:
             _whole("--memory-limit", self.memory_limit_bytes, 4096, MAX_MEMORY_BYTES)
+        if self.pids_max is not None:
+            _whole("--pids-max", self.pids_max, 1, 4_194_304)
 
 
 @dataclass

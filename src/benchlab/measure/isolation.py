@@ -49,6 +49,9 @@ BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind
               "--die-with-parent")
 FIREJAIL_ARGS = ("--quiet", "--noprofile", "--net=none", "--caps.drop=all", "--seccomp",
                  "--nonewprivs")
+#: The pids limit of ``--isolation cgroup`` when ``--pids-max`` is not given (where the pids
+#: controller exists): processes and threads a run may hold at once.
+CGROUP_PIDS_MAX = 4096
 #: Runs of ``true`` whose median is a level's start-up cost.
 STARTUP_RUNS = 5
 

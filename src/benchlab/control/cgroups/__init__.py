@@ -26,6 +26,7 @@ cpu_quota_us/period_us    cpu.cfs_quota_us, cpu.cfs_period_us          cpu.max "
 cpu_weight (1..10000)     cpu.shares = weight * 1024 / 100 (systemd)   cpu.weight
 cpuset_cpus/cpuset_mems   cpuset.cpus, cpuset.mems                     cpuset.cpus, cpuset.mems
 memory_limit_bytes        memory.limit_in_bytes (+ memsw if present)   memory.max (+ swap.max 0)
+pids_max                  pids.max                                     pids.max
 ========================  ===========================================  ==========================
 
 Swap is included in the memory limit (v1 ``memory.memsw.limit_in_bytes`` set to the same value,

@@ -288,6 +288,8 @@ class RunCgroup:
                 writes.append(("memory.limit_in_bytes", str(limits.memory_limit_bytes)))
                 if (leaf.path / "memory.memsw.limit_in_bytes").exists():
                     writes.append(("memory.memsw.limit_in_bytes", str(limits.memory_limit_bytes)))
+            if "pids" in leaf.controllers and limits.pids_max is not None:
+                writes.append(("pids.max", str(limits.pids_max)))
         else:
             if limits.cpu_quota_us is not None:
                 writes.append(("cpu.max", f"{limits.cpu_quota_us} {limits.effective_period_us}"))
@@ -299,6 +301,8 @@ class RunCgroup:
                 writes.append(("memory.max", str(limits.memory_limit_bytes)))
                 if (leaf.path / "memory.swap.max").exists():
                     writes.append(("memory.swap.max", "0"))
+            if limits.pids_max is not None:
+                writes.append(("pids.max", str(limits.pids_max)))
         for filename, value in writes:
             try:
                 write(leaf.path / filename, value)

@@ -51,6 +51,8 @@ class CgroupLimits:
         cpuset_cpus: CPUs the cgroup may run on; a tuple, or a taskset-style string "0,2-3".
         cpuset_mems: NUMA memory nodes the cgroup may allocate from; tuple or string.
         memory_limit_bytes: memory limit including swap, bytes (>= 1 MiB).
+        pids_max: most processes and threads the cgroup may hold at once (>= 1): a fork bomb
+            stops there (``fork`` fails with EAGAIN).
     """
 
     cpu_quota_us: int | None = None
@@ -59,6 +61,7 @@ class CgroupLimits:
     cpuset_cpus: tuple[int, ...] | str | None = None
     cpuset_mems: tuple[int, ...] | str | None = None
     memory_limit_bytes: int | None = None
+    pids_max: int | None = None
 
     def __post_init__(self) -> None:
         if self.cpu_quota_us is not None and not (isinstance(self.cpu_quota_us, int) and self.cpu_quota_us >= 1000):
@@ -74,6 +77,11 @@ class CgroupLimits:
             isinstance(self.memory_limit_bytes, int) and self.memory_limit_bytes >= 1 << 20
         ):
             raise UserError(f"invalid memory limit {self.memory_limit_bytes!r} bytes; use at least 1 MiB (1048576)")
+        if self.pids_max is not None and not (
+            isinstance(self.pids_max, int) and not isinstance(self.pids_max, bool)
+            and self.pids_max >= 1
+        ):
+            raise UserError(f"invalid pids limit {self.pids_max!r}; use a whole number >= 1")
         object.__setattr__(self, "cpuset_cpus", _cpu_tuple(self.cpuset_cpus, "cpuset CPU list"))
         object.__setattr__(self, "cpuset_mems", _cpu_tuple(self.cpuset_mems, "cpuset memory node list"))
 
@@ -98,6 +106,8 @@ class CgroupLimits:
             needed.add("cpuset")
         if self.memory_limit_bytes is not None:
             needed.add("memory")
+        if self.pids_max is not None:
+            needed.add("pids")
         return needed
 
     def to_dict(self) -> dict:
