@@ -9,11 +9,12 @@ from typing import Any
 
 import click
 
+from benchlab.cli.output_path import guard_outputs
 from benchlab.environment import is_unknown
 from benchlab.store.db import Store, default_db_path
 
 db_option = click.option(
-    "--db", default=None, metavar="PATH",
+    "--db", default=None, metavar="PATH", callback=guard_outputs,
     help="Database file (default: $BENCHLAB_DB, else ./benchlab.db when it exists, else "
          "~/.local/share/benchlab/benchlab.db).")
 
