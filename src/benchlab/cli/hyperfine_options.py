@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 import click
 
+from benchlab.cli.output_path import OUTPUT_FILE, OutputPath
 from benchlab.errors import UserError
 
 #: hyperfine export option -> benchlab export format
@@ -68,7 +69,8 @@ def hyperfine_options(f: Callable) -> Callable:
                      help="hyperfine's fake timings: refused in one line."),
         click.option("--input", "input_", default="null", metavar="null|FILE",
                      help="What the commands read on stdin."),
-        click.option("--output", default="null", metavar="null|pipe|inherit|FILE",
+        click.option("--output", type=OutputPath(keywords=("null", "pipe", "inherit")),
+                     default="null", metavar="null|pipe|inherit|FILE",
                      help="Where the commands' stdout goes (FILE: rewritten by every run)."),
         click.option("--show-output", is_flag=True, help="Same as --output inherit."),
         click.option("--sort", type=click.Choice(SORTS), default="auto",
@@ -77,7 +79,8 @@ def hyperfine_options(f: Callable) -> Callable:
                      help="Time unit of the exported tables (default: from the first mean)."),
         click.option("--style", type=click.Choice(STYLES), default="auto",
                      help="basic: no colour, no progress bar; nocolor; color; full; none: silent."),
-        *[click.option(f"--export-{kind}", f"export_{kind}", default=None, metavar="FILE",
+        *[click.option(f"--export-{kind}", f"export_{kind}", type=OUTPUT_FILE, default=None,
+                       metavar="FILE",
                        help=f"Write hyperfine's {kind} export to FILE when the run ends.")
           for kind in EXPORTS],
         click.option("--count", "count", type=click.Choice(COUNTS), default=None,
