@@ -28,6 +28,7 @@ from benchlab.cli.hyperfine_options import (
     ignore_failure_policy,
 )
 from benchlab.cli.json_output import echo_json
+from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.cli.run_outcome import (
     DEFAULT_MIN_RUNS,
     check_verdict_metric,
@@ -176,7 +177,7 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="Substitute {NAME} with each value.")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME[:UNIT]=REGEX",
               help="A value the program prints: each match of the regex's one group is a sample.")
-@click.option("--samples-csv", default=None, metavar="PATH",
+@click.option("--samples-csv", type=OUTPUT_FILE, default=None, metavar="PATH",
               help="File of label,value rows the program writes; read after each run.")
 @click.option("--affinity", default="none", show_default=True,
               metavar="none|core:N|cores:LIST|cores-rr:LIST|spread|numa:N",
@@ -229,7 +230,7 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="Complete an interrupted session from its stored protocol.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
-@click.option("--report", "report_path", default=None, metavar="FILE",
+@click.option("--report", "report_path", type=OUTPUT_FILE, default=None, metavar="FILE",
               help="Write the session's HTML report (as benchlab report) to FILE when the run ends.")
 @cluster_options
 @db_option
