@@ -17,6 +17,7 @@ from rich.markup import escape
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.json_output import echo_json
+from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.environment import diff_environments
 from benchlab.errors import UserError
 from benchlab.report.verdict_text import (
@@ -63,7 +64,7 @@ def _environment(store, series) -> dict | None:
                    "--jaybeams-compatible).")
 @click.option("--seed", type=params.SEED, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-@click.option("--report", "report_file", default=None, metavar="FILE",
+@click.option("--report", "report_file", type=OUTPUT_FILE, default=None, metavar="FILE",
               help="Also write the self-contained HTML report of these series to FILE.")
 @click.option("--alpha", "removed_alpha", default=None, hidden=True, expose_value=False,
               callback=lambda ctx, param, value: _removed(value, "--alpha",
