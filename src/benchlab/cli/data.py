@@ -15,6 +15,7 @@ import benchlab.store.bundle  # noqa: F401  (registers --format bundle with the 
 from benchlab.cli.common import (TAIL_LINES, db_option, failed_runs, metadata_lines,
                                  open_store, resume_command, session_overview)
 from benchlab.cli.json_output import echo_json
+from benchlab.cli.output_path import OutputPath
 from benchlab.errors import UserError
 from benchlab.store.db import Store
 from benchlab.store.formats import EXPORT_FORMATS, export_sessions, import_formats, import_path
@@ -85,7 +86,7 @@ def _counts(store: Store, session_id: int) -> dict[str, Any]:
               show_default=True,
               help="csv: one row per value; json: every stored field; hyperfine: "
                    "hyperfine-compatible JSON; markdown: hyperfine-style table.")
-@click.option("-o", "--output", default=None, metavar="FILE",
+@click.option("-o", "--output", type=OutputPath(keywords=("-",)), default=None, metavar="FILE",
               help="Write to FILE instead of standard output.")
 @db_option
 def export_cmd(sessions: tuple[str, ...], fmt: str, output: str | None, db: str | None) -> None:
