@@ -8,6 +8,7 @@ import click
 
 from benchlab.cli.cluster_options import calibrate_cluster, cluster_on_options
 from benchlab.cli.common import db_option
+from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.errors import UserError
 
 #: Default methods: a handful of CPU methods exercising integer, floating point, memory-bound
@@ -26,7 +27,7 @@ DEFAULT_METHODS = "int64,double,matrixprod,trig,fft,queens"
 @click.option("--duration", type=click.IntRange(min=1), default=1, help="Seconds per stress-ng run.")
 @click.option("--repeat", type=click.IntRange(min=2), default=3, help="Rounds per trial.")
 @click.option("--max-trials", type=click.IntRange(min=2), default=15, help="Most search trials.")
-@click.option("-o", "--output", default="calibration.json", metavar="FILE", help="Calibration JSON.")
+@click.option("-o", "--output", type=OUTPUT_FILE, default="calibration.json", metavar="FILE", help="Calibration JSON.")
 @cluster_on_options
 @db_option
 def calibrate_cmd(base, period_us, cpus, methods, duration, repeat, max_trials, output, db,
