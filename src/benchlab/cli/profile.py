@@ -14,6 +14,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
 from benchlab.cli.cluster_options import cluster_on_options, profile_cluster
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
+from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.errors import UserError
 
 
@@ -44,7 +45,7 @@ def quota_limits(cpu_quota_us: int | None, cpu_period_us: int | None):
               help="Re-run methods whose CV is above this fraction (e.g. 0.02) ...")
 @click.option("--max-repeat", type=click.IntRange(min=1), default=None, help="... up to this many repetitions ...")
 @click.option("--time-budget", type=params.SECONDS, default=None, help="... within this many seconds in total.")
-@click.option("-o", "--output", default=None, metavar="FILE", help="Also write the profile as JSON.")
+@click.option("-o", "--output", type=OUTPUT_FILE, default=None, metavar="FILE", help="Also write the profile as JSON.")
 @click.option("--name", default=None, help="Profile name (default: the host name, @quota-N with a quota).")
 @click.option("--cpu-quota", "cpu_quota_us", type=click.IntRange(min=1000), default=None,
               help="Run under a cgroup CPU quota, us per period (a 'slow machine').")
