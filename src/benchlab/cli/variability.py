@@ -7,6 +7,7 @@ import click
 
 from benchlab.cli.common import db_option
 from benchlab.cli.json_output import echo_json
+from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.errors import UserError
 
 
@@ -24,7 +25,7 @@ from benchlab.errors import UserError
 @click.option("--per-cpu-second", is_flag=True,
               help="Compare bogo-ops per CPU second instead of per wall second (ignores time slicing by other processes).")
 @click.option("--json", "as_json", is_flag=True, help="Print the variability document as JSON.")
-@click.option("--plot", default=None, metavar="FILE", help="Histogram plot (.png, .svg or .pdf).")
+@click.option("--plot", type=OUTPUT_FILE, default=None, metavar="FILE", help="Histogram plot (.png, .svg or .pdf).")
 @db_option
 def variability_cmd(target, base, also, kinds, methods, per_cpu_second, as_json, plot, db,
                     fleet):
