@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from benchlab.cli.json_output import echo_json
+from benchlab.cli.output_path import OutputPath
 from benchlab.control.system import TUNABLES, restore, run_checks, tune
 
 _STATUS_STYLE = {"ok": "green", "warn": "yellow", "unknown": "dim"}
@@ -51,7 +52,7 @@ _STATE_FILE_HELP = ("State file for the previous values (default: $BENCHLAB_STAT
 @system.command("tune")
 @click.option("--only", "only", multiple=True, type=click.Choice(TUNABLES),
               help="Change only this setting (repeatable); default: all of them.")
-@click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--state-file", type=OutputPath(path_type=Path),
               help=_STATE_FILE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
 def tune_command(only: tuple[str, ...], state_file: Path | None, as_json: bool) -> None:
@@ -92,7 +93,7 @@ def tune_command(only: tuple[str, ...], state_file: Path | None, as_json: bool) 
 
 
 @system.command("restore")
-@click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--state-file", type=OutputPath(path_type=Path),
               help=_STATE_FILE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print what was restored as JSON.")
 def restore_command(state_file: Path | None, as_json: bool) -> None:
