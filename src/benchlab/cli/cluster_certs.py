@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from benchlab.cli.output_path import OutputPath
 from benchlab.errors import UserError
 
 
@@ -50,7 +51,7 @@ def cluster_group() -> None:
 
 
 @cluster_group.command("certs")
-@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("directory", type=OutputPath(directory=True))
 @click.option("--hosts", default="", metavar="HOST,...",
               help="Host names and IP addresses of the scheduler and workers (written into "
                    "their certificates).")
