@@ -14,7 +14,7 @@ import pytest
 
 from benchlab.errors import UserError
 from benchlab.store import SessionWriter, Store
-from benchlab.store.backends.copy import copy_sessions, session_content
+from benchlab.store.copy import copy_sessions, session_content
 from benchlab.store.formats import import_path
 from benchlab.store.schema import SCHEMA_VERSION
 from tests.conftest import assert_one_line_error, run_cli

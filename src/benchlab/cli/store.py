@@ -26,7 +26,7 @@ def copy_cmd(src: str, dst: str, sessions: tuple[str, ...]) -> None:
     """
     import os
 
-    from benchlab.store.backends.copy import copy_sessions
+    from benchlab.store.copy import copy_sessions
     from benchlab.store.db import Store
 
     if src == dst or (not src.startswith(("postgres://", "postgresql://"))
