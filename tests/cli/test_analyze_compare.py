@@ -276,7 +276,7 @@ def test_compare_verdict_comes_before_a_degraded_power_note(db_path, tmp_path):
         "a ran 1.0")
     seed = run_cli("compare", "a", "b", "--jaybeams-compatible", "--resamples", "200",
                    db=db_path, check=True)
-    assert "1e15" in seed.stdout and "seed 001 aborts" in _verdict(seed)
+    assert "1e15" in seed.stdout and "the JayBeams analysis stops here" in _verdict(seed)
 
 
 def test_compare_small_ms_samples_decides_and_says_how_many_more_runs(db_path, tmp_path):

@@ -59,7 +59,7 @@ def test_one_huge_outlier_gives_the_verdict_first() -> None:
                                                 bootstrap_resamples=200))
     assert seed.outcome == "undecided" and seed.plan_1x.n_required is None
     assert "1e15" in seed.plan_1x.reason  # the seed's SD makes the plan absurd: a note, no raise
-    assert "seed 001 aborts" in verdict_text(seed)
+    assert "the JayBeams analysis stops here" in verdict_text(seed)
 
 
 def test_constant_samples_are_decidable_and_equal_ones_equivalent() -> None:

@@ -48,7 +48,7 @@ def _environment(store, series) -> dict | None:
               "only metric, else wall).")
 @click.option("--conf-level", type=params.PROBABILITY,
               default=None, help="Level of the intervals; the test uses alpha = 1 - level "
-              "[default: 0.95; --jaybeams-compatible: 0.95 with alpha 0.01, as seed 001].")
+              "[default: 0.95; --jaybeams-compatible: 0.95 with alpha 0.01, as the JayBeams analysis].")
 @click.option("--power", type=params.PROBABILITY,
               default=0.95, show_default=True, help="Power of the sample-size plan.")
 @click.option("--min-effect", default=None, metavar="EFFECT",
@@ -58,7 +58,7 @@ def _environment(store, series) -> dict | None:
               help="Work per measurement: with --clock-ghz, min effect = one cycle per iteration.")
 @click.option("--clock-ghz", type=params.POSITIVE, default=None)
 @click.option("--jaybeams-compatible", is_flag=True,
-              help="Reproduce seed 001's rules exactly (see README: compare).")
+              help="Reproduce the JayBeams analysis's rules exactly (docs/analysis.md).")
 @click.option("--resamples", type=click.IntRange(min=100), default=None,
               help="Bootstrap resamples of the SD estimate (default 2000; 10000 when "
                    "--jaybeams-compatible).")

@@ -48,7 +48,7 @@ def import_cmd(path: str, fmt: str, metrics: tuple[str, ...], name: str | None,
       hyperfine  hyperfine --export-json
       pyperf     pyperf JSON (.json or .json.gz)
       gbench     Google Benchmark --benchmark_format=json
-      varsys16   seed 004's alltests.csv: one machine profile per machine and CPU limit
+      varsys16   the VarSys16 paper's alltests.csv: one machine profile per machine and CPU limit
       json       benchlab's own JSON export (a complete copy of each session)
 
     \b

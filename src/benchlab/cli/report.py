@@ -27,9 +27,9 @@ from benchlab.errors import UserError
 @click.option("--history", "history", multiple=True, metavar="NAME",
               help="Add the history of benchmark NAME across sessions (repeatable).")
 @click.option("--study", default=None, metavar="SESSION",
-              help="Add seed 000's study figures of this study session.")
+              help="Add the stability study's figures of this study session.")
 @click.option("--variability", "variability", multiple=True, metavar="FILE",
-              help="Add seed 004's Figure 2 for this variability document (from `benchlab "
+              help="Add the VarSys16 ranges (the paper's Figure 2) for this variability document (from `benchlab "
                    "variability --json`; repeatable).")
 @click.option("--predict", "predict", default=None, metavar="APPS",
               help="Add Figure 3: applications (CSV name,base,target[,lower_is_better] or "

@@ -74,7 +74,7 @@ def study_run(suite, builtin, resume, cluster, lost_after, db):
 @click.option("--plots/--no-plots", default=True, show_default=True)
 @db_option
 def study_report(session, out_dir, resamples, plots, db):
-    """Write seed 000's analysis of a study: intervals, comparisons, errors, ratios, correlations."""
+    """Write the stability study's analysis: intervals, comparisons, errors, ratios, correlations."""
     from benchlab.report.study import write_study_report
 
     store = open_store(db)

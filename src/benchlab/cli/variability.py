@@ -33,7 +33,7 @@ def variability_cmd(target, base, also, kinds, methods, per_cpu_second, as_json,
 
     Ratios are target/base for rates and base/target for lower-is-better results, so > 1 means
     the target is faster. Prints range [min, max], its length, median, mean, IQR and the
-    histogram in 0.1-wide bins (as seed 004's Figure 2).
+    histogram in 0.1-wide bins (as the VarSys16 paper's Figure 2).
     """
     from benchlab.machines.store_io import resolve_profile
     from benchlab.machines.variability import (compute_variability, format_text, parse_kinds,

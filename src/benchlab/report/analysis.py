@@ -108,7 +108,7 @@ def render_analysis(a: dict[str, Any], console) -> None:
     console.print(f"[bold]outliers[/bold] (flagged, never dropped): MAD rule |x - median| > "
                   f"{o['mad_rule']['k']:g} x raw MAD: {o['mad_rule']['flagged']}; Tukey fences "
                   f"1.5 IQR: {o['tukey']['k=1.5']}, 3 IQR: {o['tukey']['k=3']}")
-    console.print(f"[bold]after the MAD filter[/bold] (seed 003): kept {m['n_kept']} of "
+    console.print(f"[bold]after the MAD filter[/bold] (3 MADs, as the TCP-latency report): kept {m['n_kept']} of "
                   f"{m['n_total']}; median of all {f(m['median_all'])}, of kept "
                   f"{f(m['median_kept'])}; uncertainty MAD/sqrt(n kept) {f(m['uncertainty'])}; "
                   f"p95 {f(m['p95_kept'])}, p99 {f(m['p99_kept'])}, min {f(m['min_kept'])}, "

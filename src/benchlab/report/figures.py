@@ -255,7 +255,7 @@ def acf_figure(key: str, name: str, acf_values: np.ndarray, colour: str,
                                         "y1": acf_values}, colour, size=2, label="ACF"))
     fig.layers.append(Layer("scatter", {"x": lags, "y": acf_values}, colour, size=4, hover=True))
     fig.layers.append(Layer("hline", {"y": [threshold, -threshold]}, MARK, dash="dashed",
-                            label=f"±{threshold:g} (seed 001's independence limit)"))
+                            label=f"±{threshold:g} (JayBeams' independence limit)"))
     return fig
 
 

@@ -91,7 +91,7 @@ def machines_section(items: Sequence[Any], predictions: Sequence[Any] = ()) -> S
         if fig3 is not None:
             figs.append(fig3)
     outside = sum(1 for p in predictions if p.inside is False)
-    text = [f"{len(items)} variability profile(s) (seed 004)."]
+    text = [f"{len(items)} variability profile(s) (VarSys16 ranges)."]
     if predictions:
         text.append(f"{len(predictions)} application(s) checked against the range of "
                     f"{items[0].target} / {items[0].base}: {outside} outside.")

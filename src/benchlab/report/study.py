@@ -320,7 +320,7 @@ def study_section(store: Store, session: str, *, n_resamples: int = 2000, seed: 
     uid = a.study["uid"]
     return Section(f"study-{uid}", f"Stability study {uid} ({a.suite.name})", [
         f"{len(a.groups)} groups (cells × workloads), {sum(len(g.runs) for g in a.groups)} ok "
-        f"runs; {a.n_resamples} bootstrap resamples, 0.95 percentile intervals (seed 000)."], [
+        f"runs; {a.n_resamples} bootstrap resamples, 0.95 percentile intervals (as the grading platform's stability study)."], [
         table("Comparisons per family (counts of groups)", a.families,
               ["family", "metric", "statistic", "higher", "lower", "same", "overlap"]),
         table("Harness vs program (harness minus the program's own time)", a.errors,

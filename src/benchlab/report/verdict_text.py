@@ -100,8 +100,8 @@ def _spread_line(c: Comparison, unit: str) -> str:
         return (f"spread for the power analysis: {_fmt(c.spread, unit)} (robust: "
                 f"{c.spread_method}, the larger of the two samples)")
     return (f"standard deviation for the power analysis: {_fmt(sd.value, unit)} (ceiling "
-            f"(µs) of max(percentile low, basic low, normal high) over both samples, as seed "
-            f"001; the bound {_fmt(sd.bound, unit, 6)} ({sd.bound_source}) has a "
+            f"(µs) of max(percentile low, basic low, normal high) over both samples, as the "
+            f"JayBeams analysis; the bound {_fmt(sd.bound, unit, 6)} ({sd.bound_source}) has a "
             f"Monte-Carlo error of ±{_fmt(sd.monte_carlo_error, unit, 3)} at "
             f"{sd.n_resamples} resamples, seed {sd.seed}: the rounded value can change with "
             "the seed)")
@@ -278,9 +278,9 @@ def verdict_text(c: Comparison, unit: str = "ns", metric: str | None = None) -> 
         if c.reason == "power_10x":
             if c.samples_needed is None:
                 return ("cannot tell them apart with this data: the power analysis failed "
-                        "(seed 001 aborts)")
+                        "(the JayBeams analysis stops here)")
             return (f"cannot tell them apart with this data: need about {c.samples_needed} "
-                    "samples per group (seed 001 aborts)")
+                    "samples per group (the JayBeams analysis stops here)")
         if c.reason == "effect_too_small":
             return ("the estimated effect is too small to draw any conclusions "
                     f"({_fmt(hl.estimate, unit)} < {_fmt(c.min_effect, unit)})")

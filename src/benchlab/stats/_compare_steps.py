@@ -175,7 +175,7 @@ def conclude(c: Comparison, p_decision: float) -> None:
             c.samples_needed = c.plan_1x.n_required if c.plan_1x is not None else None
         else:
             c.outcome, c.reason = direction, "significant"
-        c.samples_needed_method = "seed 001 power plan" if c.samples_needed else ""
+        c.samples_needed_method = "JayBeams power plan" if c.samples_needed else ""
     elif hl.method == "constant":
         c.outcome, c.reason = "equivalent", "identical"
     elif margin is not None and -margin < hl.ci_low and hl.ci_high < margin:
