@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import sqlite3
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,7 @@ import pytest
 from benchlab.errors import UserError
 from benchlab.measure.isolation import LEVELS, parse_isolate_meta, parse_isolation
 from benchlab.store import Store
-from tests.conftest import assert_one_line_error, run_cli
+from tests.conftest import BENCHLAB, assert_one_line_error, run_cli, sigint_as_in_a_terminal
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 needs_firejail = pytest.mark.skipif(shutil.which("firejail") is None,
@@ -60,8 +63,6 @@ def test_bwrap_root_is_read_only_and_tmp_writable(tmp_path):
     iso = parse_isolation("bwrap")
     argv = iso.wrap(["/bin/sh", "-c", "touch /benchlab-ro-probe 2>/dev/null && echo rw || echo ro;"
                      " touch /tmp/benchlab-rw-probe-$$ && echo tmp-rw"])
-    import subprocess
-
     out = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout.split()
     assert out == ["ro", "tmp-rw"]
     assert not Path("/benchlab-ro-probe").exists()
@@ -113,3 +114,40 @@ def test_isolate_meta_files_parse_to_the_isolators_own_view(name):
             assert needle in by["status"]["note"]
     else:
         assert "status" not in by  # a run that ended well: isolate writes no status line
+
+
+def _sandboxed(marker: str) -> list[int]:
+    """Live processes whose argv ends with ``marker`` (the sandbox and the program in it)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in argv and state != "Z":
+            found.append(int(proc.name))
+    return found
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_no_sandbox_is_left_after_sigterm_or_kill_9(tmp_path, signum):
+    marker = f"{31 + signum / 100:.2f}"  # a sleep length no other test uses
+    proc = subprocess.Popen([BENCHLAB, "run", "--runs", "20", "-w", "0", "-N", "--isolation",
+                             "bwrap", f"/bin/sleep {marker}", "--db", str(tmp_path / "k.db")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=sigint_as_in_a_terminal)
+    deadline = time.monotonic() + 60
+    while len(_sandboxed(marker)) < 2:  # bwrap and the sleep inside
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    proc.send_signal(signum)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 15
+    while _sandboxed(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _sandboxed(marker) == []
