@@ -67,3 +67,17 @@ def test_a_study_with_bwrap_and_podman_levels_reports_them_against_bare(tmp_path
     md = (out / "report.md").read_text()
     assert "## Isolation vs bare" in md and "podman:localhost/benchlab-busybox:1" in md
     assert Path(out / "groups.csv").exists()
+
+
+@pytest.mark.skipif(not HAVE_PODMAN, reason="podman or busybox-static missing")
+def test_a_study_with_a_missing_image_is_one_line_before_the_study_exists(tmp_path):
+    from benchlab.store import Store
+    from tests.conftest import assert_one_line_error
+
+    suite_file = tmp_path / "bad.toml"
+    suite_file.write_text('[[workload]]\nname = "t"\ncommand = "true"\n[matrix]\n'
+                          'isolation = ["bare", "podman:localhost/benchlab-no-such-image:0"]\n')
+    db = tmp_path / "s.db"
+    proc = run_cli("study", str(suite_file), db=db)
+    assert_one_line_error(proc, "does not exist")
+    assert not db.exists() or not Store.open(db).sessions()

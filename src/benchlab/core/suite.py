@@ -349,6 +349,15 @@ def check_suite(suite: Suite) -> None:
                 parse_load(plan.placement.load)
         except UserError as exc:
             raise UserError(f"suite cell {cell_label(cell)}: {exc}") from None
+    from benchlab.measure.isolation import parse_isolation
+
+    for level in suite.levels["isolation"]:
+        # sandboxes and containers on this machine: a missing tool, image or refusing runtime
+        # is one line before the study exists (the check is cached for the cells' own)
+        try:
+            parse_isolation(level).check()
+        except UserError as exc:
+            raise UserError(f"suite isolation level {level}: {exc}") from None
 
 
 def cell_protocol(suite: Suite, cell: dict[str, Any], seed: int) -> RunPlan:
