@@ -113,16 +113,17 @@ def test_rule4_equivalence_and_identical_and_plan_floor():
     assert c.outcome == "undecided" and c.runs_to_decide >= und.attainable_min_n
     text = candidate_line(und, c)
     assert text.startswith("cannot tell b and a apart yet: ratio ") and "95" in text
-    assert (" would show equivalence within ±1% if there is no difference" in text) or \
-        ("would decide a" in text)
+    # A/A: what more runs would show if there is no difference is always said
+    assert "would show equivalence within ±1% if there is" in text, text
 
 
 def test_independence_threshold_scales_with_n():
-    """Ljung-Box at 1 %: independent runs are rarely flagged at any n (the fixed max |ACF|
-    >= 0.05 flags almost all of them), AR(1) with phi 0.5 almost always; jaybeams keeps 0.05."""
+    """The lag-1 band 1.645 / sqrt(n) or Ljung-Box at 1 %: independent runs are flagged about
+    6 % of the time at any n (the fixed max |ACF| >= 0.05 flags almost all of them), AR(1)
+    with phi 0.5 almost always; jaybeams keeps 0.05."""
     rng = np.random.default_rng(11)
     iid = [series_dependence(rng.normal(100, 1, 500)) for _ in range(100)]
-    assert sum(d.flagged for d in iid) <= 6
+    assert sum(d.flagged for d in iid) <= 12  # binomial(100, 0.06): 12 is its 99.5 % point
     old = [series_dependence(rng.normal(100, 1, 500), jaybeams_compatible=True)
            for _ in range(20)]
     assert sum(d.flagged for d in old) >= 15

@@ -435,7 +435,12 @@ def _plan_words(c: Any, v: Any) -> str:
                 "no difference")
     size = (f"{percent_text(100 * c.plan_effect)}%" if c.plan_effect is not None
             else "the observed size")
-    return f"about {more} each would decide a difference of {size}, if it is real"
+    text = f"about {more} each would decide a difference of {size}, if it is real"
+    if c.runs_to_equivalence is not None:  # and what more runs show when there is none
+        more_eq = c.runs_to_equivalence - min(c.n, c.n_baseline)
+        text += (f" (about {plural(more_eq, 'more run')} would show equivalence within "
+                 f"{_within(v)} if there is none)")
+    return text
 
 
 def candidate_line(v: Any, c: Any) -> str:

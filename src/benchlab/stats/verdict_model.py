@@ -30,7 +30,9 @@ Rules (each numbered rule is tested in ``tests/stats/test_verdict_model.py``):
    half-width shrinks as 1 / sqrt(n); with the observed log ratio d held where it is, a test at
    alpha / family with ``power`` needs n ((z_a + z_power) se / |d|)^2 runs; when |d| is below the
    margin the plan is for equivalence within the margin if there is no difference,
-   n ((z_(1-alpha/m) + z_((1+power)/2)) se / log(1 + margin))^2. Never below the attainable minimum.
+   n ((z_(1-alpha/m) + z_((1+power)/2)) se / log(1 + margin))^2, which is also stated beside a
+   difference plan (``runs_to_equivalence``: "if there is none"). Never below the attainable
+   minimum.
 
 References
 ----------
@@ -111,25 +113,33 @@ def _z(q: float) -> float:
     return float(ndtri(q))
 
 
+def _square(x: float) -> float:
+    """x * x, inf beyond floats (``x ** 2`` raises OverflowError there: values near 1e300)."""
+    return x * x
+
+
 def _plan(st: PairStatistic, n: int, alpha_plan: float, alpha_eq: float, margin_scale: float,
-          power: float, floor: int) -> tuple[int | None, str, float]:
-    """(runs per command, "difference" | "equivalence", effect on the test's scale)."""
+          power: float, floor: int) -> tuple[int | None, str, float, int | None]:
+    """(runs per command, "difference" | "equivalence", effect on the test's scale, runs per
+    command to show equivalence if there is no difference)."""
     z_level = _z(1 - (1 - st.level) / 2) if st.level < 1 else math.inf
     se = (st.high - st.low) / (2 * z_level) if math.isfinite(z_level) and z_level > 0 else 0.0
     d = abs(st.estimate)
+
+    def runs(target: float) -> int | None:
+        return max(math.ceil(target), floor, n + 1) if target < MAX_RUNS_STATED else None
+
     if se <= 0:
-        return None, "", d
+        return None, "", d, None
+    eq_runs = None
+    if margin_scale > 0:
+        eq_runs = runs(n * _square((_z(1 - alpha_eq) + _z((1 + power) / 2)) * se / margin_scale))
     if margin_scale > 0 and d < margin_scale:
-        target = n * ((_z(1 - alpha_eq) + _z((1 + power) / 2)) * se / margin_scale) ** 2
-        kind, effect = "equivalence", margin_scale
-    elif d > 0:
-        target = n * ((_z(1 - alpha_plan / 2) + _z(power)) * se / d) ** 2
-        kind, effect = "difference", d
-    else:
-        return None, "", d
-    if not target < MAX_RUNS_STATED:
-        return None, kind, effect
-    return max(math.ceil(target), floor, n + 1), kind, effect
+        return eq_runs, "equivalence", margin_scale, eq_runs
+    if d > 0:
+        return (runs(n * _square((_z(1 - alpha_plan / 2) + _z(power)) * se / d)), "difference",
+                d, eq_runs)
+    return None, "", d, eq_runs
 
 
 def verdict_model(
@@ -292,10 +302,10 @@ def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: in
         outcome, reason = "undecided", "not_significant"
         if p_adj < alpha:
             notes.append(Note("test_interval_disagree", {"p_adjusted": p_adj}))
-    needed = additional = None
+    needed = additional = eq_runs = None
     plan, effect = "", None
     if outcome == "undecided":
-        needed, plan, eff = _plan(st, n_have, alpha / family, eq_alpha, margin_scale, power,
+        needed, plan, eff, eq_runs = _plan(st, n_have, alpha / family, eq_alpha, margin_scale, power,
                                   min_n)
         effect = (math.expm1(eff) if scale == "ratio" else
                   (eff / abs(med_b) if med_b else None)) if plan else None
@@ -312,4 +322,5 @@ def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: in
         p_value=st.p_value, p_adjusted=float(p_adj), test=st.method, outcome=outcome,
         reason=reason, equivalence_low=r(eq.low), equivalence_high=r(eq.high),
         runs_to_decide=needed, additional_runs=additional, plan=plan, plan_effect=effect,
+        runs_to_equivalence=eq_runs,
         notes=tuple(notes))

@@ -11,9 +11,9 @@ values. Series with a value <= 0 (corrected times clamped at 0, counts of 0) use
 the raw values; the ratio is then 1 + shift / median(baseline), a monotone map of the same
 interval.
 
-Autocorrelated runs (Ljung-Box p below :data:`LJUNG_BOX_LEVEL`, a threshold that scales with n,
-unlike seed 001's fixed max |ACF| >= 0.05, which :func:`series_dependence` keeps for
-``jaybeams_compatible``) make every i.i.d. interval too narrow: the variance-inflation factor
+Autocorrelated runs (lag-1 autocorrelation above its 1.645 / sqrt(n) band, or Ljung-Box p below
+:data:`LJUNG_BOX_LEVEL`: thresholds that scale with n, unlike seed 001's fixed max |ACF| >= 0.05,
+which :func:`series_dependence` keeps for ``jaybeams_compatible``) make every i.i.d. interval too narrow: the variance-inflation factor
 n / n_eff (:func:`benchlab.stats.independence.effective_sample_size`) widens the interval about
 its estimate (the level whose z is sqrt(n / n_eff) larger) and shrinks the test's z
 by its square root, so the verdict counts the runs as
@@ -38,6 +38,8 @@ from benchlab.stats.independence import SEED001_MAX_ACF, independence_and_acf
 #: on independent runs to about 1 in 100 series whatever n (max |ACF| >= 0.05 fires on
 #: 97-100 % of independent series of up to 1000 runs, |r| being about 1/sqrt(n)).
 LJUNG_BOX_LEVEL = 0.01
+#: One-sided 95 % band of the lag-1 autocorrelation, in units of 1 / sqrt(n).
+LAG1_BAND_Z = 1.645
 #: Fewest runs for an autocorrelation check (Ljung-Box with n // 5 lags needs a few).
 MIN_RUNS_DEPENDENCE = 10
 
@@ -63,9 +65,15 @@ class Dependence:
 def series_dependence(x: np.ndarray, *, jaybeams_compatible: bool = False) -> Dependence:
     """Whether ``x`` (values in run order) is autocorrelated enough to distrust i.i.d. intervals.
 
-    Ljung-Box at :data:`LJUNG_BOX_LEVEL` with min(10, n // 5) lags, positively correlated at
-    lag 1; with ``jaybeams_compatible`` seed 001's max |ACF| >= 0.05 instead. Series shorter
-    than :data:`MIN_RUNS_DEPENDENCE` or constant are not checked (``flagged`` False).
+    Flagged when the lag-1 autocorrelation r1 is positive and either above its one-sided 95 %
+    band 1.645 / sqrt(n) or Ljung-Box (min(10, n // 5) lags) rejects at
+    :data:`LJUNG_BOX_LEVEL`: thresholds that shrink with n, so independent series are flagged
+    about 5 % of the time at any n. With ``jaybeams_compatible`` seed 001's max |ACF| >= 0.05.
+    ``effective_n`` is n over the larger of two variance-inflation factors: Geyer's initial
+    positive sequence (:func:`benchlab.stats.independence.effective_sample_size`) and AR(1)'s
+    (1 + rho) / (1 - rho) with r1 corrected for its small-sample bias, rho = r1 + (1 + 3 r1) / n
+    (Marriott and Pope 1954), at most 0.9. Series shorter than :data:`MIN_RUNS_DEPENDENCE` or
+    constant are not checked (``flagged`` False).
     """
     n = int(x.size)
     if n < MIN_RUNS_DEPENDENCE or x.min() == x.max():
@@ -74,11 +82,14 @@ def series_dependence(x: np.ndarray, *, jaybeams_compatible: bool = False) -> De
 
     report, r = independence_and_acf(x)
     lb = ljung_box(x, lag=max(1, min(10, n // 5)))
+    r1 = float(r[1])
     if jaybeams_compatible:
         flagged = report.max_abs_acf >= SEED001_MAX_ACF
     else:
-        flagged = lb.p_value < LJUNG_BOX_LEVEL and r[1] > 0
-    return Dependence(n, float(report.effective_n), float(lb.p_value), float(report.max_abs_acf),
+        flagged = r1 > 0 and (r1 * math.sqrt(n) > LAG1_BAND_Z or lb.p_value < LJUNG_BOX_LEVEL)
+    rho = min(0.9, max(0.0, r1 + (1 + 3 * r1) / n))
+    vif = max(n / report.effective_n if report.effective_n > 0 else 1.0, (1 + rho) / (1 - rho))
+    return Dependence(n, float(n / vif), float(lb.p_value), float(report.max_abs_acf),
                       bool(flagged))
 
 

@@ -73,6 +73,9 @@ class CandidateVerdict:
         equivalence within the margin if there is no difference.
     plan_effect : float or None
         The relative difference (fraction, 0.03 = 3 %) the plan is for.
+    runs_to_equivalence : int or None
+        Runs per command that would likely show equivalence within the margin if there is no
+        difference (undecided only).
     notes : tuple of Note
     """
 
@@ -102,6 +105,7 @@ class CandidateVerdict:
     additional_runs: int | None
     plan: str
     plan_effect: float | None
+    runs_to_equivalence: int | None = None
     notes: tuple[Note, ...] = ()
 
     @property

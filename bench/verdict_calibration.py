@@ -1,0 +1,185 @@
+"""Calibration of the structured verdict (benchlab.stats.verdict_model) by simulation.
+
+For five families of run times (lognormal, bimodal, heavy-tailed, a 1 µs clock grid, AR(1)
+with phi 0.5) it prints, with Clopper-Pearson 95 % intervals:
+
+1. A/A false claims: k = 2, 3, 5 identical commands (the fastest as baseline, the default
+   rule), n = 20 runs each: how often any "faster"/"slower" is said. Goal <= alpha (5 %).
+2. Words against their own interval: a decided verdict whose shown interval holds 1 inside
+   (goal 0) or whose word points the other way than its interval (goal 0), and wrong-direction
+   words against the truth (a 3 % slower candidate called faster; goal 0, bounded by alpha/2).
+3. Power at a 3 % shift, n = 20 / 50 / 200, two commands.
+4. "About N more runs each would decide": for undecided verdicts at n = 20 with a 3 % shift
+   whose plan is to decide a difference, redraw at the stated N, fresh and appended (the n
+   runs kept, N - n added), and count how often it decides. Goal 50-90 %. On A/A, the share
+   of undecided verdicts whose plan is equivalence ("would show equivalence within ±1%")
+   rather than deciding a difference.
+
+Usage::
+
+    .venv/bin/python bench/verdict_calibration.py            # 1000 per cell, a few minutes
+    .venv/bin/python bench/verdict_calibration.py --quick    # 60 per cell, for a test
+
+Each verdict is the real ``verdict_model`` (no shortcut), so the figures are the shipped rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+from benchlab.stats.verdict_model import verdict_model
+
+MEDIAN_NS = 1e6
+SHIFT = 1.03
+#: Stated N beyond which the re-draw check is skipped (it would take too long to simulate).
+MAX_RECHECK_N = 3000
+
+
+def _ar1(rng: np.random.Generator, n: int, phi: float = 0.5) -> np.ndarray:
+    e = rng.normal(0.0, np.sqrt(1 - phi**2), n)
+    x = np.empty(n)
+    x[0] = rng.normal()
+    for t in range(1, n):
+        x[t] = phi * x[t - 1] + e[t]
+    return x
+
+
+def draw(family: str, rng: np.random.Generator, n: int, scale: float = 1.0) -> np.ndarray:
+    """n run times (ns) of ``family``, multiplied by ``scale`` (1.03: 3 % slower)."""
+    if family == "lognormal":
+        x = MEDIAN_NS * rng.lognormal(0.0, 0.05, n)
+    elif family == "bimodal":  # 30 % of runs 10 % slower (a second code path, a cache miss)
+        x = MEDIAN_NS * rng.lognormal(0.0, 0.02, n) * np.where(rng.random(n) < 0.3, 1.1, 1.0)
+    elif family == "heavy":
+        x = MEDIAN_NS * np.exp(0.03 * rng.standard_t(2, n))
+    elif family == "grid":  # 50 µs runs timed on a 1 µs grid: ties everywhere
+        return np.round(50_000 * rng.lognormal(0.0, 0.05, n) * scale, -3)
+    elif family == "ar1":
+        x = MEDIAN_NS * np.exp(0.05 * _ar1(rng, n))
+    else:
+        raise ValueError(family)
+    return x * scale
+
+
+FAMILIES = ("lognormal", "bimodal", "heavy", "grid", "ar1")
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial interval of k successes in n trials."""
+    from scipy.stats import beta
+
+    a = (1 - level) / 2
+    low = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
+    return low, high
+
+
+def rate(k: int, n: int) -> str:
+    if n == 0:
+        return "   -   (0 cases)"
+    low, high = clopper_pearson(k, n)
+    return f"{100 * k / n:5.1f}% [{100 * low:4.1f}, {100 * high:4.1f}] ({k}/{n})"
+
+
+def aa_false_claims(family: str, rng: np.random.Generator, sims: int, k: int, n: int):
+    claims = equivalence_plans = undecided = 0
+    for _ in range(sims):
+        v = verdict_model({f"c{i}": draw(family, rng, n) for i in range(k)})
+        claims += any(c.decided for c in v.candidates)
+        for c in v.candidates:
+            if c.outcome == "undecided" and c.plan:
+                undecided += 1
+                equivalence_plans += c.plan == "equivalence"
+    return claims, equivalence_plans, undecided
+
+
+def contradicts(c) -> tuple[bool, bool]:
+    """(interval holds 1 inside, word against its own interval) of a decided candidate."""
+    lo, hi = c.ratio_low, c.ratio_high
+    if lo is None:
+        return False, False
+    inside = (lo < 1 < hi) or (lo == 1 and not c.low_open) or (hi == 1 and not c.high_open)
+    against = (c.outcome == "faster" and lo > 1) or (c.outcome == "slower" and hi < 1)
+    return inside, against
+
+
+def power_and_recheck(family: str, rng: np.random.Generator, sims: int, n: int,
+                      recheck: bool):
+    """Two commands, the candidate 3 % slower, reference fixed: decided counts and the
+    re-draw check of the "N more runs" plan."""
+    out = dict(slower=0, wrong=0, inside=0, against=0, decided=0, fresh=0, appended=0,
+               checked=0, skipped=0)
+    for _ in range(sims):
+        base, cand = draw(family, rng, n), draw(family, rng, n, SHIFT)
+        c = verdict_model({"base": base, "cand": cand}, reference="base").candidates[0]
+        if c.decided:
+            out["decided"] += 1
+            out["slower"] += c.outcome == "slower"
+            out["wrong"] += c.outcome == "faster"
+            inside, against = contradicts(c)
+            out["inside"] += inside
+            out["against"] += against
+        elif recheck and c.plan == "difference" and c.runs_to_decide is not None:
+            big_n = c.runs_to_decide
+            if big_n > MAX_RECHECK_N:
+                out["skipped"] += 1
+                continue
+            out["checked"] += 1
+            fresh = verdict_model({"base": draw(family, rng, big_n),
+                                   "cand": draw(family, rng, big_n, SHIFT)},
+                                  reference="base").candidates[0]
+            out["fresh"] += fresh.decided
+            more = big_n - n
+            appended = verdict_model(
+                {"base": np.r_[base, draw(family, rng, more)],
+                 "cand": np.r_[cand, draw(family, rng, more, SHIFT)]},
+                reference="base").candidates[0]
+            out["appended"] += appended.decided
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sims", type=int, default=1000, help="simulations per cell")
+    parser.add_argument("--quick", action="store_true", help="60 per cell (a smoke test)")
+    parser.add_argument("--seed", type=int, default=20261126)
+    parser.add_argument("--families", default=",".join(FAMILIES))
+    args = parser.parse_args(argv)
+    sims = 60 if args.quick else args.sims
+    families = args.families.split(",")
+    rng = np.random.default_rng(args.seed)
+    started = time.perf_counter()
+    print(f"verdict calibration: {sims} simulations per cell, alpha 0.05, seed {args.seed}, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print("\n1. A/A false claims (any 'faster'/'slower' among k identical commands, n = 20; "
+          "goal <= 5%), and the plan of undecided pairs (goal: equivalence)")
+    for family in families:
+        for k in (2, 3, 5):
+            claims, eq, und = aa_false_claims(family, rng, sims, k, 20)
+            print(f"   {family:9s} k={k}: false claims {rate(claims, sims)}; "
+                  f"'would show equivalence' plans {rate(eq, und)}")
+    print("\n2-4. a 3% slower candidate against a fixed reference, two commands")
+    for family in families:
+        for n in (20, 50, 200):
+            r = power_and_recheck(family, rng, sims, n, recheck=(n == 20))
+            d = r["decided"]
+            print(f"   {family:9s} n={n:3d}: power {rate(r['slower'], sims)}; wrong direction "
+                  f"{rate(r['wrong'], sims)}; decided with 1 inside {rate(r['inside'], d)}; "
+                  f"word against its interval {rate(r['against'], d)}")
+            if n == 20:
+                print(f"   {'':9s}        'N more runs' decides when redrawn at N: fresh "
+                      f"{rate(r['fresh'], r['checked'])}, appended "
+                      f"{rate(r['appended'], r['checked'])} (goal 50-90%; "
+                      f"{r['skipped']} plans over {MAX_RECHECK_N} runs not redrawn)")
+        sys.stdout.flush()
+    print(f"\n{time.perf_counter() - started:.0f} s, load average {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
