@@ -65,6 +65,22 @@ def require_tool(name: str, path: str | None = None, why: str = "") -> str:
     pytest.skip(message)
 
 
+def needs_tool(name: str, path: str | None = None):
+    """Mark a test (or ``pytestmark``) as needing tool ``name``: skipped here without it,
+    FAILED in CI (CI=true); see :func:`require_tool`."""
+    return pytest.mark.requires_tool(name, path)
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "requires_tool(name, path=None): the test needs a tool "
+                                       "setup installs: skipped without it, failed in CI")
+
+
+def pytest_runtest_setup(item) -> None:
+    for mark in item.iter_markers("requires_tool"):
+        require_tool(*mark.args, **mark.kwargs)
+
+
 def run_cli(*args: str, db: Path | None = None, check: bool = False, timeout: float = 120,
             cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the real ``benchlab`` console script and capture its output (text)."""

@@ -27,6 +27,7 @@ from benchlab.machines.fleet import (
 )
 from benchlab.store.db import Store
 from tests.cluster.helpers import plan_of
+from tests.conftest import require_tool
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
@@ -44,10 +45,8 @@ def _join(procs_paths: list[str]) -> int:
 
 @pytest.fixture
 def two_machines():
-    import shutil
 
-    if shutil.which("stress-ng") is None:
-        pytest.skip("stress-ng is not installed (apt-get install -y stress-ng)")
+    require_tool("stress-ng")
     import dask
     from distributed import Client, LocalCluster
 

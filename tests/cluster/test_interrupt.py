@@ -24,6 +24,7 @@ from tests.cluster.helpers import (
     team_cluster,
     wait_for,
 )
+from tests.conftest import require_tool
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
@@ -124,10 +125,8 @@ def test_a_killed_clients_run_is_killed_on_a_teams_worker(db_path, tmp_path):
 def test_interrupted_fleet_profile_stops_stress_ng_on_a_teams_worker(db_path):
     """``profile --cluster`` interrupted while stress-ng runs on a team's worker: the client
     stops it there too (one line, exit 130), and the worker stays up."""
-    import shutil
 
-    if shutil.which("stress-ng") is None:
-        pytest.skip("stress-ng is not installed (apt-get install -y stress-ng)")
+    require_tool("stress-ng")
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     scheduler, worker = team_cluster(port)

@@ -8,7 +8,6 @@ what this test machine cannot have.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -18,6 +17,7 @@ import pytest
 from benchlab.core.cluster.session import run_cluster_plan
 from benchlab.store.db import Store
 from tests.cluster.helpers import free_port, plan_of
+from tests.conftest import require_tool
 
 pytestmark = pytest.mark.slow
 
@@ -27,8 +27,8 @@ SSHD = "/usr/sbin/sshd"
 @pytest.fixture
 def sshd(tmp_path):
     """A private sshd on 127.0.0.1:<free port> accepting one generated key; yields (port, key)."""
-    if not os.path.exists(SSHD) or shutil.which("ssh-keygen") is None:
-        pytest.skip("openssh-server is not installed (apt-get install -y openssh-server)")
+    require_tool("sshd", SSHD)
+    require_tool("ssh-keygen")
     pytest.importorskip("asyncssh", reason="asyncssh (Dask's SSHCluster transport) is not "
                                            "installed; uv pip install asyncssh")
     key, host_key = tmp_path / "id_ed25519", tmp_path / "host_ed25519"

@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from fake_sysfs import make_fake_sysfs
 
 from benchlab.control.affinity import (
     AffinitySpec,
@@ -21,7 +22,6 @@ from benchlab.control.affinity import (
 )
 from benchlab.environment.topology import process_allowed_cpus, read_topology
 from benchlab.errors import NotAvailable, UserError
-from fake_sysfs import make_fake_sysfs
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_cgroupfs import fake_cgroupfs, fake_v2, make_fake_cgroup1, make_fake_cgroup2  # noqa: F401  (fixtures)
 
 from benchlab.control.cgroups import (
     CgroupLayout,
@@ -33,7 +34,6 @@ from benchlab.control.cgroups import (
 from benchlab.environment.topology import read_topology
 from benchlab.errors import NotAvailable, UserError
 from benchlab.measure.spawn import SpawnRequest, spawn_measured
-from fake_cgroupfs import fake_cgroupfs, fake_v2, make_fake_cgroup1, make_fake_cgroup2  # noqa: F401  (fixtures)
 from tests.conftest import sigint_as_in_a_terminal
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -528,7 +528,7 @@ def test_after_kill_9_the_next_sweep_kills_survivors_and_removes_their_cgroups(v
             capture_output=True, text=True, check=True, timeout=60,
         )
         assert sweep.stderr == ""
-        assert f"killed 1 process(es)" in sweep.stdout and str(survivor) in sweep.stdout
+        assert "killed 1 process(es)" in sweep.stdout and str(survivor) in sweep.stdout
         assert set(paths) <= set(sweep.stdout.split())
         assert not any(Path(p).exists() for p in paths)
         deadline = time.monotonic() + 5
@@ -656,7 +656,7 @@ def test_benchlab_run_sweeps_stale_cgroups_and_its_messages_respect_quiet(v1_lay
                 assert not Path(f"/proc/{survivor}").exists()
                 assert not any(Path(p).exists() for p in paths)
                 plain = " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.stderr).split())
-                mentioned = f"dead benchlab pid" in plain and str(survivor) in plain
+                mentioned = "dead benchlab pid" in plain and str(survivor) in plain
             finally:
                 try:
                     os.kill(survivor, signal.SIGKILL)

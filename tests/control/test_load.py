@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from benchlab.control.load import BackgroundLoad, LoadSpec, parse_load
 from benchlab.errors import UserError
 from benchlab.measure import _build
 from benchlab.measure.spawn import SpawnRequest, spawn_measured
+from tests.conftest import require_tool
 
 LOOP = r"""
 #include <stdlib.h>
@@ -41,8 +41,8 @@ def test_a_cpu_bound_loop_is_at_least_twice_slower_under_four_workers_per_cpu(cp
     """N = 4 x CPUs workers: a fair share is 1/(N+1) of the machine, so about (N+1)/CPUs (4.5x
     on 2 CPUs) slower; 2x leaves room for a busy machine. Before the load shared benchlab's
     session it was one autogroup and the loop slowed by ~15 %."""
-    if kind == "cpu" and shutil.which("stress-ng") is None:
-        pytest.skip("stress-ng is not installed")
+    if kind == "cpu":
+        require_tool("stress-ng")
     cpus = len(os.sched_getaffinity(0))
     argv = [cpu_loop, "60"]
     alone = _median_wall_s(argv)

@@ -10,11 +10,11 @@ import os
 from pathlib import Path
 
 import pytest
+from fake_sysfs import make_fake_sysfs
 
 from benchlab.environment.topology import process_allowed_cpus, read_topology
-from benchlab.units import format_cpu_list, parse_cpu_list
 from benchlab.errors import UserError
-from fake_sysfs import make_fake_sysfs
+from benchlab.units import format_cpu_list, parse_cpu_list
 
 
 def test_cpu_list_round_trip_and_taskset_syntax():

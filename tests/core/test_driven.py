@@ -15,7 +15,7 @@ from benchlab.core.driven import DrivenSession
 from benchlab.core.plan import Placement
 from benchlab.errors import UserError
 from benchlab.store import Store
-from tests.conftest import BENCHLAB
+from tests.conftest import BENCHLAB, require_tool
 
 
 def _start(store, placement=None, **kwargs):
@@ -96,10 +96,8 @@ def test_sigterm_interrupts_a_profile_and_leaves_nothing_running(tmp_path):
     """`benchlab profile` with stress-ng (skipped where stress-ng is not installed)."""
     from benchlab.machines import stressng
 
-    try:
-        stressng.find_stress_ng()
-    except UserError as exc:
-        pytest.skip(str(exc))
+    require_tool("stress-ng")
+    stressng.find_stress_ng()
     db = tmp_path / "p.db"
     proc = subprocess.Popen([BENCHLAB, "profile", "--methods", "int64", "--repeat", "6",
                              "--duration", "1", "--db", str(db)],

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import csv
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from benchlab.store import Store
-from tests.conftest import assert_one_line_error, run_cli
+from tests.conftest import assert_one_line_error, needs_tool, run_cli
 
 SUITE = """
 [study]
@@ -38,7 +37,7 @@ isolation = ["bare", "cgroup"]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+@needs_tool("valgrind")
 def test_a_study_grades_cells_by_instruction_counts(db_path, tmp_path):
     suite = tmp_path / "suite.toml"
     suite.write_text(SUITE)

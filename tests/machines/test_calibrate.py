@@ -14,8 +14,13 @@ import pytest
 
 from benchlab.control.cgroups import CgroupLimits, cgroup_support
 from benchlab.errors import UserError
-from benchlab.machines.calibrate import (Trial, calibrate, load_calibration, ratio_interval,
-                                         search_quota)
+from benchlab.machines.calibrate import (
+    Trial,
+    calibrate,
+    load_calibration,
+    ratio_interval,
+    search_quota,
+)
 from benchlab.machines.profile import run_profile
 
 

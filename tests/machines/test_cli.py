@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BENCHLAB, assert_one_line_error, run_cli
+from tests.conftest import BENCHLAB, assert_one_line_error, needs_tool, run_cli
 
-needs_stress_ng = pytest.mark.skipif(shutil.which("stress-ng") is None,
-                                     reason="stress-ng is not installed (apt-get install stress-ng)")
+needs_stress_ng = needs_tool("stress-ng")
 
 
 @needs_stress_ng

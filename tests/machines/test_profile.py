@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 
 import pytest
 
@@ -13,9 +12,9 @@ from benchlab.errors import UserError
 from benchlab.machines.profile import METRIC, run_profile
 from benchlab.machines.store_io import load_profile, resolve_profile
 from benchlab.store.db import Store
+from tests.conftest import needs_tool
 
-pytestmark = pytest.mark.skipif(shutil.which("stress-ng") is None,
-                                reason="stress-ng is not installed (apt-get install stress-ng)")
+pytestmark = needs_tool("stress-ng")
 
 
 def test_profile_runs_interleaved_and_lands_in_the_store(tmp_path):

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
 
 from benchlab.errors import UserError
 from benchlab.machines import stressng
+from tests.conftest import needs_tool
 
-pytestmark = pytest.mark.skipif(shutil.which("stress-ng") is None,
-                                reason="stress-ng is not installed (apt-get install stress-ng)")
+pytestmark = needs_tool("stress-ng")
 
 
 def test_cpu_methods_come_from_the_installed_stress_ng():

@@ -9,8 +9,13 @@ import pytest
 from benchlab.errors import UserError
 from benchlab.machines.predict import AppResult, bounds, predict, read_app_results
 from benchlab.machines.profile import MethodResult, Profile, load_profile_file
-from benchlab.machines.variability import (compute_variability, histogram, load_variability_file,
-                                           parse_kinds, plot_variability)
+from benchlab.machines.variability import (
+    compute_variability,
+    histogram,
+    load_variability_file,
+    parse_kinds,
+    plot_variability,
+)
 
 
 def make(name, values, lower=(), kinds=None):
