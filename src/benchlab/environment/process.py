@@ -11,15 +11,23 @@ from typing import Any
 from benchlab.environment._read import is_unknown, read_text, unknown
 
 # How a stored value digest is made; kept beside the values so a reader knows what it compares.
-ENV_DIGEST_KEYED = "hmac-sha256/128, keyed by the store's secret"
+ENV_DIGEST_KEYED = "hmac-sha256/128, keyed by the user's key file"
 ENV_DIGEST_NONE = "values not stored (no store key given)"
+
+
+def env_digest_label(key: bytes) -> str:
+    """The ``env_vars_digest`` label of values keyed by ``key``: :data:`ENV_DIGEST_KEYED` and
+    the key's public id, so a diff compares values only between sessions keyed alike."""
+    key_id = hashlib.sha256(b"benchlab env-key id\0" + bytes(key)).hexdigest()[:12]
+    return f"{ENV_DIGEST_KEYED} {key_id}"
 
 
 def env_var_digests(environ: Mapping[str, str] | None = None,
                     key: bytes | None = None) -> dict[str, str | None]:
     """Environment variable NAMES mapped to a keyed digest of their value, or to ``None``.
 
-    With ``key`` (the store's random secret, :meth:`benchlab.store.Store.env_key`), each value is
+    With ``key`` (the user's random secret, :meth:`benchlab.store.Store.env_key`, kept in a
+    0600 file outside every store), each value is
     stored as HMAC-SHA256(key, value), first 32 hex digits (128 bits). Without the key, a
     dictionary attack with the public algorithm cannot invert it (an unsalted hash of
     ``hunter2`` can be found in a few guesses), yet two sessions in one store still show *whether*

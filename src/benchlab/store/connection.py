@@ -16,9 +16,8 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import secrets
 import sqlite3
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -30,8 +29,6 @@ from benchlab.store.schema import MIGRATIONS, SCHEMA_VERSION
 DEFAULT_DB = "benchlab.db"
 BUSY_TIMEOUT_MS = 5000
 SQLITE_MAGIC = b"SQLite format 3\x00"
-#: Length of :meth:`StoreConnection.env_key` in bytes (256 bits: HMAC-SHA-256's block of key).
-ENV_KEY_BYTES = 32
 
 
 def utc_now() -> str:
@@ -89,6 +86,11 @@ def translate_error(exc: sqlite3.Error, path: str) -> UserError:
     if "not a database" in msg or "malformed" in msg or "corrupt" in msg:
         return UserError(
             f"{path} is not a valid benchlab database ({exc}); use --db PATH to choose another file")
+    if "permission denied" in msg:  # a team store's role without the grants it needs
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "permission denied"
+        return UserError(f"database {path}: {first}; your PostgreSQL role lacks the grants of "
+                         f"a benchlab writer or reader: ask the store's admin to grant them "
+                         f"(docs/team-store.md)")
     if "disk i/o" in msg or "disk is full" in msg:
         return UserError(f"cannot write database {path}: {exc}; free space or use --db PATH")
     return UserError(f"database {path}: {exc}")
@@ -329,6 +331,12 @@ class StoreConnection:
             raise translate_error(exc, self.path) from None
         try:
             yield self.conn
+        except sqlite3.Error as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if "permission denied" in str(exc).lower():  # a team store role's missing grant
+                raise translate_error(exc, self.path) from None
+            raise
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
@@ -347,23 +355,23 @@ class StoreConnection:
         """True when ``PRAGMA integrity_check`` answers ``ok``."""
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
-    def env_key(self) -> bytes:
-        """This store's secret key (32 random bytes, created once and kept in the store).
+    def env_key(self) -> bytes | None:
+        """The key of environment-variable digests: this user's key file, never the store
+        (:mod:`benchlab.store.user_key`); None when no key file can be made (names only).
 
-        Environment variable values are stored as HMAC-SHA-256 digests keyed by it, so a
-        dictionary of likely values cannot be run against a copied digest without the store.
+        An old store's ``store_meta`` key is adopted as the user's key when the user has none,
+        and removed from the store (a reader of the store must not get it).
         """
+        from benchlab.store.user_key import user_env_key
+
         row = self.conn.execute("SELECT value FROM store_meta WHERE key = 'env_key'").fetchone()
-        if row is not None:
-            return bytes(row[0])
-        if self.readonly:
-            raise UserError(f"database {self.path} has no secret key yet and is open read-only; "
-                            f"run a writing command on it first")
-        with self.transaction() as c:
-            c.execute("INSERT OR IGNORE INTO store_meta (key, value) VALUES ('env_key', ?)",
-                      (secrets.token_bytes(ENV_KEY_BYTES),))
-            return bytes(c.execute("SELECT value FROM store_meta WHERE key = 'env_key'")
-                         .fetchone()[0])
+        legacy = bytes(row[0]) if row is not None else None
+        key = user_env_key(adopt=legacy)
+        if legacy is not None and not self.readonly:
+            with suppress(UserError):  # a role without DELETE: the admin removes it
+                with self.transaction() as c:
+                    c.execute("DELETE FROM store_meta WHERE key = 'env_key'")
+        return key
 
     def store_files(self) -> list[str]:
         """Absolute paths of the database and its ``-wal``, ``-shm`` and ``-journal`` files."""
