@@ -375,12 +375,14 @@ def test_missing_working_directory_is_reported(tmp_path):
 
 
 def test_a_run_stores_env_values_only_as_the_stores_keyed_digest(tmp_path):
-    """End to end: `benchlab run` keys the digests with the store's own secret (Store.env_key)."""
+    """End to end: `benchlab run` keys the digests with the user's secret (Store.env_key), which
+    lives in the user's key file, not in the store (issue 15)."""
     import sqlite3
     import sys
 
     db = tmp_path / "store.db"
-    env = {**os.environ, "BENCHLAB_TEST_SECRET": "hunter2"}
+    key_file = tmp_path / "env-key"
+    env = {**os.environ, "BENCHLAB_TEST_SECRET": "hunter2", "BENCHLAB_ENV_KEY_FILE": str(key_file)}
     done = subprocess.run([sys.executable, "-m", "benchlab.cli.main", "run", "-q", "--db", str(db),
                            "-r", "1", "--", "true"], env=env, capture_output=True, text=True,
                           timeout=120)
@@ -389,7 +391,8 @@ def test_a_run_stores_env_values_only_as_the_stores_keyed_digest(tmp_path):
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(db) as conn:
         stored = [json.loads(row[0]) for row in conn.execute("SELECT environment FROM sessions")]
-        key = bytes(conn.execute("SELECT value FROM store_meta WHERE key = 'env_key'").fetchone()[0])
+        assert conn.execute("SELECT value FROM store_meta WHERE key = 'env_key'").fetchone() is None
+    key = key_file.read_bytes()
     assert len(stored) == 1
     value = stored[0]["env_vars"]["BENCHLAB_TEST_SECRET"]
     assert "hunter2" not in json.dumps(stored[0])

@@ -152,14 +152,19 @@ def test_many_concurrent_resumes_exactly_one_wins(db_path):
     assert sorted(outcomes) == ["lost", "lost", "lost", "won"]
 
 
-def test_env_key_is_random_per_store_and_kept(tmp_path):
+def test_env_key_is_the_users_kept_outside_every_store(tmp_path, monkeypatch):
+    """Issue 15: the key is one per user, in a 0600 file, never in a store."""
+    monkeypatch.setenv("BENCHLAB_ENV_KEY_FILE", str(tmp_path / "cfg" / "env-key"))
     with Store.open(tmp_path / "a.db") as a:
         key = a.env_key()
         assert isinstance(key, bytes) and len(key) == 32 and a.env_key() == key
+        assert a.conn.execute("SELECT COUNT(*) FROM store_meta WHERE key = 'env_key'"
+                              ).fetchone()[0] == 0
+    assert (tmp_path / "cfg" / "env-key").stat().st_mode & 0o777 == 0o600
     with Store.open(tmp_path / "a.db", readonly=True) as a:
         assert a.env_key() == key
     with Store.open(tmp_path / "b.db") as b:
-        assert b.env_key() != key
+        assert b.env_key() == key
 
 
 def test_nested_transaction_commits_once_or_not_at_all(db_path):
