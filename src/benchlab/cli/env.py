@@ -47,7 +47,7 @@ def _print_table(env: dict[str, Any]) -> None:
         table.add_row(shown_section, field, Text(text, style="dim" if dim else ""))
     names = sorted(env.get("env_vars", {}))
     table.add_row("env_vars", "names (a session stores values only as HMAC digests keyed by "
-                  "its store's secret)",
+                  "your own key file, never the store: docs/team-store.md)",
                   Text(", ".join(names) if names else "(none)"))
     Console().print(table)
 

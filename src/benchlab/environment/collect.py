@@ -29,7 +29,7 @@ from benchlab.environment.fingerprint import environment_digest
 from benchlab.environment.kernel import _kernel_settings_section, _numa_section, cgroup_state
 from benchlab.environment.memory import _memory_section
 from benchlab.environment.process import (
-    ENV_DIGEST_KEYED, ENV_DIGEST_NONE, _load_section, env_var_digests,
+    ENV_DIGEST_NONE, _load_section, env_digest_label, env_var_digests,
 )
 from benchlab.environment.software import _git_section, _python_section
 from benchlab.environment.system import _host_section, _os_section
@@ -102,7 +102,7 @@ def collect_environment(argv: Sequence[str] | None = None, cwd: str | None = Non
         "git": {"cwd": cwd, **_git_section(git_head, git_status, deadline, cwd)},
         "process": {"argv": argv, "cwd": cwd, "pid": os.getpid()},
         "env_vars": env_var_digests(key=env_key),
-        "env_vars_digest": ENV_DIGEST_KEYED if env_key is not None else ENV_DIGEST_NONE,
+        "env_vars_digest": env_digest_label(env_key) if env_key is not None else ENV_DIGEST_NONE,
         "load": _load_section(),
     }
     env["digest"] = environment_digest(env)
