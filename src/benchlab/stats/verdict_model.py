@@ -153,7 +153,7 @@ def verdict_model(
     confidence_level: float = 0.95,
     equivalence_margin: float = 0.01,
     equivalence_margin_abs: float | None = None,
-    power: float = 0.8,
+    power: float = 0.7,
     jaybeams_compatible: bool = False,
 ) -> Verdict:
     """Decide every series against one baseline: faster, slower, equivalent or undecided.
