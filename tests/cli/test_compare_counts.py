@@ -18,10 +18,9 @@ import pytest
 
 from benchlab.report.verdict_text import verdict_text
 from benchlab.stats.verdict import CompareOptions, compare
-from tests.conftest import run_cli
+from tests.conftest import needs_tool, run_cli
 
-pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None,
-                                reason="valgrind is not installed (scripts/setup.sh installs it)")
+pytestmark = needs_tool("valgrind")
 
 # A program whose instruction count varies by a few dozen instructions per run: it loops a
 # random 0..63 extra times on top of a fixed amount of work (like a program reading the clock).

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from benchlab.cli.main import cli
 from benchlab.store import Store
-from tests.conftest import assert_one_line_error, run_cli
+from tests.conftest import assert_one_line_error, needs_tool, run_cli
 
 SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data"
 HYPERFINE = shutil.which("hyperfine")
@@ -136,7 +136,7 @@ def test_real_console_script_export_errors(db_path, tmp_path):
     assert_one_line_error(proc, "hyperfine JSON holds seconds")
 
 
-@pytest.mark.skipif(HYPERFINE is None, reason="hyperfine is not installed")
+@needs_tool("hyperfine")
 def test_export_of_a_real_benchlab_run_reads_back_as_hyperfine_json(db_path, tmp_path):
     run_cli("run", "--runs", "3", "-n", "t", "true", db=db_path, check=True)
     out = tmp_path / "h.json"

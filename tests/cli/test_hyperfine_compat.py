@@ -24,7 +24,7 @@ import pytest
 from benchlab.store import Store
 from benchlab.store.formats.asciidoc import asciidoc_text, markup_table
 from benchlab.store.formats.orgmode import orgmode_text
-from tests.conftest import assert_one_line_error, run_cli
+from tests.conftest import assert_one_line_error, needs_tool, run_cli
 
 HYPERFINE = shutil.which("hyperfine")
 RESULT_KEYS = {"command", "mean", "stddev", "median", "user", "system", "min", "max", "times",
@@ -416,7 +416,7 @@ def test_bad_hyperfine_options_are_one_line_errors(args, needles, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) in ([], ["b.db"])
 
 
-@pytest.mark.skipif(HYPERFINE is None, reason="hyperfine is not installed")
+@needs_tool("hyperfine")
 @pytest.mark.parametrize("unit", [None, "second", "millisecond"])
 def test_markup_tables_are_byte_identical_to_hyperfines(unit, tmp_path):
     """Rendered from hyperfine's own JSON, our AsciiDoc/org-mode tables equal hyperfine's."""
@@ -492,7 +492,7 @@ def test_sort_command_makes_the_first_command_the_baseline(tmp_path):
 # -- instruction counts ----------------------------------------------------------------------
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+@needs_tool("valgrind")
 def test_count_instructions_stores_a_metric_in_separate_runs(tmp_path):
     db = tmp_path / "b.db"
     proc = run_cli("run", "-N", "-r", "3", "--count", "instructions", "-n", "t", "true",

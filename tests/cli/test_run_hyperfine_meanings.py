@@ -14,13 +14,11 @@ import json
 import shutil
 import subprocess
 
-import pytest
-
 from benchlab.store import Store
-from tests.conftest import assert_one_line_error, run_cli
+from tests.conftest import assert_one_line_error, needs_tool, run_cli
 
 HYPERFINE = shutil.which("hyperfine")
-needs_hyperfine = pytest.mark.skipif(HYPERFINE is None, reason="hyperfine is not installed")
+needs_hyperfine = needs_tool("hyperfine")
 
 
 def _hyperfine(*args: str, cwd) -> subprocess.CompletedProcess:

@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from benchlab.report.run_summary import BenchmarkSummary, SeriesSummary, render_summary_table
-from tests.conftest import BENCHLAB
+from tests.conftest import BENCHLAB, needs_tool
 
 HYPERFINE = shutil.which("hyperfine")
 ANSI = re.compile(r"\x1b\[")
@@ -88,7 +88,7 @@ def test_shared_warning_is_said_once():
         assert text.count("high relative spread") == 1
 
 
-@pytest.mark.skipif(HYPERFINE is None, reason="hyperfine is not installed")
+@needs_tool("hyperfine")
 def test_a_ten_value_scan_prints_no_more_lines_than_hyperfine_plus_the_verdict(db_path,
                                                                                 tmp_path):
     args = ["-N", "-r", "2", "-P", "n", "1", "10", "sleep 0.00{n}"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import statistics
 
 import pytest
@@ -12,9 +11,9 @@ from benchlab.errors import UserError
 from benchlab.measure import _build
 from benchlab.measure.counts import count_instructions, count_runs
 from benchlab.workloads import workload_command
+from tests.conftest import needs_tool
 
-pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None,
-                                reason="valgrind is not installed (bash scripts/setup.sh installs it)")
+pytestmark = needs_tool("valgrind")
 
 FIXED_WORK = r"""
 #include <stdio.h>

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from benchlab.store.db import Store
-from tests.conftest import assert_one_line_error, run_cli
+from tests.conftest import assert_one_line_error, require_tool, run_cli
 from tests.report.storebuild import add_session, environment, two_command_store
 
 
@@ -171,10 +171,8 @@ def test_heavy_libraries_stay_unimported_until_rendering():
 @pytest.mark.slow
 def test_counted_instructions_appear_beside_the_timings(tmp_path):
     """Real runs: two commands timed, then counted under valgrind's cachegrind."""
-    import shutil
 
-    if shutil.which("valgrind") is None:
-        pytest.skip("valgrind is not installed (scripts/setup.sh installs it)")
+    require_tool("valgrind")
     db = tmp_path / "cnt.db"
     run_cli("run", "-r", "5", "--count", "instructions", "/bin/true", "/bin/echo hi", db=db,
             check=True, timeout=300)

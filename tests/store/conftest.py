@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_tool
+
 PG_USER = "benchlab-test"
 _counter = itertools.count()
 
@@ -95,9 +97,7 @@ def create_database(prefix: str, host: str, name: str) -> str:
 @pytest.fixture(scope="session")
 def pg_server():
     """URL prefix and socket directory of a running throwaway PostgreSQL cluster."""
-    if _pg_bin() is None:
-        pytest.skip("PostgreSQL binaries are absent (/usr/lib/postgresql/*/bin/initdb); "
-                    "apt-get install -y postgresql")
+    require_tool("postgres", "/usr/lib/postgresql/*/bin/initdb")  # fails in CI when absent
     if os.geteuid() != 0:
         pytest.skip("the PostgreSQL fixture runs the server as a system user, which needs root")
     with throwaway_postgres() as server:

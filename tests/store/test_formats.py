@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 
 from benchlab.errors import UserError
-from benchlab.store.formats.metric_spec import extract, parse_metric_spec
 from benchlab.store import Store
 from benchlab.store.formats import export_sessions, import_path
+from benchlab.store.formats.metric_spec import extract, parse_metric_spec
+from tests.conftest import needs_tool
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO / ".." / "shared"
@@ -32,7 +33,7 @@ HYPERFINE = shutil.which("hyperfine")
 
 needs_shared = pytest.mark.skipif(not (SHARED / "data").is_dir(),
                                   reason="../shared/data is absent: published data sets unavailable")
-needs_hyperfine = pytest.mark.skipif(HYPERFINE is None, reason="hyperfine is not installed")
+needs_hyperfine = needs_tool("hyperfine")
 
 
 @pytest.fixture
