@@ -108,19 +108,22 @@ def create_session(store: Store, plan: RunPlan, *, setup: Callable[[], int | Non
 
     ``setup()`` stores the runs' setup (this machine's, or each cluster machine's) and returns
     the id its benchmarks point at. ``environment``: the client's environment (default: this
-    machine's, collected now). A failure on the way marks the session failed (interrupted on
-    Ctrl-C) and goes on.
+    machine's, collected now). All of it is one transaction: a failure on the way (Ctrl-C,
+    SIGTERM, SIGKILL too) leaves no session at all.
     """
     from benchlab.environment import collect_environment, load_average
 
     if environment is None:
         environment = collect_environment(argv=list(argv) if argv else None, cwd=plan.cwd,
                                           env_key=store.env_key())
-    writer = SessionWriter.create(
-        store, "run", name=name, command_line=list(argv) if argv else None,
-        protocol=plan.to_dict(), environment=environment, checks=checks,
-        load_before=list(load_average()), metadata=metadata, parent=parent)
-    try:
+    load_before = list(load_average())
+    # the row, its benchmarks and metrics in ONE transaction: a signal between them left a
+    # session that could not be resumed (issue 15); now a failure or Ctrl-C leaves nothing
+    with store.transaction():
+        writer = SessionWriter.create(
+            store, "run", name=name, command_line=list(argv) if argv else None,
+            protocol=plan.to_dict(), environment=environment, checks=checks,
+            load_before=load_before, metadata=metadata, parent=parent)
         setup_id = setup()
         for pos, bench in enumerate(plan.benchmarks):
             writer.add_benchmark(bench.name, position=pos, command=bench.command,
@@ -130,9 +133,6 @@ def create_session(store: Store, plan: RunPlan, *, setup: Callable[[], int | Non
             writer.add_metric(spec.name, unit=spec.unit, origin="regex", pattern=spec.regex)
         if plan.samples_csv:
             writer.update(source=plan.samples_csv)
-    except BaseException as exc:
-        writer.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
-        raise
     return writer
 
 
