@@ -47,3 +47,24 @@ def test_resume_of_a_half_created_session_is_one_line(tmp_path, n_stored):
     assert_one_line_error(proc, "being created", "run its command again")
     with Store.open(db, readonly=True) as store:
         assert store.runs(session_id=store.get_session(uid)["id"]) == []
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, RuntimeError])
+def test_session_creation_is_one_transaction(tmp_path, failure):
+    """Ctrl-C (or any failure) after the session row, before its benchmarks: nothing is left
+    (it was a 'crashed' session without benchmarks that --resume could not continue)."""
+    from benchlab.core.session import create_session
+
+    plan = RunPlan(benchmarks=[BenchmarkSpec("true", "true")], runs=2, warmup=0, min_runs=1,
+                   cwd="/tmp")
+
+    def setup():
+        raise failure("between the row and the benchmarks")
+
+    with Store.open(tmp_path / "t.db") as store:
+        with pytest.raises(failure):
+            create_session(store, plan, setup=lambda: setup(), environment={"x": 1})
+        assert store.sessions() == []
+        assert store.conn.execute("SELECT COUNT(*) FROM benchmarks").fetchone()[0] == 0
+        writer = create_session(store, plan, setup=lambda: None, environment={"x": 1})
+        assert [b["name"] for b in store.benchmarks(writer.ref.id)] == ["true"]
