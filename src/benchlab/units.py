@@ -294,3 +294,25 @@ def parse_effect(text: str | float, *, what: str | None = None) -> tuple[str, fl
     except UserError:
         raise UserError(f"{_named(what, text)} is not an effect; write a duration with a unit "
                         "(1ms, 500us) or a percentage of the baseline (2%)") from None
+
+
+_AGE = re.compile(r"^([0-9]+(?:\.[0-9]*)?)\s*(d|w|h|m|min|s)$")
+_SECONDS_PER_AGE_UNIT = {"w": 7 * 86400.0, "d": 86400.0, "h": 3600.0, "m": 60.0, "min": 60.0,
+                         "s": 1.0}
+
+
+def parse_age_s(text: str, *, what: str | None = None) -> float:
+    """An age in seconds from ``"30d"``, ``"2w"``, ``"12h"``, ``"90m"`` or ``"45s"`` (a unit is
+    required: ``--older-than 30`` could mean anything). At most 100 years.
+
+    Raises:
+        UserError: for malformed text, zero, or an age over 100 years.
+    """
+    match = _AGE.match(str(text).strip().lower())
+    if not match:
+        raise UserError(f"{_named(what, text)} is not an age; write e.g. 30d, 2w, 12h or 90m")
+    value = float(match.group(1)) * _SECONDS_PER_AGE_UNIT[match.group(2)]
+    if value <= 0 or value > 100 * 366 * 86400.0:
+        raise UserError(f"{_named(what, text)} is out of range: an age must be > 0 and at most "
+                        "100 years")
+    return value
