@@ -54,6 +54,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
                           "steps, environment."),
     "cluster": ("cluster_certs", "Set up a team's Dask cluster: TLS certificates "
                                  "(docs/cluster.md)."),
+    "delete": ("tidy", "Delete SESSIONs (uid, id or name) with their runs and samples, in one "
+                       "transaction."),
+    "rename": ("tidy", "Give SESSION (uid, id or name) the name NAME."),
     "store": ("store", "Work on whole stores: copy sessions between SQLite files and PostgreSQL "
                        "databases."),
     "predict": ("predict", "Bounds of an application's result on TARGET from its result on BASE; "

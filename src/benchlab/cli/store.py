@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from benchlab.cli.tidy import vacuum_cmd
 from benchlab.errors import UserError
 
 
@@ -46,4 +47,5 @@ def copy_cmd(src: str, dst: str, sessions: tuple[str, ...]) -> None:
                f"(same digest); every copy verified")
 
 
+store_group.add_command(vacuum_cmd)
 commands = [store_group]
