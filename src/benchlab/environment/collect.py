@@ -22,14 +22,22 @@ from typing import Any
 
 import benchlab
 from benchlab.environment._read import (
-    NOT_A_REPOSITORY, SUBPROCESS_TIMEOUT_S, Probe, is_unknown, outside_git_work_tree, utc_now_iso,
+    NOT_A_REPOSITORY,
+    SUBPROCESS_TIMEOUT_S,
+    Probe,
+    is_unknown,
+    outside_git_work_tree,
+    utc_now_iso,
 )
 from benchlab.environment.cpu import _cpu_section
 from benchlab.environment.fingerprint import environment_digest
 from benchlab.environment.kernel import _kernel_settings_section, _numa_section, cgroup_state
 from benchlab.environment.memory import _memory_section
 from benchlab.environment.process import (
-    ENV_DIGEST_NONE, _load_section, env_digest_label, env_var_digests,
+    ENV_DIGEST_NONE,
+    _load_section,
+    env_digest_label,
+    env_var_digests,
 )
 from benchlab.environment.software import _git_section, _python_section
 from benchlab.environment.system import _host_section, _os_section
