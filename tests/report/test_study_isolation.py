@@ -64,6 +64,8 @@ def test_a_study_with_bwrap_and_podman_levels_reports_them_against_bare(tmp_path
         if r["isolation"].startswith("podman"):
             # a fresh container per run: the engine's start-up is added to every run's wall
             assert float(r["wall_offset_ns"]) > 0.3 * float(r["startup_ns"])
+            # ... so its mean wall time is higher than bare's (the family reads "podman vs bare")
+            assert r["mean_wall"] == "higher"
     md = (out / "report.md").read_text()
     assert "## Isolation vs bare" in md and "podman:localhost/benchlab-busybox:1" in md
     assert Path(out / "groups.csv").exists()

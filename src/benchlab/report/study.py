@@ -144,8 +144,9 @@ def family_comparisons(intervals: list[dict], suite: Suite) -> tuple[list[dict],
                 if row_b is None:
                     continue
                 for stat in ("mean", "sd"):
-                    label = compare_intervals((row_b[f"{stat}_lo"], row_b[f"{stat}_hi"]),
-                                              (row_a[f"{stat}_lo"], row_a[f"{stat}_hi"]))
+                    # the second level (b) relative to the first (a), as the family reads
+                    label = compare_intervals((row_a[f"{stat}_lo"], row_a[f"{stat}_hi"]),
+                                              (row_b[f"{stat}_lo"], row_b[f"{stat}_hi"]))
                     family = f"{factor}: {b} vs {a}"
                     detail.append({"family": family, "statistic": stat, "metric": row_a["metric"],
                                    "workload": row_a["workload"],
