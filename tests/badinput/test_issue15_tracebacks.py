@@ -127,3 +127,21 @@ def test_sigterm_while_a_local_cluster_starts(tmp_path, delay_s):
     leftover = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
     assert leftover.stdout.strip() == "", leftover.stdout
 
+
+
+def test_a_workload_named_with_a_slash(tmp_path):
+    """A study workload named ``a/b`` (once a FileNotFoundError: the name became a path) runs
+    and reports; its files are named ``a-b``."""
+    suite = tmp_path / "s.toml"
+    suite.write_text('[study]\nname = "x"\nruns = 2\nwarmup = 0\n'
+                     '[[workload]]\nname = "a/b"\ncommand = "true"\n[matrix]\nworkers = [1]\n')
+    db = tmp_path / "s.db"
+    ran = run_cli("study", "run", str(suite), db=db, timeout=180)
+    assert ran.returncode == 0, ran.stderr
+    uid = ran.stdout.split("study ")[1].split()[0] if "study " in ran.stdout else None
+    uid = uid or ran.stderr.split("study ")[1].split()[0]
+    out = tmp_path / "rep"
+    reported = run_cli("study", "report", uid, "-o", str(out), "--no-plots", db=db, timeout=180)
+    assert reported.returncode == 0, reported.stderr
+    assert "Traceback" not in reported.stderr
+    assert not (out / "a").exists()
