@@ -51,6 +51,10 @@ SUBPROCESS_ALLOWED: dict[str, str] = {
                                   "command) before they are measured",
 }
 
+#: Entries of the lists below that are moving between files while the bundle engineer moves the
+#: re-measurement out of report/ (issue 17): not reported as stale; drop them once it lands.
+MOVING = {"benchlab/report/reproduce/rerun.py", "benchlab/core/reproduce.py"}
+
 #: Imports of another package's private module, with the reason.
 PRIVATE_ALLOWED: dict[str, str] = {
     "benchlab/workloads/__init__.py": "builds the bundled C workloads with measure's compiler "
@@ -59,6 +63,8 @@ PRIVATE_ALLOWED: dict[str, str] = {
     "benchlab/report/reproduce/rerun.py": "rebuilds a bundle's workloads with measure._build "
                                           "(moving out of report/, owned by the bundle "
                                           "engineer)",
+    "benchlab/core/reproduce.py": "the bundle's re-measurement, moved from report/ (rebuilds "
+                                  "its workloads with measure._build)",
     "benchlab/report/run_summary.py": "TIMED_STATUSES of store.formats._gather: to become a "
                                       "public name of benchlab.store (owned by the report "
                                       "engineer)",
@@ -155,7 +161,7 @@ def _check(find, home: tuple[str, ...], allowed: dict[str, str], what: str) -> l
             used.add(rel)
             continue
         problems.append(f"src/{rel}:{found[0]}: {what}")
-    for rel in sorted(set(allowed) - used):
+    for rel in sorted(set(allowed) - used - MOVING):
         problems.append(f"src/{rel}: listed as an exception for {what}, but has none: remove "
                         f"it from the list")
     return problems
@@ -193,7 +199,7 @@ def test_private_modules_stay_inside_their_package():
         problems.append(f"src/{rel}:{line}: imports {module}, private to its package (make "
                         f"what it needs a public name of the package)")
     problems += [f"src/{rel}: listed as importing a private module, but does not: remove it"
-                 for rel in sorted(set(PRIVATE_ALLOWED) - used)]
+                 for rel in sorted(set(PRIVATE_ALLOWED) - used - MOVING)]
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
 

@@ -14,7 +14,11 @@ from benchlab.machines.variability import (
     histogram,
     load_variability_file,
     parse_kinds,
-    plot_variability,
+)
+from benchlab.report.machines_figures import (
+    fleet_matrix_text,
+    variability_text,
+    write_variability_figure,
 )
 
 
@@ -82,14 +86,34 @@ def test_profile_and_variability_json_round_trip(tmp_path):
         load_profile_file(tmp_path / "v.json")
 
 
-def test_plot_writes_png_and_svg(tmp_path):
+def test_figure_2_is_one_figure_written_as_png_svg_or_pdf(tmp_path):
+    """``variability --plot`` draws the report's Figure 2 (one figure for both)."""
     v = compute_variability(make("t", {"a": 3.0, "b": 1.2}), make("b", {"a": 1.0, "b": 1.0}))
-    plot_variability([v], tmp_path / "f.png")
-    plot_variability([v, v], tmp_path / "f.svg", labels=["x", "y"])
+    write_variability_figure([v], tmp_path / "f.png")
+    write_variability_figure([v, v], tmp_path / "f.svg", labels=["x", "y"])
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
-    assert b"<svg" in (tmp_path / "f.svg").read_bytes()[:400]
+    svg = (tmp_path / "f.svg").read_text()
+    assert "<svg" in svg[:400] and "Figure 2" in svg
     with pytest.raises(UserError, match=".png, .svg or .pdf"):
-        plot_variability([v], tmp_path / "f.gif")
+        write_variability_figure([v], tmp_path / "f.gif")
+
+
+def test_variability_and_fleet_text_reports():
+    base = make("b", {"a": 1.0, "b": 1.0, "c": 1.0})
+    v = compute_variability(make("t", {"a": 3.0, "b": 1.2, "c": 1.25}), base)
+    narrow = compute_variability(make("u", {"a": 1.5, "b": 1.2, "c": 1.3}), base)
+    text = variability_text(v, [narrow]).splitlines()
+    assert text[0] == "t / b: 3 methods (cpu-method)"
+    assert text[1].startswith("  range [1.20, 3.00]  length 1.80")
+    assert "slowest-gaining b (1.20), fastest-gaining a (3.00)" in text[2]
+    assert "    (1.1, 1.2]   1 #" in text and "    (1.2, 1.3]   1 #" in text
+    assert text[-1] == "range length u: 0.30 (6.00x narrower than t)"
+    from benchlab.machines.fleet import fleet_matrix
+
+    matrix = fleet_matrix([make("m1", {"a": 2.0, "b": 2.0}), make("m2", {"a": 1.0, "b": 1.0})])
+    lines = fleet_matrix_text(matrix).splitlines()
+    assert lines[2].split()[:2] == ["m1", "-"] and "[2.00, 2.00]" in lines[2]
+    assert lines[-1].startswith("slowest common base: m2")
 
 
 def test_prediction_bounds_and_flags(tmp_path):

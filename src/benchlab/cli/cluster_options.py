@@ -203,6 +203,7 @@ def fleet_variability(db: str | None, fleet_id: str | None, kinds, per_cpu_secon
 
     from benchlab.cli.common import open_store
     from benchlab.machines.fleet import fleet_matrix, fleet_profiles
+    from benchlab.report.machines_figures import fleet_matrix_text
 
     store = open_store(db, readonly=True)
     try:
@@ -214,7 +215,7 @@ def fleet_variability(db: str | None, fleet_id: str | None, kinds, per_cpu_secon
         echo_json({**matrix.to_dict(), "fleet": fleet_id}, indent=1)
     else:
         click.echo(f"fleet {fleet_id}")
-        click.echo(matrix.format_text())
+        click.echo(fleet_matrix_text(matrix))
 
 
 def calibrate_cluster(db: str | None, cluster: str, on: str, base_spec: str, methods: list[str],

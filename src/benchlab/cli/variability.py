@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import click
 
 from benchlab.cli.common import db_option
@@ -36,8 +35,8 @@ def variability_cmd(target, base, also, kinds, methods, per_cpu_second, as_json,
     histogram in 0.1-wide bins (as the VarSys16 paper's Figure 2).
     """
     from benchlab.machines.store_io import resolve_profile
-    from benchlab.machines.variability import (compute_variability, format_text, parse_kinds,
-                                               plot_variability)
+    from benchlab.machines.variability import compute_variability, parse_kinds
+    from benchlab.report.machines_figures import variability_text, write_variability_figure
 
     kind_list = parse_kinds(kinds)
     if fleet is not None:
@@ -58,14 +57,14 @@ def variability_cmd(target, base, also, kinds, methods, per_cpu_second, as_json,
     others = [compute_variability(resolve_profile(t, db), base_p, kinds=kind_list, methods=method_list,
                                   per_cpu_second=per_cpu_second) for t in also]
     if plot:
-        plot_variability([main, *others], plot)
+        write_variability_figure([main, *others], plot)
     if as_json:
         doc = main.to_dict()
         if others:
             doc["also"] = [o.to_dict() for o in others]
         echo_json(doc, indent=1)
     else:
-        click.echo(format_text(main, others))
+        click.echo(variability_text(main, others))
         if plot:
             click.echo(f"plot written to {plot}")
 

@@ -113,19 +113,6 @@ class FleetMatrix:
                 "medians": self.medians, "slowest_common_base": self.base,
                 "base_reason": self.base_reason}
 
-    def format_text(self) -> str:
-        """The matrix as text: one row per target, one column per base, [min, max] of speedups."""
-        width = max(12, *(len(n) for n in self.names)) + 2
-        lines = ["speedup range [min, max] of each row's machine over each column's (per method)",
-                 " " * width + "".join(f"{n:>{width + 6}}" for n in self.names)]
-        for t in self.names:
-            cells = ["-".rjust(width + 6) if t == b else
-                     f"[{self.ranges[t][b][0]:.2f}, {self.ranges[t][b][1]:.2f}]".rjust(width + 6)
-                     for b in self.names]
-            lines.append(f"{t:<{width}}" + "".join(cells))
-        lines.append(f"slowest common base: {self.base} ({self.base_reason})")
-        return "\n".join(lines)
-
 
 def fleet_matrix(profiles: Sequence[Profile], *, kinds: Sequence[str] = ("cpu-method",),
                  per_cpu_second: bool = False) -> FleetMatrix:
@@ -180,8 +167,12 @@ def calibrate_fleet(cluster: str, base: Profile, methods: list[str], options: di
                     observer: Callable[[str, dict], None] | None = None) -> dict[str, Any]:
     """Calibrate every chosen machine except the base itself against ``base``; write and
     return the fleet calibration document (each machine's own quota, us per period)."""
-    from benchlab.core.cluster.address import choose_machines, machines_of, open_cluster, \
-        parse_cluster
+    from benchlab.core.cluster.address import (
+        choose_machines,
+        machines_of,
+        open_cluster,
+        parse_cluster,
+    )
     from benchlab.core.cluster.each import run_on_each
 
     with open_cluster(parse_cluster(cluster), connect_options=connect_options) as client:

@@ -17,7 +17,6 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -184,68 +183,3 @@ def load_variability_file(path: str | os.PathLike) -> Variability:
                        ratios=ratios, only_in_target=list(doc.get("only_in_target") or []),
                        only_in_base=list(doc.get("only_in_base") or []),
                        kinds=tuple(doc.get("kinds") or ("cpu-method",)))
-
-
-def format_text(v: Variability, others: Sequence[Variability] = ()) -> str:
-    """A plain-text report: summary line(s) and the histogram(s) with bars."""
-    lines = []
-    for item in (v, *others):
-        s = item.summary()
-        lines.append(f"{item.target} / {item.base}: {s['n']} methods ({', '.join(item.kinds)})")
-        lines.append(f"  range [{s['min']:.2f}, {s['max']:.2f}]  length {s['length']:.2f}  "
-                     f"median {s['median']:.3f}  mean {s['mean']:.3f}  IQR {s['iqr']:.3f} "
-                     f"[{s['q1']:.3f}, {s['q3']:.3f}]")
-        lo_name = min(item.ratios, key=item.ratios.get)
-        hi_name = max(item.ratios, key=item.ratios.get)
-        lines.append(f"  slowest-gaining {lo_name} ({item.ratios[lo_name]:.2f}), "
-                     f"fastest-gaining {hi_name} ({item.ratios[hi_name]:.2f})")
-        if item.only_in_target or item.only_in_base:
-            lines.append(f"  left out: {len(item.only_in_base)} only in {item.base}, "
-                         f"{len(item.only_in_target)} only in {item.target}")
-        lines.append("  histogram (bins (low, high]):")
-        for b in item.histogram():
-            if b["count"]:
-                lines.append(f"    ({b['low']:.1f}, {b['high']:.1f}] {b['count']:3d} {'#' * b['count']}")
-    if others:
-        base_len = v.length
-        for item in others:
-            if item.length > 0:
-                lines.append(f"range length {item.target}: {item.length:.2f} "
-                             f"({base_len / item.length:.2f}x narrower than {v.target})")
-    return "\n".join(lines)
-
-
-def plot_variability(items: Sequence[Variability], path: str | os.PathLike,
-                     labels: Sequence[str] | None = None, width: float = BIN_WIDTH) -> None:
-    """Overlaid histograms in 0.1-wide bins with each profile's range marked (as Figure 2 of
-    the paper). The format follows the file's extension (.png, .svg, .pdf)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    suffix = Path(path).suffix.lower()
-    if suffix not in (".png", ".svg", ".pdf"):
-        raise UserError(f"cannot plot to {path}: use a .png, .svg or .pdf file name")
-    colors = ["#4daf4a", "#984ea3", "#377eb8", "#e41a1c", "#ff7f00"]
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    for i, item in enumerate(items):
-        # Bars from the right-closed bins themselves (matplotlib's hist bins are left-closed).
-        bins = item.histogram(width)
-        color = colors[i % len(colors)]
-        label = labels[i] if labels and i < len(labels) else f"{item.target}/{item.base}"
-        ax.bar([b["low"] for b in bins], [b["count"] for b in bins], width=width, align="edge",
-               alpha=0.6, color=color, edgecolor="black", linewidth=0.3, label=label)
-        for x in item.range:
-            ax.axvline(x, color=color, linestyle="--", linewidth=1)
-    ax.axvline(1.0, color="grey", linewidth=0.8)
-    ax.set_xlabel("speedup of target over base (per stress-ng method)")
-    ax.set_ylabel("methods")
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend()
-    fig.tight_layout()
-    try:
-        fig.savefig(path)
-    except OSError as err:
-        raise UserError(f"cannot write plot {path}: {err.strerror}; choose another --plot FILE") from None
-    finally:
-        plt.close(fig)
