@@ -149,3 +149,24 @@ def test_kill_9_leaves_a_container_that_the_next_start_removes(tmp_path):
     run_cli("run", "--runs", "2", "-w", "0", "-N", "--isolation", f"podman:{IMAGE}", "/bin/true",
             db=tmp_path / "k2.db", check=True)
     assert owner_containers(proc.pid) == []
+
+
+@needs_podman
+@pytest.mark.slow
+def test_a_study_killed_with_kill_9_resumes_and_leaves_no_container(tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[study]\nruns = 3\nwarmup = 0\n[[workload]]\nname = "nap"\n'
+                     f'command = "/bin/sleep 0.7"\n[matrix]\n'
+                     f'isolation = ["podman-exec:{IMAGE}", "podman:{IMAGE}"]\n')
+    db = tmp_path / "study.db"
+    proc = subprocess.Popen([BENCHLAB, "study", str(suite), "--db", str(db)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _wait_for_container(proc, db)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert owner_containers(proc.pid)
+    study = [s for s in Store.open(db).sessions() if s["kind"] == "study"][0]
+    run_cli("study", "run", "--resume", study["uid"], db=db, check=True, timeout=300)
+    # the resume swept the dead owner's containers, and removed its own at exit
+    assert owner_containers(proc.pid) == []
+    assert Store.open(db).get_session(study["uid"])["status"] == "complete"
