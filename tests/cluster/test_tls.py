@@ -141,3 +141,12 @@ def test_insecure_lets_plain_tcp_through_to_the_connection(tmp_path):
     proc = run_cli("run", "--cluster", "tcp://192.0.2.1:9", "--insecure", "true",
                    db=tmp_path / "n.db", timeout=90)
     assert_one_line_error(proc, "cannot reach the cluster")
+
+
+def test_client_certificate_from_dasks_own_configuration(tls_cluster, certs, tmp_path):
+    env = {"DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(certs / "ca.pem"),
+           "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(certs / "client.pem"),
+           "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(certs / "client-key.pem")}
+    proc = run_cli("run", "--cluster", tls_cluster, "-r", "2", "-w", "0", "true",
+                   db=tmp_path / "d.db", env=env)
+    assert proc.returncode == 0, proc.stderr
