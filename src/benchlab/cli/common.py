@@ -39,15 +39,7 @@ def resume_command(session: dict, db: str | None) -> str | None:
 
 def commands_of(store: Store, session_ids: list[int]) -> dict[int, list[str]]:
     """Each session's benchmark commands (or names), in order, by session id."""
-    out: dict[int, list[str]] = {}
-    if not session_ids:
-        return out
-    marks = ",".join("?" * len(session_ids))
-    for sid, name, command in store.conn.execute(
-            f"SELECT session_id, name, command FROM benchmarks WHERE session_id IN ({marks})"
-            f" ORDER BY session_id, position", session_ids):
-        out.setdefault(sid, []).append(command or name)
-    return out
+    return store.commands_of(session_ids)
 
 
 def _leaf(value: Any) -> str | None:
@@ -96,9 +88,7 @@ def session_overview(store: Store, key: str) -> dict[str, Any]:
     sid = sess["id"]
     counts: dict[int, dict[str, int]] = {}
     warmups: dict[int, int] = {}
-    for bench_id, warm, status, n in store.conn.execute(
-            "SELECT benchmark_id, warmup, status, COUNT(*) FROM runs WHERE session_id = ?"
-            " GROUP BY benchmark_id, warmup, status", (sid,)):
+    for bench_id, warm, status, n in store.run_status_counts(sid):
         if warm:
             warmups[bench_id] = warmups.get(bench_id, 0) + n
         else:
@@ -151,22 +141,7 @@ TAIL_LINES = 6
 
 def failed_runs(store: Store, session_id: int, limit: int = SHOWN_FAILURES) -> list[dict[str, Any]]:
     """The newest ``limit`` runs of a session that did not end ok, with their stderr tail."""
-    out = []
-    for row in store.conn.execute(
-            "SELECT r.seq, r.status, r.exit_code, r.signal, r.error, r.extra, b.name"
-            " FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.session_id = ?"
-            " AND r.status IN ('failed', 'signaled', 'timeout', 'error')"
-            " ORDER BY r.seq DESC LIMIT ?", (session_id, limit)):
-        extra = row["extra"]
-        try:
-            extra = json.loads(extra) if isinstance(extra, str) else extra
-        except json.JSONDecodeError:
-            extra = None
-        tail = extra.get("stderr_tail") if isinstance(extra, dict) else None
-        out.append({"benchmark": row["name"], "seq": row["seq"], "status": row["status"],
-                    "exit_code": row["exit_code"], "signal": row["signal"],
-                    "error": row["error"], "stderr_tail": tail})
-    return out[::-1]
+    return store.failed_runs(session_id, limit)
 
 
 def verdict_lines(store: Store, session_id: int) -> list[str]:
