@@ -151,3 +151,22 @@ def test_no_sandbox_is_left_after_sigterm_or_kill_9(tmp_path, signum):
     while _sandboxed(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _sandboxed(marker) == []
+
+
+@needs_bwrap
+@pytest.mark.parametrize("level", ["bwrap", "firejail"])
+def test_the_harness_counts_the_sandboxed_programs_cpu_time(tmp_path, level):
+    """The program's own CPU time must reach the harness's rusage through the sandbox (bwrap
+    with its own PID-namespace init in between loses it: 0 s)."""
+    if shutil.which(level) is None:
+        pytest.skip(f"{level} not installed")
+    from benchlab.workloads import build_workload
+
+    db = tmp_path / "cpu.db"
+    exe = build_workload("exp_float")
+    run_cli("run", "--runs", "2", "-w", "0", "-N", "--isolation", level, "--metric",
+            r"self_cpu:ns=BENCHLAB_SELF .*?\bcpu_ns=(\d+)", f"{exe} 1000000", db=db, check=True)
+    store = Store.open(db)
+    for run in store.runs(session_id=store.sessions()[0]["id"], include_warmup=False):
+        (self_cpu,) = store.samples_of_run(run["id"])["self_cpu"]
+        assert run["user_ns"] + run["sys_ns"] >= 0.5 * self_cpu

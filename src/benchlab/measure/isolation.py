@@ -4,8 +4,8 @@ podman-exec:IMAGE | docker:IMAGE | docker-exec:IMAGE | wrap:TEMPLATE``.
 - ``bare`` runs the program directly; ``cgroup`` in a fresh benchlab cgroup per run (limits from
   ``--cpu-quota`` etc., or none, always with cgroup CPU and memory accounting).
 - **Sandboxes** (the grading platform's isolate-like level), one per run:
-  ``bwrap`` (bubblewrap: read-only root, fresh /dev and /proc, writable /tmp, new PID, IPC,
-  UTS and network namespaces, killed with its parent); ``firejail`` (no profile, no network,
+  ``bwrap`` (bubblewrap: read-only root, fresh /dev and /proc, writable /tmp, new PID (the
+  program is its init), IPC, UTS and network namespaces, killed with its parent); ``firejail`` (no profile, no network,
   all capabilities dropped, seccomp, no new privileges); ``isolate`` (IOI's sandbox, box = the
   worker's number; its meta file is read as the isolator's own view of the run).
 - **Containers**: ``podman:IMAGE`` / ``docker:IMAGE`` run every run in a fresh container
@@ -43,9 +43,11 @@ CONTAINER_KINDS = ("podman", "podman-exec", "docker", "docker-exec")
 LEVELS = ("bare", "cgroup", *SANDBOXES, *(f"{k}:IMAGE" for k in CONTAINER_KINDS),
           "wrap:TEMPLATE")
 
-#: bubblewrap: the whole host read-only, fresh /dev and /proc, writable /tmp and /dev/shm.
+#: bubblewrap: the whole host read-only, fresh /dev and /proc, writable /tmp. ``--as-pid-1``:
+#: the program is its PID namespace's init, waited for by bwrap itself, so its CPU time reaches
+#: the harness's rusage (with bwrap's own init in between it does not: 0 s of user time).
 BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", "/tmp", "/tmp",
-              "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+              "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-net",
               "--die-with-parent")
 FIREJAIL_ARGS = ("--quiet", "--noprofile", "--net=none", "--caps.drop=all", "--seccomp",
                  "--nonewprivs")
