@@ -70,14 +70,7 @@ def import_cmd(path: str, fmt: str, metrics: tuple[str, ...], name: str | None,
 
 
 def _counts(store: Store, session_id: int) -> dict[str, Any]:
-    row = store.conn.execute(
-        "SELECT uid, name, (SELECT COUNT(*) FROM benchmarks WHERE session_id = s.id),"
-        " (SELECT COUNT(*) FROM runs WHERE session_id = s.id),"
-        " (SELECT COALESCE(SUM(n), 0) FROM sample_blocks WHERE run_id IN"
-        "   (SELECT id FROM runs WHERE session_id = s.id))"
-        " FROM sessions s WHERE id = ?", (session_id,)).fetchone()
-    return {"uid": row[0], "name": row[1], "benchmarks": row[2], "runs": row[3],
-            "samples": row[4]}
+    return store.session_totals(session_id)
 
 
 @click.command("export")
