@@ -36,6 +36,7 @@ from benchlab.cli.run_outcome import (
     min_runs_of,
     print_verdict,
     until_decided_alpha,
+    verdict_margin,
 )
 from benchlab.core.executor import SessionInterrupted
 from benchlab.core.parameters import expand_benchmarks, scan_values, substitute_parameters
@@ -215,6 +216,9 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
                    "verdict's level is --conf-level.")
 @click.option("--conf-level", type=params.PROBABILITY, default=0.95, show_default=True,
               help="Level of the verdict's intervals; its test uses alpha = 1 - level.")
+@click.option("--min-effect", default=None, metavar="PERCENT%",
+              help="The verdict's equivalence margin: a command within this percentage of the "
+                   "baseline is called equivalent [default: 1%].")
 @click.option("--verdict-metric", default=None,
               metavar="wall|user|sys|cpu|instructions|NAME",
               help="The series the verdict judges [default: the program's one --metric, else "
@@ -238,7 +242,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
             cleanup, order, seed, timeout, ignore_failure, scans, step, lists,
             metrics, samples_csv, affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us,
             cpu_weight, cpuset, memory_limit, pids_max, allow_unconstrained, load, perf_events,
-            calibration, until_decided, alpha, conf_level, verdict_metric, equivalence_margin, look_every,
+            calibration, until_decided, alpha, conf_level, min_effect, verdict_metric,
+            equivalence_margin, look_every,
             session_name, resume, as_json, quiet, db, cluster, on, spread, lost_after,
             report_path, **hyperfine):
     """Measure COMMANDS, each run stored as soon as it ends.
@@ -255,6 +260,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     hf = HyperfineOptions.from_kwargs(hyperfine)
     min_runs = min_runs_of(min_runs, max_runs)
     alpha = until_decided_alpha(alpha, until_decided)
+    margin = verdict_margin(min_effect)
     quiet = quiet or hf.quiet
     console = Console(stderr=True, quiet=quiet, no_color=hf.color is False,
                       force_terminal=True if hf.style in ("full", "nocolor") else None)
@@ -321,7 +327,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
 
     verdict = run_verdict(store, result.session.id, reference=reference, sort=hf.sort,
                           metric=verdict_metric, confidence_level=conf_level,
-                          resumed=bool(resume), compute=as_json or not quiet)
+                          equivalence_margin=margin, resumed=bool(resume),
+                          compute=as_json or not quiet)
     hf.write_exports(store, result.session.uid, reference)
     if report_path is not None:
         from benchlab.report.output import write_report

@@ -86,6 +86,22 @@ def exit_if_command_failed(store, session_key: str, exc: UserError) -> None:
     sys.exit(1)
 
 
+def verdict_margin(min_effect: str | None) -> float:
+    """The verdict's equivalence margin (a fraction of the baseline) from ``--min-effect``:
+    a percentage (``2%``); 1 % by default. A duration is refused in one line: ``run``'s
+    verdict judges ratios (``compare SESSION --min-effect 1ms`` takes one)."""
+    from benchlab.units import parse_effect
+
+    if min_effect is None:
+        return 0.01
+    kind, effect = parse_effect(min_effect, what="--min-effect")
+    if kind != "relative":
+        raise UserError(f"run --min-effect takes a percentage of the baseline (e.g. 2%), not "
+                        f"{min_effect}; for a margin in time units use benchlab compare SESSION "
+                        f"--min-effect {min_effect}")
+    return effect
+
+
 def print_verdict(store, session_id: int, hf: HyperfineOptions, reference: str | None,
                   console: Console, *, metric: str | None = None,
                   confidence_level: float = 0.95, verdict=None) -> None:
