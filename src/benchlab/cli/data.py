@@ -109,8 +109,11 @@ def export_cmd(sessions: tuple[str, ...], fmt: str, output: str | None, db: str 
 @click.argument("session", metavar="[NAME|ID]", required=False)
 @click.option("--json", "as_json", is_flag=True,
               help="Print everything as JSON (full environment and metadata included).")
+@click.option("--verdict-metric", default=None, metavar="wall|user|sys|instructions|NAME",
+              help="Judge this series instead of the one the session's run judged.")
 @db_option
-def show_cmd(session: str | None, as_json: bool, db: str | None) -> None:
+def show_cmd(session: str | None, as_json: bool, db: str | None,
+             verdict_metric: str | None = None) -> None:
     """Show a session (default: the newest): timings of each benchmark, the verdict between
     them, failed runs with their stderr, environment, protocol and metrics."""
     from benchlab.report.run_summary import session_summaries
@@ -126,8 +129,9 @@ def show_cmd(session: str | None, as_json: bool, db: str | None) -> None:
         info = session_overview(store, session)
         summaries = session_summaries(store, info["id"])
         # the verdict run printed: the session's stored baseline rule and settings
-        verdict_model = session_verdict(store, info["id"])
-        verdict = session_verdict_lines(store, info["id"], verdict_model)
+        overrides = {"metric": verdict_metric} if verdict_metric else {}
+        verdict_model = session_verdict(store, info["id"], **overrides)
+        verdict = session_verdict_lines(store, info["id"], verdict_model, **overrides)
         failures = failed_runs(store, info["id"])
         info["resume"] = (resume_command(info, db)
                           if info["status"] in ("crashed", "interrupted") else None)
