@@ -44,8 +44,9 @@ def _environment(store, series) -> dict | None:
 @click.option("--baseline", default=None, metavar="SERIES",
               help="Compare every SERIES against this one (Holm-corrected). Without it: "
                    "the last SERIES is the baseline.")
-@click.option("--metric", default=None, help="Metric of every series (default: the program's "
-              "only metric, else wall).")
+@click.option("--metric", "--verdict-metric", "metric", default=None, help="Metric of every "
+              "series (default: the program's only metric, else wall; a SESSION: the one its "
+              "run judged).")
 @click.option("--conf-level", type=params.PROBABILITY,
               default=None, help="Level of the intervals; the test uses alpha = 1 - level "
               "[default: 0.95; --jaybeams-compatible: 0.95 with alpha 0.01, as the JayBeams analysis].")

@@ -20,8 +20,8 @@ from benchlab.errors import UserError
               "(written to --plots DIR, else FILE's stem + _figures/).")
 @click.option("--plots", type=OUTPUT_DIR, default=None, metavar="DIR", help="Also write every figure as PNG "
               "and SVG into DIR.")
-@click.option("--metric", default=None, help="Metric of every series (default: the program's "
-              "only metric, else wall).")
+@click.option("--metric", "--verdict-metric", "metric", default=None, help="Metric of every "
+              "series (default: the program's only metric, else wall).")
 @click.option("--reference", default=None, metavar="SERIES", help="Compare every series "
               "against this one (default: the last selected, as in `benchlab compare`).")
 @click.option("--history", "history", multiple=True, metavar="NAME",
