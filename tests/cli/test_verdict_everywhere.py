@@ -69,3 +69,28 @@ def test_r3_states_the_attainable_minimum_and_r5_decides(tmp_path):
     text = " ".join(_verdict_block(five.stdout))
     assert re.search(r"sleep 0\.01 ran [\d.]+× faster than sleep 0\.1, 95% CI \[[\d.]+, "
                      r"[\d.]+\] \(p = 0\.0079\)", text), text
+
+
+@pytest.mark.serial
+def test_until_decided_reports_the_sequential_decision_not_a_fixed_sample_one(tmp_path):
+    """Issue 16 item 6: after --until-decided the design's own decision, its repeated interval
+    and the look it stopped at; out of budget, 'stopped undecided at N runs (max-...)'; show
+    says the same."""
+    db = str(tmp_path / "b.db")
+    decided = run_cli("run", "--until-decided", "--max-runs", "300", "--look-every", "5",
+                      "-n", "quick", "-n", "slow", "sleep 0.002", "sleep 0.02", "--db", db,
+                      check=True, cwd=tmp_path)
+    line = next(l for l in decided.stdout.splitlines() if l.startswith("until decided"))
+    assert re.search(r"quick is faster than slow: shift quick - slow -[\d.]+ ms, .+ "
+                     r"repeated CI \[-[\d.]+, -[\d.]+\] ms.*stopped at look \d+, \d+ runs each",
+                     line), line
+    assert "Mann-Whitney test" not in decided.stdout  # no fixed-sample verdict after stopping
+    uid = re.search(r"stored as session (\w+)", decided.stdout).group(1)
+    shown = run_cli("show", uid, "--db", db, check=True).stdout
+    assert line in shown
+    timed = run_cli("run", "--until-decided", "--max-runs", "10000", "--max-time", "1",
+                    "--equivalence-margin", "0", "-n", "a", "-n", "b", "sleep 0.01",
+                    "sleep 0.01", "--db", db, check=True, cwd=tmp_path)
+    line = next(l for l in timed.stdout.splitlines() if l.startswith("until decided"))
+    assert re.search(r"stopped (undecided at \d+ runs each \(max-time|before the first look)",
+                     line), line

@@ -86,6 +86,16 @@ class SequentialStopper:
         self.options.looks.append(n)
         return self.decision.stop
 
+    def stop_note(self) -> str:
+        """A progress line when the design stops (the verdict's words come at the end, from
+        :func:`benchlab.report.verdict_text.sequential_lines`)."""
+        d = self.decision
+        if d is None:
+            return "until decided: no look yet"
+        what = {"different": "decided", "equivalent": "decided: equivalent",
+                "budget_exhausted": "budget spent, undecided"}.get(d.action, d.action)
+        return f"until decided: {what} at look {d.look} ({min(d.n_a, d.n_b)} runs each)"
+
     def summary(self) -> dict[str, Any]:
         """The design and its looks, for the session's metadata."""
         return {"options": self.options.to_dict(), "design": self.design.to_dict(),

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from benchlab.report.verdict_text import verdict_lines
+from benchlab.report.verdict_text import sequential_lines, verdict_lines
 from benchlab.stats.verdict_model import Verdict, verdict_model
 
 #: Key of the verdict's settings in a session's metadata.
@@ -112,7 +112,16 @@ def _unit(store: Any, session_id: int, metric: str) -> str:
 def session_verdict_lines(store: Any, session_id: int, verdict: Verdict | None = None,
                           **overrides: Any) -> list[str]:
     """``verdict`` (default: :func:`session_verdict` with ``overrides``) in words, sorted as the
-    session's stored ``sort`` says; [] with fewer than two measured benchmarks."""
+    session's stored ``sort`` says; [] with fewer than two measured benchmarks. A session run
+    ``--until-decided`` gets its sequential design's decision instead
+    (:func:`benchlab.report.verdict_text.sequential_lines`)."""
+    meta = store.get_session(session_id).get("metadata") or {}
+    sequential = meta.get("until_decided") if isinstance(meta, dict) else None
+    if isinstance(sequential, dict) and "decision" in sequential:
+        # a fixed-sample verdict is not valid after a sequential stop: the design's own words
+        names = [b["name"] for b in store.benchmarks(session_id)]
+        unit = _unit(store, session_id, (sequential.get("options") or {}).get("metric", "wall"))
+        return sequential_lines(sequential, names, unit or "ns")
     if verdict is None:
         verdict = session_verdict(store, session_id, **overrides)
     if verdict is None:

@@ -504,3 +504,51 @@ def verdict_lines(v: Any, *, sort: str = "auto") -> list[str]:
         cands.sort(key=lambda c: c.median)
     return [verdict_header(v), *(f"  {candidate_line(v, c)}" for c in cands),
             *(f"  {line}" for line in verdict_note_lines(v))]
+
+
+def sequential_lines(summary: dict, names: list[str], unit: str = "ns") -> list[str]:
+    """The words of a ``--until-decided`` session: the sequential design's own decision, its
+    repeated confidence interval and the look it stopped at (``summary``: the session's
+    ``until_decided`` metadata, :meth:`benchlab.core.until_decided.SequentialStopper.summary`;
+    ``names``: A and B). A fixed-sample p-value or interval is not valid after a sequential
+    stop, so none is printed."""
+    a, b = (list(names) + ["A", "B"])[:2]
+    d = summary.get("decision")
+    options = summary.get("options") or {}
+    design = summary.get("design") or {}
+    how = (f"group-sequential, O'Brien-Fleming spending of alpha {options.get('alpha', 0):g} "
+           f"over looks every {options.get('look_every', '?')} rounds")
+    if not d or not d.get("look"):
+        n = d["n_a"] if d else 0
+        return [f"until decided ({how}): stopped before the first look at "
+                f"{options.get('min_samples', '?')} runs each ({plural(n, 'run')} each); no "
+                "decision"]
+    n = min(d["n_a"], d["n_b"])
+    level = d.get("rci_level")
+    shift = d.get("shift")
+    if shift is not None and d.get("rci_low") is not None:
+        said = (f"{_level(level)}" if level is not None and level < 0.9995
+                else f"(1 - {1 - level:.1g})" if level is not None else "")
+        interval = (f"shift {a} - {b} {_fmt(shift, unit)}, {said} repeated CI "
+                    f"{format_interval(d['rci_low'], d['rci_high'], unit=unit)}")
+        med = d.get("b_median")
+        if med and 1 + d["rci_low"] / med > 0:
+            interval += (f" (ratio {_factor(1 + shift / med)}, "
+                         f"[{_factor(1 + d['rci_low'] / med)}, {_factor(1 + d['rci_high'] / med)}])")
+    else:
+        interval = "no interval"
+    at = f"look {d['look']}, {plural(n, 'run')} each, |z| = {abs(d['z']):.2f}"
+    action = d["action"]
+    if action == "different":
+        word = "faster" if d["z"] < 0 else "slower"
+        return [f"until decided ({how}): {a} is {word} than {b}: {interval}; stopped at {at} "
+                f">= {d['critical_value']:.2f}"]
+    if action == "equivalent":
+        margin = d.get("relative_margin") or 0.0
+        return [f"until decided ({how}): {a} and {b} are equivalent within "
+                f"±{percent_text(100 * margin)}%: {interval}; stopped at {at}"]
+    why = "max-runs" if action == "budget_exhausted" else "max-time"
+    budget = design.get("max_samples")
+    return [f"until decided ({how}): stopped undecided at {plural(n, 'run')} each ({why}"
+            + (f", budget {budget}" if budget and why == "max-time" else "")
+            + f"): {interval} at {at} < {d['critical_value']:.2f}"]

@@ -95,8 +95,14 @@ class Decision:
         "continue" looks of a design without equivalence margin (not needed, not computed).
     relative_margin : float or None
         Equivalence margin as a fraction of B's median.
-    message : str
-        One line for the user.
+    rci_level : float
+        Confidence level of the repeated interval at this look, 1 - 2 Phi(-critical_value):
+        valid whenever the design stops (Jennison and Turnbull 2000, ch. 9), unlike a
+        fixed-sample interval computed after early stopping.
+    b_median : float
+        B's median at this look (ns), to express the shift relative to B.
+
+    The words for a decision are :func:`benchlab.report.verdict_text.sequential_lines`'s.
     """
 
     action: str
@@ -111,7 +117,8 @@ class Decision:
     rci_low: float
     rci_high: float
     relative_margin: float | None
-    message: str
+    rci_level: float = math.nan
+    b_median: float = math.nan
 
     @property
     def stop(self) -> bool:
@@ -227,8 +234,7 @@ class SequentialDesign:
         b_median = float(np.median(np.asarray(b, dtype=np.float64)))
         if n < self.min_samples and t < 1.0:
             return Decision("continue", 0, n_a, n_b, t, z, math.inf, self._spent, math.nan,
-                            math.nan, math.nan, self.equivalence_margin,
-                            f"continue: {n} samples per group, first look at {self.min_samples}")
+                            math.nan, math.nan, self.equivalence_margin, math.nan, b_median)
         if t <= self._t:
             raise UserError(
                 f"look with {n} samples per group is not after the previous look; "
@@ -241,32 +247,21 @@ class SequentialDesign:
         k = len(self.history) + 1
         margin = self.equivalence_margin
         rejected = abs(z) >= c
-        # The repeated CI costs a Hodges-Lehmann selection; compute it when it can decide
-        # (equivalence margin set) or when the look stops (it goes into the report).
-        if margin is not None or rejected or t >= 1.0:
-            conf = 1.0 - 2.0 * float(special.ndtr(-min(c, 37.0)))
-            hl = hodges_lehmann(a, b, conf_level=min(max(conf, 1e-9), 1 - 1e-16), exact=False)
-            shift, rci_low, rci_high = hl.estimate, hl.ci_low, hl.ci_high
-        else:
-            shift = rci_low = rci_high = math.nan
+        # The repeated CI at every look: whenever the session stops (a decision, the budget,
+        # --max-time) its last look's interval is the one that is valid to report.
+        conf = min(max(1.0 - 2.0 * float(special.ndtr(-min(c, 37.0))), 1e-9), 1 - 1e-16)
+        hl = hodges_lehmann(a, b, conf_level=conf, exact=False)
+        shift, rci_low, rci_high = hl.estimate, hl.ci_low, hl.ci_high
         if rejected:
-            faster = "A is faster than B" if z < 0 else "A is slower than B"
             action = "different"
-            message = (f"decided: {faster} (|z| = {abs(z):.2f} >= {c:.2f} at look {k}, "
-                       f"{n} samples per group)")
         elif margin is not None and -margin * b_median < rci_low and rci_high < margin * b_median:
             action = "equivalent"
-            message = (f"decided: equivalent within +-{100 * margin:g}% (repeated CI "
-                       f"[{rci_low:.4g}, {rci_high:.4g}] at look {k}, {n} samples per group)")
         elif t >= 1.0:
             action = "budget_exhausted"
-            message = (f"budget of {self.max_samples} samples per group exhausted without a "
-                       f"decision (|z| = {abs(z):.2f} < {c:.2f})")
         else:
             action = "continue"
-            message = f"continue: |z| = {abs(z):.2f} < {c:.2f} at look {k} ({n} samples per group)"
         decision = Decision(action, k, n_a, n_b, t, z, c, spent_now, shift, rci_low, rci_high,
-                            margin, message)
+                            margin, conf, b_median)
         self.history.append(decision)
         return decision
 
