@@ -196,7 +196,7 @@ class RunRecorder:
         """Let the sequential design look at the data; store its looks so a resume replays them."""
         looks_before = len(self.stopper.options.looks)
         if self.stopper.after_run():
-            self.observer.message(self.stopper.decision.message)
+            self.observer.message(self.stopper.stop_note())
             self.stop.set()
         if len(self.stopper.options.looks) != looks_before:
             self.plan.until_decided = self.stopper.options.to_dict()
