@@ -344,15 +344,14 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
         out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
         render_summary_table(summaries, out, plain=hf.plain_tables(sys.stdout.isatty()))
         print_machine_table(store, result.session.id, out)
-        print_verdict(store, result.session.id, hf, reference, out,
-                      metric=verdict_metric, confidence_level=conf_level, verdict=verdict)
-        if result.decision is not None:
-            d = result.decision["decision"]
-            names = [s.name for s in summaries]
-            out.print(f"[bold]until decided[/bold] (A = {names[0]}, B = {names[1]}): "
-                      f"{d['message'] if d else 'no look yet'}; "
-                      f"{len(result.decision['options']['looks'])} looks, alpha "
-                      f"{result.decision['options']['alpha']:g} (O'Brien-Fleming spending)")
+        if result.decision is None:
+            print_verdict(store, result.session.id, hf, reference, out,
+                          metric=verdict_metric, confidence_level=conf_level, verdict=verdict)
+        else:  # the sequential design's own decision: a fixed-sample verdict is not valid here
+            from benchlab.report.verdict_text import sequential_lines
+
+            for line in sequential_lines(result.decision, [s.name for s in summaries]):
+                out.print(line, markup=False, highlight=False, soft_wrap=True)
         out.print(f"[dim]stored as session {result.session.uid} in {store.path}[/dim]")
     store.close()
 
