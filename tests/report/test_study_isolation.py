@@ -27,6 +27,7 @@ def test_the_builtin_isolation_suite_has_the_platforms_levels_here():
     assert levels[:2] == ["bare", "cgroup"] and suite.levels["workers"] == [1, 2]
     assert ("bwrap" in levels) == bool(shutil.which("bwrap"))
     assert any(lv.startswith("podman:") for lv in levels) == HAVE_PODMAN
+    assert any(lv.startswith("podman-exec:") for lv in levels) == HAVE_PODMAN
     assert ("isolate" in levels) == bool(shutil.which("isolate"))
     assert {w.name for w in suite.workloads} == {"exp_float", "thp_walk"}
     with pytest.raises(UserError, match="builtin:isolation"):

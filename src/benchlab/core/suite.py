@@ -105,8 +105,9 @@ workers = [1, 2]
 
 def isolation_levels_here() -> tuple[list[str], list[str]]:
     """The isolation suite's levels on this machine, and the ones left out with the reason:
-    bare, cgroup, bwrap, podman (benchlab's local busybox image, built on first use) and isolate
-    where each is installed."""
+    bare, cgroup, bwrap, podman (a fresh container per run) and podman-exec (one container per
+    worker) on benchlab's local busybox image (built on first use), and isolate, where each is
+    installed."""
     import shutil
 
     levels, missing = ["bare", "cgroup"], []
@@ -117,7 +118,8 @@ def isolation_levels_here() -> tuple[list[str], list[str]]:
     if shutil.which("podman") and shutil.which("busybox"):
         from benchlab.control.containers import ensure_busybox_image
 
-        levels.append(f"podman:{ensure_busybox_image('podman')}")
+        image = ensure_busybox_image("podman")
+        levels += [f"podman:{image}", f"podman-exec:{image}"]
     else:
         missing.append("podman (apt-get install podman runc busybox-static)")
     if shutil.which("isolate"):
@@ -130,7 +132,7 @@ def isolation_levels_here() -> tuple[list[str], list[str]]:
 def isolation_suite(*, runs: int = 8, exp_count: int = 300000, walk_mib: int = 64,
                     walk_steps: int = 300000, levels: list[str] | None = None) -> str:
     """The TOML of the built-in ``isolation`` suite (``benchlab study builtin:isolation``):
-    bare, cgroup, bwrap, podman (and isolate where present) × 1 and 2 workers, on a CPU-bound
+    bare, cgroup, bwrap, podman, podman-exec (and isolate where present) × 1 and 2 workers, on a CPU-bound
     (exp_float) and a memory-bound (thp_walk without huge pages) bundled workload. Sizes are
     parameters so a bounded run (bench/isolation_study.py --quick) uses the same suite."""
     if levels is None:
