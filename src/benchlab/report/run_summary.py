@@ -102,13 +102,8 @@ def measured_values(store: Store, benchmark_id: int, metric: str = "wall", *,
     non-warmup ok runs and, ``with_failed``, its failed or signaled ones (runs that ran to
     their end, kept by ``-i``: hyperfine summarises and compares their times), in execution
     order. NaN where a run lacks the value."""
-    expr, _unit = HARNESS_METRICS[metric]
-    statuses = TIMED_STATUSES if with_failed else ("ok",)
-    marks = ",".join("?" * len(statuses))
-    rows = store.conn.execute(
-        f"SELECT {expr} FROM runs WHERE benchmark_id = ? AND warmup = 0 AND wall_ns IS NOT NULL"
-        f" AND status IN ({marks}) ORDER BY seq", (benchmark_id, *statuses)).fetchall()
-    return np.array([np.nan if r[0] is None else r[0] for r in rows], dtype=float)
+    return store.harness_series(benchmark_id, metric,
+                                TIMED_STATUSES if with_failed else ("ok",))
 
 
 def session_summaries(store: Store, session_id: int) -> list[BenchmarkSummary]:
