@@ -29,8 +29,6 @@ SQL_HOME = ("benchlab.store",)
 #: Files outside them that still hold SQL, with the reason (owned by others; each moves to a
 #: store query, see Queries.harness_series / newest_session_uid / commands_of ...).
 SQL_ALLOWED: dict[str, str] = {
-    "benchlab/report/reproduce/make.py": "newest profile: moving to Store.newest_session_uid "
-                                         "(issue 17)",
 }
 
 #: Packages that start processes: measured runs, machine control, probes.

@@ -177,9 +177,8 @@ def newest_profile(store) -> dict[str, Any] | None:
     """The newest profile stored in ``store`` as a profile document, or None."""
     from benchlab.machines.store_io import load_profile
 
-    row = store.conn.execute("SELECT uid FROM sessions WHERE kind = 'profile' AND status ="
-                             " 'complete' ORDER BY id DESC LIMIT 1").fetchone()
-    return None if row is None else load_profile(store, row[0]).to_dict()
+    uid = store.newest_session_uid("profile")
+    return None if uid is None else load_profile(store, uid).to_dict()
 
 
 def make_bundle(store, selectors: Sequence[str], output: str | os.PathLike, *,
