@@ -1,0 +1,257 @@
+"""``benchlab ab``: did this change make it slower? Two revisions built and measured side by side.
+
+Exit status: 0 no regression beyond its threshold was decided, 1 one was (or, with
+``--fail-undecided``, a result stayed undecided), 2 bad input, 3 a build or a benchmark failed.
+The gate's outputs (Markdown, JUnit, JSON, the terminal table) are written by
+:func:`emit_outputs`, shared with ``gate`` and ``bisect``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from benchlab.cli import params
+from benchlab.cli.common import db_option, open_store
+from benchlab.errors import UserError
+
+DEFAULT_MAX_TIME_S = 60.0
+
+
+def output_options(f):
+    """--markdown, --junit, --json and --fail-undecided (shared by ab, gate and bisect)."""
+    f = click.option("--fail-undecided", is_flag=True,
+                     help="An undecided result that could still be a regression fails the job "
+                          "(exit 1). Without it undecided never fails, and the summary says so.")(f)
+    f = click.option("--json", "json_path", default=None, metavar="FILE",
+                     help="Write the result as JSON (docs/ci.schema.json); '-' for stdout.")(f)
+    f = click.option("--junit", "junit_path", default=None, metavar="FILE",
+                     help="Write JUnit XML: each benchmark a test case, a regression a failure.")(f)
+    f = click.option("--markdown", "markdown_path", default=None, metavar="FILE",
+                     help="Write the Markdown summary (also appended to $GITHUB_STEP_SUMMARY "
+                          "when set).")(f)
+    return f
+
+
+def check_outputs(store, paths: dict[str, str | None]) -> None:
+    """Refuse, before anything runs, an output path that is the store (one line, exit 2)."""
+    for option, path in paths.items():
+        if path and path != "-":
+            store.refuse_output_path(path, option)
+
+
+def emit_outputs(report, *, markdown_path: str | None, junit_path: str | None,
+                 json_path: str | None, quiet: bool = False) -> None:
+    """Print the terminal table and write every requested output of ``report``."""
+    from benchlab.cli.json_output import echo_json
+    from benchlab.report import ci_outputs
+
+    if json_path != "-" and not quiet:
+        click.echo(ci_outputs.terminal_table(report))
+    md = ci_outputs.markdown(report)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    try:
+        if summary:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(md)
+        if markdown_path:
+            with open(markdown_path, "w", encoding="utf-8") as fh:
+                fh.write(md)
+        if junit_path:
+            with open(junit_path, "w", encoding="utf-8") as fh:
+                fh.write(ci_outputs.junit(report))
+        if json_path == "-":
+            echo_json(ci_outputs.to_json(report))
+        elif json_path:
+            import json
+
+            with open(json_path, "w", encoding="utf-8") as fh:
+                json.dump(ci_outputs.to_json(report), fh, indent=2, allow_nan=False)
+                fh.write("\n")
+    except OSError as exc:
+        raise UserError(f"cannot write an output ({exc.strerror}: {exc.filename}); choose "
+                        f"another path") from None
+
+
+def parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
+                     gate_metrics=(), cpu_threshold=None):
+    """The job's benchmarks from COMMANDS (with -n names) or --suite FILE (one line on misuse)."""
+    from benchlab.core.ab import AbBenchmark
+    from benchlab.core.ab_suite import load_ab_suite
+    from benchlab.core.gate import check_threshold
+
+    thresholds = {}
+    if threshold is not None:
+        thresholds["wall"] = thresholds["cpu"] = check_threshold(threshold, "--threshold")
+    if instructions_threshold is not None:
+        thresholds["instructions"] = check_threshold(instructions_threshold,
+                                                     "--instructions-threshold")
+    if cpu_threshold is not None:
+        thresholds["cpu"] = check_threshold(cpu_threshold, "--cpu-threshold")
+    if suite and commands:
+        raise UserError("give benchmark commands or --suite FILE, not both")
+    metrics = list(dict.fromkeys(gate_metrics)) or ["wall"]
+    if count and "instructions" not in metrics:
+        metrics.append("instructions")
+    if suite:
+        benches = load_ab_suite(suite)
+        for b in benches:  # command-line thresholds are defaults; the suite's own win
+            b.thresholds = {**thresholds, **b.thresholds}
+            if count and "instructions" not in b.metrics:
+                b.metrics.append("instructions")
+        return benches
+    if not commands:
+        raise UserError("no benchmark given; pass commands such as '{root}/prog 1000' or "
+                        "--suite FILE")
+    if len(names) > len(commands):
+        raise UserError(f"{len(names)} names (-n) for {len(commands)} commands; give one name "
+                        f"per command at most")
+    out = []
+    for i, command in enumerate(commands):
+        name = names[i] if i < len(names) else command.replace("{root}/", "")
+        out.append(AbBenchmark(name=name, command=command, thresholds=dict(thresholds),
+                               metrics=list(metrics)))
+    return out
+
+
+def measure_options(f):
+    """Options of how each benchmark is measured (shared by ab and bisect)."""
+    opts = [
+        click.option("--max-time", type=params.SECONDS, default=DEFAULT_MAX_TIME_S,
+                     show_default=True, help="Budget per benchmark (e.g. 30s, 2min): measuring "
+                                             "stops when decided or when it is spent."),
+        click.option("-w", "--warmup", type=params.count(allow_zero=True, maximum=1000),
+                     default=2, show_default=True, help="Warmup runs per revision."),
+        click.option("--min-pairs", type=params.count(maximum=10**7), default=20,
+                     show_default=True, help="Pairs before the first look."),
+        click.option("--max-pairs", type=params.count(maximum=10**7), default=100_000,
+                     show_default=True, help="Most pairs per benchmark."),
+        click.option("--look-every", type=params.count(maximum=10_000), default=10,
+                     show_default=True, help="Pairs between looks of the sequential rule."),
+        click.option("--alpha", type=params.PROBABILITY, default=0.01, show_default=True,
+                     help="Error of the repeated intervals (a false regression: alpha/2)."),
+        click.option("--threshold", default=None, metavar="PCT",
+                     help="Time regression threshold per benchmark, wall and cpu (default 2%)."),
+        click.option("--instructions-threshold", default=None, metavar="PCT",
+                     help="Instruction-count threshold (default 0.5%)."),
+        click.option("--cpu-threshold", default=None, metavar="PCT",
+                     help="CPU-time (user+sys) threshold when it differs from --threshold."),
+        click.option("--count", type=click.Choice(["instructions"]), default=None,
+                     help="Also count instructions (valgrind) and gate on them."),
+        click.option("--metric", "gate_metrics", multiple=True,
+                     type=click.Choice(["wall", "cpu", "instructions"]),
+                     help="Metric to gate on (repeatable; default wall). cpu: user+sys time of "
+                          "the process, steadier than wall on a busy shared runner for "
+                          "CPU-bound programs. Wall time is always measured and stored."),
+        click.option("--timeout", type=params.SECONDS, default=None,
+                     help="Kill a run after this long (a failure: exit 3)."),
+        click.option("--seed", type=params.SEED, default=0, show_default=True,
+                     help="Seed of the order within pairs."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count, timeout,
+                 seed, **_ignored):
+    """AbOptions from the shared measuring options."""
+    from benchlab.core.ab import AbOptions
+
+    return AbOptions(warmup=warmup, max_time_s=max_time, min_pairs=min_pairs,
+                     max_pairs=max_pairs, look_every=look_every, alpha=alpha, count=count,
+                     seed=seed, timeout_s=timeout)
+
+
+def message_printer(quiet: bool):
+    """A one-line progress printer on stderr (silent with -q)."""
+    def message(text: str) -> None:
+        if not quiet:
+            click.echo(f"benchlab: {text}", err=True)
+    return message
+
+
+@click.command("ab", context_settings={"show_default": False})
+@click.argument("commands", nargs=-1)
+@click.option("-n", "--name", "names", multiple=True, help="Name of each command, in order.")
+@click.option("--suite", default=None, metavar="FILE",
+              help="Benchmarks, thresholds and metrics from a TOML file (see docs/ci.md).")
+@click.option("--repo", default=None, metavar="PATH",
+              help="The git repository (default: the current directory's).")
+@click.option("--base", default=None, metavar="REV",
+              help="Base revision (default: merge-base of HEAD with origin/HEAD, main or master).")
+@click.option("--head", default=None, metavar="REV",
+              help="Head revision (default: the work tree, with uncommitted changes).")
+@click.option("--build", default=None, metavar="CMD",
+              help="Build command, run in each revision's own worktree (cached by commit).")
+@measure_options
+@output_options
+@click.option("--session-name", default=None, help="Name of the stored session.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@db_option
+def ab_cmd(commands, names, suite, repo, base, head, build, max_time, warmup, min_pairs,
+           max_pairs, look_every, alpha, threshold, instructions_threshold, cpu_threshold,
+           count, gate_metrics, timeout, seed, fail_undecided, json_path, junit_path,
+           markdown_path, session_name, quiet, db):
+    """Measure COMMANDS on two revisions side by side and gate: did head get slower?
+
+    Each revision is checked out in its own git worktree and built with --build; '{root}' in
+    a command is the revision's tree, e.g. benchlab ab --build make '{root}/prog 1000'. Each
+    benchmark runs as interleaved pairs (random order within a pair, warmups first) until
+    the sequential rule decides or --max-time is spent. Exit: 0 no regression decided, 1 a
+    regression beyond its threshold (default 2% wall, 0.5% instructions), 2 bad input,
+    3 a build or a benchmark failed.
+    """
+    from benchlab.core import revisions as rv
+    from benchlab.core.ab import run_ab
+    from benchlab.core.gate import exit_status
+    from benchlab.core.session import interruptible
+    from benchlab.report.ci_outputs import GateReport
+
+    benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
+                               gate_metrics, cpu_threshold)
+    options = options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count,
+                           timeout, seed)
+    options.validate()
+    store = open_store(db)
+    check_outputs(store, {"--json": json_path, "--junit": junit_path,
+                          "--markdown": markdown_path})
+    root = rv.repo_root(repo)
+    base_rev = base or rv.default_base(root)
+    message = message_printer(quiet)
+    failure = None
+    with interruptible(), rv.Trees(root) as trees:  # SIGTERM as Ctrl-C: trees removed
+        try:
+            message(f"building base {base_rev}")
+            base_tree = trees.commit_tree(base_rev, build, "base")
+            message(f"building head {head or '(work tree)'}")
+            head_tree = (trees.commit_tree(head, build, "head") if head
+                         else trees.work_tree(build, "head"))
+        except rv.BuildFailed as exc:
+            failure = str(exc)
+        if failure is None:
+            result = run_ab(store, benches, base_tree, head_tree, options, repo=str(root),
+                            argv=["benchlab", "ab", *sys.argv[2:]], name=session_name,
+                            message=message,
+                            on_start=lambda ref: message(f"session {ref.uid}"))
+            revisions = {"base": base_tree.to_dict(), "head": head_tree.to_dict()}
+            for rev in revisions.values():
+                rev.pop("build_log", None)
+            report = GateReport("ab", result.session.uid, revisions, result.decisions,
+                                exit_status(result.decisions, failed=bool(result.failure),
+                                            fail_undecided=fail_undecided),
+                                pairs=result.pairs, seconds=result.seconds,
+                                failure=result.failure, fail_undecided=fail_undecided)
+    if failure is not None:
+        report = GateReport("ab", None, {}, [], 3, failure=failure,
+                            fail_undecided=fail_undecided)
+    emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
+                 json_path=json_path, quiet=quiet)
+    if report.failure:
+        click.echo(f"benchlab: error: {report.failure}", err=True)
+    sys.exit(report.exit_status)
+
+
+commands = [ab_cmd]

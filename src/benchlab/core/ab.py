@@ -1,0 +1,325 @@
+"""``benchlab ab``: two revisions' benchmarks measured side by side in one session, gated.
+
+Each benchmark exists twice in the session, ``NAME@base`` and ``NAME@head`` (commands with
+``{root}`` replaced by each revision's tree). It is measured as interleaved pairs: warmups of
+both, then rounds of one base run and one head run in a fresh random order (seeded, so the
+order is reproducible), every run stored the moment it ends through the core's run path (the
+plan is validated and the session created by :func:`benchlab.core.session.start_session`; each
+run executes as ``benchlab run`` executes it). After every ``look_every`` pairs the gate
+(:func:`benchlab.core.gate.decide`) looks at the stored values with that look's sequential
+critical value; measuring stops when it decides (slower, faster or equivalent beyond/within the
+threshold) or when the benchmark's time budget (``max_time_s``) or pair budget is spent, whose
+last look spends the error left.
+
+With ``count="instructions"`` each revision of each benchmark is also counted under cachegrind
+(``count_runs`` runs: the count of a deterministic program does not vary) and gated on its own
+threshold.
+
+The session is a normal ``run`` session (``show``, ``report``, ``bundle`` work on it); its
+metadata key ``ab`` holds the repository, both revisions (commit, subject, build command, build
+time and log tail), the options and each benchmark's decisions.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from benchlab.core.counted import COUNT_METHOD
+from benchlab.core.gate import DEFAULT_ALPHA, DEFAULT_THRESHOLDS, GateDecision, Looks, decide
+from benchlab.core.placement import prepare_execution
+from benchlab.core.plan import BenchmarkSpec, RunPlan
+from benchlab.core.planner import PlannedRun
+from benchlab.core.revisions import Revision
+from benchlab.core.run_one import execute_planned_run, run_fields
+from benchlab.core.scratch import make_scratch, remove_scratch
+from benchlab.core.session import SessionInterrupted, interruptible, start_session
+from benchlab.errors import UserError
+from benchlab.store.db import SessionRef, Store
+
+METRICS = ("wall", "cpu", "instructions")
+#: Metrics of every timed run: wall time and CPU time (user + sys) of the process, in ns.
+TIMED = ("wall", "cpu")
+
+
+@dataclass
+class AbBenchmark:
+    """One benchmark of an A/B job: a command with ``{root}``, its thresholds (fractions) by
+    metric, and the metrics it is gated on (``wall`` always measured)."""
+
+    name: str
+    command: str
+    thresholds: dict[str, float] = field(default_factory=dict)
+    metrics: list[str] = field(default_factory=lambda: ["wall"])
+
+    def threshold(self, metric: str) -> float:
+        """The threshold of ``metric`` (the benchmark's own, else the default)."""
+        return self.thresholds.get(metric, DEFAULT_THRESHOLDS[metric])
+
+    def command_for(self, revision: Revision) -> str:
+        """The command with ``{root}`` replaced by the revision's tree (quoted)."""
+        return self.command.replace("{root}", shlex.quote(revision.root))
+
+
+@dataclass
+class AbOptions:
+    """How each benchmark is measured: warmups per revision, a budget (s) and pair limits,
+    looks every ``look_every`` pairs, the error level, instruction counting, the order seed,
+    a timeout per run (s)."""
+
+    warmup: int = 2
+    max_time_s: float = 60.0
+    min_pairs: int = 20
+    max_pairs: int = 100_000
+    look_every: int = 10
+    alpha: float = DEFAULT_ALPHA
+    count: str | None = None
+    count_runs: int = 3
+    seed: int = 0
+    timeout_s: float | None = None
+
+    def validate(self) -> None:
+        """One-line UserError for a value out of range."""
+        if not (isinstance(self.warmup, int) and 0 <= self.warmup <= 1000):
+            raise UserError(f"--warmup must be 0..1000 (got {self.warmup!r})")
+        if not (isinstance(self.max_time_s, (int, float)) and 0 < self.max_time_s <= 366 * 86400):
+            raise UserError(f"--max-time must be a positive time (got {self.max_time_s!r})")
+        if not 3 <= self.min_pairs <= self.max_pairs:
+            raise UserError(f"--min-pairs ({self.min_pairs}) must be at least 3 and at most "
+                            f"--max-pairs ({self.max_pairs})")
+        if not 1 <= self.look_every <= 10_000:
+            raise UserError(f"--look-every must be 1..10000 (got {self.look_every})")
+        if not 0 < self.alpha < 0.5:
+            raise UserError(f"--alpha must be in (0, 0.5) (got {self.alpha})")
+        if self.count not in (None, "instructions"):
+            raise UserError(f"--count {self.count!r} is not known; use --count instructions")
+        if not 1 <= self.count_runs <= 10:
+            raise UserError(f"--count-runs must be 1..10 (got {self.count_runs})")
+
+
+@dataclass
+class AbResult:
+    """What an A/B job produced: its session, the decisions (one per benchmark and metric),
+    pairs and seconds spent per benchmark, and the failure that ended it (None: none)."""
+
+    session: SessionRef
+    decisions: list[GateDecision]
+    pairs: dict[str, int]
+    seconds: dict[str, float]
+    failure: str | None = None
+
+
+def build_plan(benchmarks: Sequence[AbBenchmark], base: Revision, head: Revision,
+               options: AbOptions) -> RunPlan:
+    """The session's plan: ``NAME@base`` and ``NAME@head`` for every benchmark, in pairs."""
+    specs: list[BenchmarkSpec] = []
+    for bench in benchmarks:
+        for label, rev in (("base", base), ("head", head)):
+            specs.append(BenchmarkSpec(name=f"{bench.name}@{label}",
+                                       command=bench.command_for(rev),
+                                       parameters={"revision": label, "commit": rev.commit}))
+    return RunPlan(benchmarks=specs, warmup=options.warmup, min_runs=options.min_pairs,
+                   max_runs=options.max_pairs, max_time_s=options.max_time_s,
+                   order="interleaved", seed=options.seed, timeout_s=options.timeout_s,
+                   count="instructions" if options.count or any(
+                       "instructions" in b.metrics for b in benchmarks) else None)
+
+
+class _Job:
+    """The measuring loop of one session (see the module docstring)."""
+
+    def __init__(self, store: Store, writer: Any, plan: RunPlan, options: AbOptions,
+                 message: Callable[[str], None]):
+        self.store, self.writer, self.plan, self.options = store, writer, plan, options
+        self.message = message
+        benches = store.benchmarks(writer.ref.id)
+        self.bench_ids = [b["id"] for b in benches]
+        self.setup_ids = [b["setup_id"] for b in benches]
+        self.seq = 0
+        self.rng = np.random.default_rng([options.seed, 18])
+        self.execution = prepare_execution(plan.placement, session_label=writer.ref.uid)
+        self.scratch = make_scratch(writer.ref.uid)
+
+    def run(self, index: int, warmup: bool, iteration: int) -> str | None:
+        """Execute and store one run; the failure's one line, or None when it ran ok."""
+        planned = PlannedRun(index, warmup, iteration)
+        run = execute_planned_run(self.plan, self.execution, planned, 0, self.scratch)
+        self.writer.add_run(self.bench_ids[index], seq=self.seq, iteration=iteration,
+                            warmup=warmup, worker=0, setup_id=self.setup_ids[index],
+                            fields=run_fields(run.measurement, run.extra, None),
+                            samples=run.samples, measurements=run.measurements)
+        self.seq += 1
+        m = run.measurement
+        if run.failure or m.status != "ok":
+            why = run.failure or {"failed": f"exited with code {m.exit_code}",
+                                  "signaled": f"was killed by signal {m.signal}",
+                                  "timeout": f"timed out after {self.plan.timeout_s} s",
+                                  "error": f"could not start ({m.error})"}.get(m.status, m.status)
+            tail = (run.extra.get("stderr_tail") or "").strip().splitlines()[-1:]
+            return (f"benchmark {self.plan.benchmarks[index].name} "
+                    f"{why}{' (' + tail[0][:160] + ')' if tail else ''}")
+        return None
+
+    def values(self, index: int, metric: str) -> np.ndarray:
+        """Stored values of benchmark ``index`` (wall ns, or instruction counts)."""
+        if metric in TIMED:
+            return self.store.harness_values(self.bench_ids[index], metric)[0]
+        return self.store.sample_values(self.bench_ids[index], metric)[0]
+
+    def measure(self, k: int, bench: AbBenchmark
+                ) -> tuple[list[GateDecision], int, float, str | None]:
+        """Pairs of benchmark ``k`` until every timed metric it is gated on is decided or the
+        budget is spent: (decisions, pairs, seconds, failure line or None)."""
+        o = self.options
+        pair = (2 * k, 2 * k + 1)
+        timed = [m for m in bench.metrics if m in TIMED] or []
+        start = time.monotonic()
+
+        def ending(failure: str | None, critical: float | None = None) -> tuple:
+            decisions = [self.decide(k, bench, m, critical) for m in timed]
+            return decisions, pairs, time.monotonic() - start, failure
+
+        pairs = 0
+        for w in range(o.warmup):
+            for index in self.rng.permutation(pair):
+                failure = self.run(int(index), True, w)
+                if failure:
+                    return ending(failure)
+        measured_from = time.monotonic()
+        looks = None
+        while True:
+            for index in self.rng.permutation(pair):
+                failure = self.run(int(index), False, pairs)
+                if failure:
+                    return ending(failure)
+            pairs += 1
+            elapsed = time.monotonic() - start
+            if looks is None:  # the budget in pairs, from the first pair's pace
+                per_pair = max(time.monotonic() - measured_from, 1e-6)
+                budget = (o.max_time_s - (measured_from - start)) / per_pair
+                looks = Looks(int(max(o.min_pairs, min(o.max_pairs, budget))),
+                              o.alpha / max(len(timed), 1))
+            final = pairs >= min(o.max_pairs, looks.max_values) or (
+                elapsed >= o.max_time_s and pairs >= o.min_pairs)
+            if not timed and pairs >= o.min_pairs:
+                return ending(None)
+            if pairs < o.min_pairs or (pairs % o.look_every and not final):
+                continue
+            critical = looks.critical(looks.max_values if final else pairs)
+            if critical is None:
+                critical = looks.last()
+            decisions = [self.decide(k, bench, m, critical) for m in timed]
+            if final or all(d.decided for d in decisions):
+                return decisions, pairs, time.monotonic() - start, None
+
+    def decide(self, k: int, bench: AbBenchmark, metric: str,
+               critical: float | None = None) -> GateDecision:
+        """The gate's decision on benchmark ``k``'s stored values of ``metric`` (pairs for
+        timed metrics; ``critical`` of the look, None: a fixed-sample interval)."""
+        return decide(self.values(2 * k, metric), self.values(2 * k + 1, metric),
+                      benchmark=bench.name, metric=metric, threshold=bench.threshold(metric),
+                      critical=critical, alpha=self.options.alpha, paired=metric in TIMED)
+
+    def count(self, k: int, bench: AbBenchmark) -> tuple[GateDecision, str | None]:
+        """Instruction counts of both revisions of benchmark ``k``, then their decision."""
+        from benchlab.measure.counts import count_instructions
+
+        if not any(m["name"] == "instructions" for m in self.store.metrics(self.writer.ref.id)):
+            self.writer.add_metric("instructions", unit="count", origin=COUNT_METHOD)
+        timeout = self.plan.timeout_s * 50 if self.plan.timeout_s else None
+        for iteration in range(self.options.count_runs):
+            for index in (2 * k, 2 * k + 1):
+                fields: dict[str, Any] = {"spawn_method": COUNT_METHOD}
+                samples: dict[str, list[float]] = {}
+                try:
+                    counted = count_instructions(self.plan.argv_for(index), timeout_s=timeout)
+                except RuntimeError as exc:
+                    fields.update(status="error", error=str(exc))
+                else:
+                    fields.update(status="ok" if counted.exit_code == 0 else "failed",
+                                  exit_code=counted.exit_code)
+                    samples["instructions"] = [float(counted.instructions)]
+                self.writer.add_run(self.bench_ids[index], seq=self.seq, iteration=iteration,
+                                    warmup=False, worker=0, setup_id=self.setup_ids[index],
+                                    fields=fields, samples=samples)
+                self.seq += 1
+                if fields["status"] != "ok":
+                    return (self.decide(k, bench, "instructions"),
+                            f"benchmark {self.plan.benchmarks[index].name} under valgrind: "
+                            f"{fields.get('error') or 'exit code ' + str(fields['exit_code'])}")
+        return self.decide(k, bench, "instructions"), None
+
+    def close(self) -> None:
+        """Remove the scratch directory."""
+        remove_scratch(self.scratch)
+
+
+def run_ab(store: Store, benchmarks: Sequence[AbBenchmark], base: Revision, head: Revision,
+           options: AbOptions, *, repo: str, argv: Sequence[str] | None = None,
+           name: str | None = None, message: Callable[[str], None] = lambda text: None,
+           on_start: Callable[[SessionRef], None] | None = None) -> AbResult:
+    """Measure every benchmark on both revisions and decide each (see the module docstring).
+
+    Raises UserError (nothing created) for a bad plan, and SessionInterrupted on Ctrl-C or
+    SIGTERM once the session is marked interrupted. A failing run ends the job with
+    ``AbResult.failure`` set and the session ``failed``.
+    """
+    from benchlab.environment import load_average
+
+    options.validate()
+    if not benchmarks:
+        raise UserError("no benchmark to measure; give commands or --suite FILE")
+    names = [b.name for b in benchmarks]
+    if len(set(names)) != len(names):
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise UserError(f"benchmark names repeat ({', '.join(repeated)}); give distinct names")
+    plan = build_plan(benchmarks, base, head, options)
+    metadata = {"ab": {"repo": repo, "base": base.to_dict(), "head": head.to_dict(),
+                       "benchmarks": [asdict(b) for b in benchmarks],
+                       "options": asdict(options)}}
+    with interruptible():
+        writer = start_session(store, plan, argv=argv, name=name, metadata=metadata)
+        if on_start is not None:
+            on_start(writer.ref)
+        job = None
+        decisions: list[GateDecision] = []
+        pairs: dict[str, int] = {}
+        seconds: dict[str, float] = {}
+        failure = None
+        try:
+            job = _Job(store, writer, plan, options, message)
+            for k, bench in enumerate(benchmarks):
+                timed, n, spent, failure = job.measure(k, bench)
+                decisions += timed
+                pairs[bench.name], seconds[bench.name] = n, round(spent, 3)
+                outcomes = ", ".join(f"{d.metric} {d.outcome}" for d in timed) or "measured"
+                message(f"{bench.name}: {outcomes} after {n} pairs in {spent:.1f} s")
+                if failure:
+                    break
+                if plan.count == "instructions" and (options.count or
+                                                     "instructions" in bench.metrics):
+                    counted, failure = job.count(k, bench)
+                    decisions.append(counted)
+                    if failure:
+                        break
+            meta = store.get_session(writer.ref.uid).get("metadata") or {}
+            meta["ab"]["decisions"] = [d.to_dict() for d in decisions]
+            meta["ab"]["pairs"], meta["ab"]["seconds"] = pairs, seconds
+            meta["ab"]["failure"] = failure
+            writer.update(metadata=meta)
+            writer.finish("failed" if failure else "done", load_after=list(load_average()))
+        except KeyboardInterrupt as exc:
+            writer.finish("interrupted", load_after=list(load_average()))
+            raise SessionInterrupted(writer.ref, store.next_seq(writer.ref.id),
+                                     getattr(exc, "signum", 2)) from None
+        except BaseException:
+            writer.finish("failed", load_after=list(load_average()))
+            raise
+        finally:
+            if job is not None:
+                job.close()
+    return AbResult(writer.ref, decisions, pairs, seconds, failure)

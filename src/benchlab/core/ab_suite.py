@@ -1,0 +1,99 @@
+"""The suite file of ``benchlab ab`` / ``bisect`` / ``gate``: benchmarks, thresholds, metrics.
+
+TOML in the study's style (``[study]`` becomes ``[gate]``, ``[[workload]]`` may be spelled
+``[[benchmark]]``)::
+
+    [gate]                          # defaults for every benchmark (all optional)
+    threshold = "2%"                # time: wall and cpu
+    cpu_threshold = "2%"            # CPU time (user + sys), when gated on
+    instructions_threshold = "0.5%" # instruction counts
+
+    [[benchmark]]
+    name = "sort"
+    command = "{root}/sort 100000"  # {root}: the revision's tree
+    threshold = "1%"                # this benchmark's own (overrides [gate])
+    metrics = ["wall", "instructions"]   # gated on (default ["wall"]); wall always measured
+
+A wrong type, an unknown key or a missing command is one line naming the file, the entry and
+the fix (exit 2).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from benchlab.core.ab import METRICS, AbBenchmark
+from benchlab.core.gate import check_threshold
+from benchlab.errors import UserError
+
+_GATE_KEYS = {"threshold", "cpu_threshold", "instructions_threshold"}
+_BENCH_KEYS = {"name", "command", "threshold", "cpu_threshold", "instructions_threshold",
+               "metrics"}
+
+
+def _thresholds(table: dict[str, Any], where: str) -> dict[str, float]:
+    out = {}
+    if "threshold" in table:  # time: wall and cpu alike unless cpu_threshold says otherwise
+        out["wall"] = out["cpu"] = check_threshold(table["threshold"], f"{where}: threshold")
+    if "cpu_threshold" in table:
+        out["cpu"] = check_threshold(table["cpu_threshold"], f"{where}: cpu_threshold")
+    if "instructions_threshold" in table:
+        out["instructions"] = check_threshold(table["instructions_threshold"],
+                                              f"{where}: instructions_threshold")
+    return out
+
+
+def load_ab_suite(path: str | Path) -> list[AbBenchmark]:
+    """Parse and type-check a suite file (see the module docstring); one-line UserError."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"suite file {path} does not exist; check the path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read suite file {path} ({exc}); check the file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"suite file {path} is not valid TOML ({exc}); fix the syntax") from None
+    unknown = set(data) - {"gate", "benchmark", "workload"}
+    if unknown:
+        raise UserError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; a suite has "
+                        f"[gate] and [[benchmark]] entries")
+    gate = data.get("gate", {})
+    if not isinstance(gate, dict):
+        raise UserError(f"{path}: [gate] must be a table; write [gate] then key = value lines")
+    if set(gate) - _GATE_KEYS:
+        raise UserError(f"{path}: [gate] has unknown key(s) "
+                        f"{', '.join(sorted(set(gate) - _GATE_KEYS))}; known: "
+                        f"{', '.join(sorted(_GATE_KEYS))}")
+    defaults = _thresholds(gate, f"{path} [gate]")
+    entries = data.get("benchmark", []) + data.get("workload", []) \
+        if isinstance(data.get("benchmark", []), list) and \
+        isinstance(data.get("workload", []), list) else None
+    if entries is None:
+        raise UserError(f"{path}: benchmarks are [[benchmark]] entries (an array of tables)")
+    if not entries:
+        raise UserError(f"{path}: no [[benchmark]] entry; add one with a name and a command")
+    out: list[AbBenchmark] = []
+    for i, entry in enumerate(entries, 1):
+        where = f"{path} benchmark {i}"
+        if not isinstance(entry, dict):
+            raise UserError(f"{where}: must be a table with name and command")
+        extra = set(entry) - _BENCH_KEYS
+        if extra:
+            raise UserError(f"{where}: unknown key(s) {', '.join(sorted(extra))}; known: "
+                            f"{', '.join(sorted(_BENCH_KEYS))}")
+        for key in ("name", "command"):
+            if not isinstance(entry.get(key), str) or not entry[key].strip():
+                raise UserError(f"{where}: {key} must be a non-empty string (got "
+                                f"{entry.get(key)!r}); write {key} = \"...\"")
+        metrics = entry.get("metrics", ["wall"])
+        if not isinstance(metrics, list) or not all(m in METRICS for m in metrics) \
+                or not metrics:
+            raise UserError(f"{where}: metrics must be a list of {', '.join(METRICS)} (got "
+                            f"{metrics!r})")
+        thresholds = {**defaults, **_thresholds(entry, where)}
+        out.append(AbBenchmark(name=entry["name"], command=entry["command"],
+                               thresholds=thresholds, metrics=list(metrics)))
+    return out

@@ -1,0 +1,267 @@
+"""The regression gate: one decision per benchmark, and the job's exit status from all of them.
+
+Every decision goes through :func:`decide` (the one adapter between the gate and the statistics
+underneath), so the gate says what the comparison says. On the head/base ratio r of a metric
+(wall time in ns, or instruction counts) with threshold t (a fraction, 0.02 for 2 %):
+
+* **slower** (a regression, fails the job): the interval's lower end exceeds 1 + t. The interval
+  is a repeated confidence interval (see below), so when the true ratio is at most 1 + t this
+  is claimed with probability <= alpha / 2 however many looks were taken;
+* **faster** (an improvement, reported, never failed): the interval's upper end is below 1 - t;
+* **equivalent**: the whole interval lies inside [1 - t, 1 + t];
+* **undecided** otherwise; it passes the job unless ``--fail-undecided``. An undecided result
+  whose upper end is below 1 + t is still "no regression beyond the threshold".
+
+Deciding on the interval against the threshold, rather than on "p < alpha and the estimate
+beyond the threshold" (asv's p < 0.002 and x1.1), is what keeps false alarms rare on a noisy
+machine: a difference smaller than the threshold (order effects, a 0.3 % layout shift) can be
+highly significant and still never fail a 2 % gate, while a true 2 x threshold change is caught
+as soon as the interval is narrow enough.
+
+The interval: for pairs measured together (``ab``, ``bisect``), the Hodges-Lehmann estimate
+of the within-pair log ratio with its signed-rank interval (:mod:`benchlab.stats.paired`); for
+two independent samples (a fresh run against a stored baseline), the Hodges-Lehmann shift of
+log(head) - log(base) with its Mann-Whitney interval. exp gives the ratio. Either interval is
+taken at the level of the group-sequential critical value of this look
+(:func:`benchlab.stats.sequential_boundaries.critical_values`, O'Brien-Fleming spending, as
+``run --until-decided``): at the information fraction t_k = n_k / n_max the interval uses
+|z| < c_k, and these repeated intervals cover the true shift at all looks together with
+probability >= 1 - alpha (Jennison & Turnbull 2000, ch. 9). Counts that do not vary (instruction
+counts of a deterministic program) give the exact ratio as a zero-width interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from benchlab.errors import UserError
+
+#: Default thresholds (fractions) by metric: wall time is noisy, instruction counts are not.
+DEFAULT_THRESHOLDS = {"wall": 0.02, "cpu": 0.02, "instructions": 0.005}
+#: Overall two-sided error of the repeated intervals (one-sided false regression: alpha / 2).
+DEFAULT_ALPHA = 0.01
+
+SLOWER, FASTER, EQUIVALENT, UNDECIDED = "slower", "faster", "equivalent", "undecided"
+
+EXIT_PASS, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """The gate's decision on one benchmark and metric.
+
+    Attributes
+    ----------
+    benchmark, metric : str
+        Benchmark name; ``wall`` (ns) or ``instructions`` (count).
+    threshold : float
+        Fraction (0.02 = 2 %) a ratio must exceed, with its whole interval, to be a regression.
+    ratio, low, high : float
+        head/base ratio of typical values and its interval (NaN when not computable).
+    confidence : float
+        Coverage of this look's interval (e.g. 0.999 early, ~0.99 at the last look).
+    outcome : {"slower", "faster", "equivalent", "undecided"}
+    n_base, n_head : int
+        Values used.
+    base_median, head_median : float
+        Medians in the metric's unit (ns or count).
+    reason : str
+        Why, in a few words (data, not prose for the user).
+    """
+
+    benchmark: str
+    metric: str
+    threshold: float
+    ratio: float
+    low: float
+    high: float
+    confidence: float
+    outcome: str
+    n_base: int
+    n_head: int
+    base_median: float
+    head_median: float
+    reason: str
+
+    @property
+    def regression(self) -> bool:
+        """True when a slowdown beyond the threshold was decided."""
+        return self.outcome == SLOWER
+
+    @property
+    def improvement(self) -> bool:
+        """True when a speed-up beyond the threshold was decided."""
+        return self.outcome == FASTER
+
+    @property
+    def no_regression(self) -> bool:
+        """True when the interval rules out a slowdown beyond the threshold."""
+        return self.high < 1.0 + self.threshold
+
+    @property
+    def decided(self) -> bool:
+        """True for slower, faster and equivalent."""
+        return self.outcome != UNDECIDED
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (NaN as None) with the derived flags."""
+        data = {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                for k, v in asdict(self).items()}
+        data.update(regression=self.regression, improvement=self.improvement)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "GateDecision":
+        """Rebuild from :meth:`to_dict`."""
+        fields = {k: data[k] for k in cls.__dataclass_fields__}
+        for k in ("ratio", "low", "high", "base_median", "head_median"):
+            fields[k] = math.nan if fields[k] is None else float(fields[k])
+        return cls(**fields)
+
+
+def check_threshold(value: Any, where: str) -> float:
+    """A threshold as a fraction from 0.02, "2%" or "2 %"; UserError naming ``where``."""
+    text = str(value).strip()
+    try:
+        number = float(text.rstrip("%").strip()) / (100.0 if text.endswith("%") else 1.0)
+    except ValueError:
+        raise UserError(f"{where}: threshold {value!r} is not a number; write e.g. 2% or "
+                        f"0.02") from None
+    if isinstance(value, bool) or not math.isfinite(number) or not 0.0 < number < 1.0:
+        raise UserError(f"{where}: threshold {value!r} must be above 0 and below 100 %; write "
+                        f"e.g. 2% or 0.02")
+    return number
+
+
+class Looks:
+    """The looks of one group-sequential comparison: each look's critical value |z|.
+
+    ``max_values`` is the budget per revision (n_max: the information fraction of a look with
+    n values per revision is n / n_max); ``alpha`` the overall two-sided error of the repeated
+    intervals. A look beyond the budget counts as the last (fraction 1).
+    """
+
+    def __init__(self, max_values: int, alpha: float = DEFAULT_ALPHA):
+        self.max_values = max(int(max_values), 3)
+        self.alpha = alpha
+        self.fractions: list[float] = []
+
+    @property
+    def final(self) -> bool:
+        """True once a look was taken at the whole budget."""
+        return bool(self.fractions) and self.fractions[-1] >= 1.0
+
+    def critical(self, n: int) -> float | None:
+        """Critical value of a look with ``n`` values per revision (None: not after the last
+        look, so no new look)."""
+        # the cached boundary of this look history (one integration step per new look, where
+        # critical_values would redo every earlier look each time)
+        from benchlab.stats.sequential import _boundary
+
+        t = min(n / self.max_values, 1.0)
+        if self.fractions and t <= self.fractions[-1]:
+            return None
+        self.fractions.append(t)
+        return float(_boundary(self.alpha, "obrien-fleming", tuple(self.fractions))[0])
+
+    def last(self) -> float:
+        """The critical value of the last look taken."""
+        from benchlab.stats.sequential import _boundary
+
+        return float(_boundary(self.alpha, "obrien-fleming", tuple(self.fractions))[0])
+
+
+def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: float,
+           critical: float | None = None, alpha: float = DEFAULT_ALPHA,
+           paired: bool = False) -> GateDecision:
+    """The gate's decision on one benchmark: slower, faster, equivalent or undecided.
+
+    Parameters
+    ----------
+    base, head : array_like
+        Values of the base and head revisions (ns for wall time, counts for instructions), in
+        measurement order; positive. Fewer than 3 each gives "undecided".
+    benchmark, metric : str
+        Names carried into the decision.
+    threshold : float
+        Fraction, e.g. 0.02 for 2 %.
+    critical : float or None
+        |z| critical value of this look of a sequential design (None: a fixed-sample interval
+        at 1 - alpha).
+    alpha : float
+        Two-sided level of the fixed-sample interval.
+    paired : bool
+        True when ``base[i]`` and ``head[i]`` were measured as a pair (interleaved, random
+        order within the pair): the interval is then that of the within-pair log ratio
+        (:func:`benchlab.stats.paired.paired_shift`), which cancels what the machine did during
+        the pair. False: two independent samples (Mann-Whitney/Hodges-Lehmann on logs).
+
+    Returns
+    -------
+    GateDecision
+    """
+    from scipy import special
+
+    from benchlab.stats.rank import hodges_lehmann
+
+    b = np.asarray(base, dtype=np.float64)
+    h = np.asarray(head, dtype=np.float64)
+    if paired:
+        n = min(b.size, h.size)
+        b, h = b[:n], h[:n]
+        keep = np.isfinite(b) & (b > 0) & np.isfinite(h) & (h > 0)
+        b, h = b[keep], h[keep]
+    else:
+        b, h = b[np.isfinite(b) & (b > 0)], h[np.isfinite(h) & (h > 0)]
+    medians = (float(np.median(b)) if b.size else math.nan,
+               float(np.median(h)) if h.size else math.nan)
+    common = dict(benchmark=benchmark, metric=metric, threshold=threshold, n_base=int(b.size),
+                  n_head=int(h.size), base_median=medians[0], head_median=medians[1])
+    if b.size < 3 or h.size < 3:
+        return GateDecision(ratio=math.nan, low=math.nan, high=math.nan, confidence=math.nan,
+                            outcome=UNDECIDED, reason="fewer than 3 values per revision",
+                            **common)
+    if critical is None:
+        critical = float(special.ndtri(1.0 - alpha / 2.0))
+    confidence = 1.0 - 2.0 * float(special.ndtr(-min(critical, 37.0)))
+    lb, lh = np.log(b), np.log(h)
+    if np.ptp(lb) == 0.0 and np.ptp(lh) == 0.0:  # exact counts: the ratio is known exactly
+        ratio = low = high = math.exp(lh[0] - lb[0])
+        confidence = 1.0
+    elif paired:
+        from benchlab.stats.paired import paired_shift
+
+        ps = paired_shift(lh - lb, z=min(critical, 37.0))
+        ratio, low, high = math.exp(ps.estimate), math.exp(ps.ci_low), math.exp(ps.ci_high)
+    else:
+        hl = hodges_lehmann(lh, lb, conf_level=min(max(confidence, 1e-9), 1 - 1e-16),
+                            exact=False)
+        ratio, low, high = math.exp(hl.estimate), math.exp(hl.ci_low), math.exp(hl.ci_high)
+    if low > 1.0 + threshold:
+        outcome, reason = SLOWER, "interval above 1 + threshold"
+    elif high < 1.0 - threshold:
+        outcome, reason = FASTER, "interval below 1 - threshold"
+    elif low >= 1.0 - threshold and high <= 1.0 + threshold:
+        outcome, reason = EQUIVALENT, "interval inside +-threshold"
+    else:
+        outcome, reason = UNDECIDED, "interval crosses the threshold"
+    return GateDecision(ratio=ratio, low=low, high=high, confidence=confidence,
+                        outcome=outcome, reason=reason, **common)
+
+
+def exit_status(decisions: Sequence[GateDecision], *, failed: bool = False,
+                fail_undecided: bool = False) -> int:
+    """The job's exit status: 3 when a build or benchmark failed, 1 for a decided regression
+    (or an undecided result with ``fail_undecided``), else 0. Improvements never fail."""
+    if failed:
+        return EXIT_FAILED
+    if any(d.regression for d in decisions):
+        return EXIT_REGRESSION
+    if fail_undecided and any(d.outcome == UNDECIDED and not d.no_regression
+                              for d in decisions):
+        return EXIT_REGRESSION
+    return EXIT_PASS

@@ -1,0 +1,324 @@
+"""Git revisions as build trees: resolve a revision, check it out in its own worktree, build it.
+
+``benchlab ab`` and ``benchlab bisect`` measure programs built from two (or more) commits of one
+repository side by side. Each revision gets a tree of its own, never the user's work tree:
+
+- a **commit** is checked out with ``git worktree add --detach`` into the user's cache
+  (``$XDG_CACHE_HOME/benchlab/builds/<repository key>/<commit>-<build key>``), built there with
+  the build command, and detached from git once built (its ``.git`` file removed, ``git worktree
+  prune``), so the repository lists no worktree of ours and the built tree is reused by the next
+  job that asks for the same commit and build command (the cache);
+- the **work tree** (``--head`` left out: the commit checked out plus uncommitted changes and
+  untracked files) is copied into a temporary worktree, built, and removed at exit: it has no
+  commit to be cached by.
+
+A build that is being made holds an exclusive ``flock`` on ``<tree>.lock``; a tree without the
+``.benchlab-build.json`` marker whose lock is free is what a killed benchlab left, and
+:func:`sweep_incomplete` removes it (the next start calls it). :class:`Trees` removes its
+temporary trees on every way out (return, exception, Ctrl-C, and SIGTERM, which the core's
+``interruptible`` turns into Ctrl-C).
+
+Why ``subprocess`` here, in the core: git and the user's build command are programs the job
+needs before anything is measured; they are not measured (the measured spawn path is
+``benchlab.measure``), and their output goes to a log stored with the session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchlab.errors import UserError
+
+MARKER = ".benchlab-build.json"
+#: Characters of a build log kept in the session (the tail: where compilers print the error).
+LOG_KEEP = 20_000
+
+
+class BuildFailed(UserError):
+    """A revision's build command failed (exit status 3, as a failing benchmark)."""
+
+    exit_code = 3
+
+
+def _git(repo: Path | str, *args: str, check: bool = True) -> str:
+    """Run git in ``repo``; stdout stripped. UserError (one line) when it fails and ``check``."""
+    proc = subprocess.run(["git", "-C", str(repo), *args], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        err = (proc.stderr.strip().splitlines() or [""])[-1]
+        raise UserError(f"git {' '.join(args[:3])} failed in {repo}: {err[:200]}")
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def repo_root(path: str | os.PathLike | None) -> Path:
+    """The top directory of the git work tree holding ``path`` (default: cwd)."""
+    where = Path(path or ".").resolve()
+    if not where.is_dir():
+        raise UserError(f"--repo {where} is not a directory; give a git repository")
+    if shutil.which("git") is None:
+        raise UserError("git is not installed; install git to measure revisions")
+    proc = subprocess.run(["git", "-C", str(where), "rev-parse", "--show-toplevel"],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise UserError(f"{where} is not in a git repository; give --repo PATH of one")
+    return Path(proc.stdout.strip())
+
+
+def resolve(repo: Path, rev: str) -> str:
+    """The full commit id of ``rev`` (any git revision syntax); UserError when unknown."""
+    if not rev or rev.startswith("-"):
+        raise UserError(f"revision {rev!r} is not a revision; give a commit, branch or tag")
+    proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet",
+                           f"{rev}^{{commit}}"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise UserError(f"unknown revision {rev!r} in {repo}; give a commit, branch or tag "
+                        f"(git log --oneline shows them)")
+    return proc.stdout.strip()
+
+
+def subject(repo: Path, commit: str) -> str:
+    """The first line of ``commit``'s message."""
+    return _git(repo, "log", "-1", "--format=%s", commit)
+
+
+def default_base(repo: Path) -> str:
+    """The merge-base of HEAD with the default branch: origin/HEAD, else main, else master."""
+    for branch in ("origin/HEAD", "main", "master"):
+        if _git(repo, "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}", check=False):
+            base = _git(repo, "merge-base", "HEAD", branch, check=False)
+            if base:
+                return base
+    raise UserError(f"no default branch (origin/HEAD, main or master) in {repo} to take the "
+                    f"merge-base with; give --base REV")
+
+
+def is_dirty(repo: Path) -> bool:
+    """True when the work tree has uncommitted changes or untracked (not ignored) files."""
+    return bool(_git(repo, "status", "--porcelain", "--untracked-files=normal"))
+
+
+def cache_dir(repo: Path) -> Path:
+    """This repository's build cache under the user's cache directory."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchlab"
+    common = Path(_git(repo, "rev-parse", "--git-common-dir"))
+    common = common if common.is_absolute() else (repo / common)
+    key = hashlib.sha256(str(common.resolve()).encode()).hexdigest()[:12]
+    return base / "builds" / f"{repo.name}-{key}"
+
+
+@dataclass
+class Revision:
+    """One revision ready to measure: where its tree is and how it was built.
+
+    ``commit`` is the full id (for the work tree: the commit checked out); ``dirty`` says the
+    tree also holds uncommitted changes; ``build_seconds`` is the build's wall time in s (0 for
+    a cached tree); ``build_log`` is the tail of the build's output.
+    """
+
+    label: str
+    requested: str
+    commit: str
+    subject: str
+    dirty: bool
+    root: str
+    build_command: str | None
+    cached: bool = False
+    build_seconds: float = 0.0
+    build_log: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, stored in the session's metadata."""
+        return asdict(self)
+
+
+def _build_key(command: str | None) -> str:
+    return hashlib.sha256((command or "").encode()).hexdigest()[:8]
+
+
+def _run_build(tree: Path, command: str | None, label: str, commit: str) -> tuple[float, str]:
+    """Run the build command in ``tree``; (seconds, log tail). BuildFailed with the log's tail."""
+    if not command:
+        return 0.0, ""
+    start = time.monotonic()
+    # its own process group, so an interrupted job kills the whole build (make's compilers,
+    # a script's children), not only the shell
+    proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=tree, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        output, _ = proc.communicate()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    seconds = time.monotonic() - start
+    log = output.decode(errors="replace")[-LOG_KEEP:]
+    if proc.returncode != 0:
+        last = (log.strip().splitlines() or [""])[-1][:200]
+        raise BuildFailed(f"the build of {label} ({commit[:12]}) failed with exit code "
+                          f"{proc.returncode} ({last}); fix the build or the --build command")
+    return seconds, log
+
+
+def _remove_tree(repo: Path, tree: Path) -> None:
+    """Remove a tree and its registration (also one left locked by an interrupted add)."""
+    shutil.rmtree(tree, ignore_errors=True)
+    _git(repo, "worktree", "unlock", str(tree), check=False)
+    _git(repo, "worktree", "prune", check=False)
+
+
+def _lock(path: Path, blocking: bool = True):
+    """An open file holding an exclusive flock on ``path`` (None when not blocking and taken)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(path, "a+")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        fh.close()
+        return None
+    return fh
+
+
+def sweep_incomplete(repo: Path) -> list[str]:
+    """Remove trees a killed benchlab left: unbuilt cache trees whose lock is free, and
+    temporary work-tree copies whose process is gone. Returns the removed paths."""
+    removed: list[str] = []
+    root = cache_dir(repo)
+    if not root.is_dir():
+        return removed
+    for entry in root.iterdir():
+        if not entry.is_dir():
+            continue
+        if entry.name.startswith("worktree-p"):
+            pid = entry.name.removeprefix("worktree-p").split("-")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(str(entry))
+            continue
+        if (entry / MARKER).exists():
+            continue
+        fh = _lock(entry.with_name(entry.name + ".lock"), blocking=False)
+        if fh is None:
+            continue  # being built by a live benchlab
+        try:
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(str(entry))
+        finally:
+            fh.close()
+    # a benchlab killed inside 'git worktree add' leaves the worktree locked ("initializing"),
+    # which prune skips: unlock ours whose directory is gone
+    for line in _git(repo, "worktree", "list", "--porcelain", check=False).splitlines():
+        path = Path(line.removeprefix("worktree ")) if line.startswith("worktree ") else None
+        if path is not None and root in path.parents and not path.exists():
+            _git(repo, "worktree", "unlock", str(path), check=False)
+    _git(repo, "worktree", "prune", check=False)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class Trees:
+    """The trees of one job; a context manager that removes its temporary trees on exit."""
+
+    repo: Path
+    temporary: list[Path] = field(default_factory=list)
+
+    def __enter__(self) -> "Trees":
+        sweep_incomplete(self.repo)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove every temporary tree (the cached builds stay)."""
+        while self.temporary:
+            _remove_tree(self.repo, self.temporary.pop())
+
+    def commit_tree(self, rev: str, build: str | None, label: str) -> Revision:
+        """The built tree of commit ``rev`` (from the cache, or checked out and built now).
+
+        Raises UserError for an unknown revision and BuildFailed (exit 3) for a failing build;
+        a failed build leaves no tree behind.
+        """
+        commit = resolve(self.repo, rev)
+        tree = cache_dir(self.repo) / f"{commit[:16]}-{_build_key(build)}"
+        info = dict(label=label, requested=rev, commit=commit,
+                    subject=subject(self.repo, commit), dirty=False, root=str(tree),
+                    build_command=build)
+        lock = _lock(tree.with_name(tree.name + ".lock"))
+        try:
+            marker = tree / MARKER
+            if marker.exists():
+                stored = json.loads(marker.read_text())
+                return Revision(**info, cached=True, build_log=stored.get("build_log", ""))
+            if tree.exists():
+                _remove_tree(self.repo, tree)  # an unfinished build of a killed benchlab
+            try:
+                _git(self.repo, "worktree", "add", "--detach", "--force", str(tree), commit)
+                seconds, log = _run_build(tree, build, label, commit)
+                (tree / ".git").unlink(missing_ok=True)  # detach: the repo lists no worktree
+                _git(self.repo, "worktree", "prune", check=False)
+                marker.write_text(json.dumps({"commit": commit, "build_command": build,
+                                              "build_seconds": seconds, "build_log": log}))
+            except BaseException:
+                _remove_tree(self.repo, tree)
+                raise
+            return Revision(**info, build_seconds=seconds, build_log=log)
+        finally:
+            lock.close()
+
+    def work_tree(self, build: str | None, label: str) -> Revision:
+        """A temporary copy of the work tree (HEAD + uncommitted changes + untracked files),
+        built; removed when the job ends, never cached."""
+        commit = resolve(self.repo, "HEAD")
+        root = cache_dir(self.repo)
+        root.mkdir(parents=True, exist_ok=True)
+        tree = Path(tempfile.mkdtemp(prefix=f"worktree-p{os.getpid()}-", dir=root))
+        self.temporary.append(tree)
+        tree.rmdir()
+        _git(self.repo, "worktree", "add", "--detach", "--force", str(tree), commit)
+        dirty = is_dirty(self.repo)
+        if dirty:
+            diff = subprocess.run(["git", "-C", str(self.repo), "diff", "--binary", "HEAD"],
+                                  capture_output=True, stdin=subprocess.DEVNULL).stdout
+            if diff:
+                proc = subprocess.run(["git", "-C", str(tree), "apply", "--whitespace=nowarn"],
+                                      input=diff, capture_output=True)
+                if proc.returncode != 0:
+                    raise UserError(f"cannot copy the uncommitted changes of {self.repo} "
+                                    f"({proc.stderr.decode(errors='replace').strip()[:150]}); "
+                                    f"commit them and give --head REV")
+            untracked = _git(self.repo, "ls-files", "--others", "--exclude-standard", "-z")
+            for name in filter(None, untracked.split("\0")):
+                src, dst = self.repo / name, tree / name
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                if src.is_file():
+                    shutil.copy2(src, dst)
+        seconds, log = _run_build(tree, build, label, commit)
+        return Revision(label=label, requested="(work tree)", commit=commit,
+                        subject=subject(self.repo, commit), dirty=dirty, root=str(tree),
+                        build_command=build, build_seconds=seconds, build_log=log)

@@ -1,0 +1,188 @@
+"""What CI systems read from a gate: Markdown, JUnit XML, JSON (docs/ci.schema.json), a table.
+
+All four render one :class:`GateReport` (plain data: the revisions, each benchmark's decision,
+the exit status and why), so they cannot disagree.
+
+- Markdown: a heading with the verdict, a table (benchmark, metric, ratio head/base with its
+  interval, threshold, outcome, pairs), the revisions; GitHub shows it as the job's summary when
+  written to ``$GITHUB_STEP_SUMMARY``.
+- JUnit XML: one ``<testsuite name="benchlab">``, one ``<testcase>`` per benchmark and metric; a
+  regression is a ``<failure>``, a failed build or run an ``<error>``, an undecided result
+  ``<skipped>`` only with ``--fail-undecided`` off (so it shows but does not fail).
+- JSON: ``to_json`` (schema ``docs/ci.schema.json``, ``"schema": "benchlab-gate/1"``).
+- Terminal: one screen, one line per decision.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchlab.core.gate import GateDecision
+
+SCHEMA = "benchlab-gate/1"
+_VERDICT = {0: "passed", 1: "regression", 2: "bad input", 3: "failed"}
+
+
+@dataclass
+class GateReport:
+    """A gate's result as data: ``kind`` (``ab``, ``gate`` or ``bisect``), the session uid,
+    revisions by label (plain dicts: commit, subject, ...), decisions, pairs and seconds per
+    benchmark, the failure line (None), the exit status and whether undecided fails."""
+
+    kind: str
+    session: str | None
+    revisions: dict[str, dict[str, Any]]
+    decisions: list[GateDecision]
+    exit_status: int
+    pairs: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    failure: str | None = None
+    fail_undecided: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        """passed, regression, bad input or failed."""
+        return _VERDICT.get(self.exit_status, "failed")
+
+
+def _pct(x: float) -> str:
+    return "n/a" if not math.isfinite(x) else f"{100.0 * (x - 1.0):+.2f} %"
+
+
+def ratio_text(d: GateDecision) -> str:
+    """``1.0123 [1.0051, 1.0197]`` (head/base), or ``n/a``."""
+    if not math.isfinite(d.ratio):
+        return "n/a"
+    return f"{d.ratio:.4f} [{d.low:.4f}, {d.high:.4f}]"
+
+
+def _outcome_words(d: GateDecision) -> str:
+    if d.outcome == "slower":
+        return "REGRESSION"
+    if d.outcome == "faster":
+        return "improvement"
+    if d.outcome == "equivalent":
+        return "equivalent"
+    return "undecided" + (" (no regression beyond threshold)" if d.no_regression else "")
+
+
+def terminal_table(report: GateReport) -> str:
+    """One screen: a line per decision, then the verdict and why."""
+    rows = [("benchmark", "metric", "head/base [interval]", "change", "threshold", "outcome",
+             "pairs")]
+    for d in report.decisions:
+        rows.append((d.benchmark, d.metric, ratio_text(d), _pct(d.ratio),
+                     f"{100 * d.threshold:g} %", _outcome_words(d),
+                     str(report.pairs.get(d.benchmark, d.n_base)) if d.metric in ("wall", "cpu")
+                     else str(d.n_base)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append("")
+    lines.append(summary_line(report))
+    return "\n".join(lines)
+
+
+def summary_line(report: GateReport) -> str:
+    """The one line that says the verdict and why (exit status in brackets)."""
+    regressions = [d for d in report.decisions if d.regression]
+    undecided = [d for d in report.decisions if d.outcome == "undecided"]
+    if report.failure:
+        return f"FAILED: {report.failure} [exit {report.exit_status}]"
+    if regressions:
+        named = "; ".join(f"{d.benchmark} ({d.metric}) {_pct(d.ratio)}, head/base "
+                          f"{ratio_text(d)} > {1 + d.threshold:g}" for d in regressions)
+        return f"REGRESSION: {named} [exit {report.exit_status}]"
+    text = "passed: no regression beyond its threshold was decided"
+    if undecided:
+        fails = " (--fail-undecided: fails)" if report.fail_undecided and \
+            report.exit_status else " (undecided never fails without --fail-undecided)"
+        text += f"; {len(undecided)} undecided{fails}"
+    improvements = [d for d in report.decisions if d.improvement]
+    if improvements:
+        text += "; improved: " + ", ".join(f"{d.benchmark} {_pct(d.ratio)}" for d in improvements)
+    return f"{text} [exit {report.exit_status}]"
+
+
+def markdown(report: GateReport) -> str:
+    """The Markdown summary (GitHub renders it as the job summary)."""
+    icon = {"passed": "✅", "regression": "❌", "failed": "⚠️"}.get(report.verdict, "⚠️")
+    out = [f"## {icon} benchlab {report.kind}: {report.verdict}", "",
+           summary_line(report), ""]
+    out += ["| benchmark | metric | head/base [interval] | change | threshold | outcome | n |",
+            "|---|---|---|---|---|---|---|"]
+    for d in report.decisions:
+        n = report.pairs.get(d.benchmark, d.n_base) if d.metric in ("wall", "cpu") else d.n_base
+        out.append(f"| {d.benchmark} | {d.metric} | {ratio_text(d)} | {_pct(d.ratio)} | "
+                   f"{100 * d.threshold:g} % | {_outcome_words(d)} | {n} |")
+    out.append("")
+    for label, rev in report.revisions.items():
+        commit = (rev.get("commit") or "")[:12]
+        dirty = " + uncommitted changes" if rev.get("dirty") else ""
+        out.append(f"- **{label}**: `{commit}`{dirty} {rev.get('subject', '')}".rstrip())
+    if report.session:
+        out.append(f"- session: `{report.session}` (`benchlab show {report.session}`)")
+    for note in report.notes:
+        out.append(f"- {note}")
+    return "\n".join(out) + "\n"
+
+
+def junit(report: GateReport) -> str:
+    """JUnit XML: a testcase per benchmark and metric; a regression is a failure."""
+    suite = ET.Element("testsuite", name=f"benchlab {report.kind}")
+    failures = errors = skipped = 0
+    for d in report.decisions:
+        case = ET.SubElement(suite, "testcase", classname=f"benchlab.{d.metric}",
+                             name=d.benchmark,
+                             time=f"{report.seconds.get(d.benchmark, 0.0):.3f}")
+        text = (f"{d.benchmark} ({d.metric}): head/base {ratio_text(d)}, threshold "
+                f"{100 * d.threshold:g} %, {d.outcome}")
+        if d.regression:
+            failures += 1
+            ET.SubElement(case, "failure", message=text, type="regression").text = text
+        elif d.outcome == "undecided" and report.fail_undecided and not d.no_regression:
+            failures += 1
+            ET.SubElement(case, "failure", message=text, type="undecided").text = text
+        elif d.outcome == "undecided":
+            skipped += 1
+            ET.SubElement(case, "skipped", message=text)
+        ET.SubElement(case, "system-out").text = text
+    if report.failure:
+        errors += 1
+        case = ET.SubElement(suite, "testcase", classname="benchlab.job", name="build-and-run")
+        ET.SubElement(case, "error", message=report.failure, type="failed").text = report.failure
+    suite.set("tests", str(len(suite.findall("testcase"))))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
+    suite.set("time", f"{sum(report.seconds.values()):.3f}")
+    root = ET.Element("testsuites", name="benchlab", tests=suite.get("tests"),
+                      failures=str(failures), errors=str(errors))
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") \
+        + "\n"
+
+
+def to_json(report: GateReport) -> dict[str, Any]:
+    """The JSON document of docs/ci.schema.json."""
+    return {
+        "schema": SCHEMA,
+        "kind": report.kind,
+        "verdict": report.verdict,
+        "exit_status": report.exit_status,
+        "summary": summary_line(report),
+        "session": report.session,
+        "revisions": report.revisions,
+        "failure": report.failure,
+        "fail_undecided": report.fail_undecided,
+        "benchmarks": [{**d.to_dict(),
+                        "pairs": report.pairs.get(d.benchmark) if d.metric in ("wall", "cpu") else None,
+                        "seconds": report.seconds.get(d.benchmark)}
+                       for d in report.decisions],
+        "notes": list(report.notes),
+    }
