@@ -63,6 +63,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                            "flags results outside."),
     "bundle": ("bundle", "Bundle sessions (data, protocols, sources, digests, profile, report) "
                          "into one file."),
+    "ab": ("ab", "Measure COMMANDS on two revisions side by side and gate: did head get "
+                 "slower?"),
     "reproduce": ("bundle", "Reproduce a bundle: its analysis byte for byte, or its measurement "
                             "here, judged."),
 }
