@@ -30,8 +30,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-# scipy.stats and scipy.optimize are imported where used: together ~0.5 s of every `benchlab
-# compare` that only needed scipy.special.
+# scipy.stats is imported where used (~0.5 s of every `benchlab compare`, which needs only
+# scipy.special); root searches use _brentq below instead of scipy.optimize.
 from scipy import special
 
 from benchlab.errors import UserError
@@ -119,6 +119,50 @@ def _nct_cdf(x: float, nu: float, ncp: float) -> float:
     return float(special.ndtr(z))
 
 
+def _brentq(f, xa: float, xb: float, xtol: float, rtol: float, maxiter: int = 100) -> float:
+    """A root of ``f`` in [xa, xb] (signs differ at the ends): scipy's ``brentq`` (its C code,
+    ``Zeros/brentq.c``, step for step), here so that a power plan does not import
+    scipy.optimize (~0.1-0.3 s of ``benchlab compare``). Raises RuntimeError when ``maxiter``
+    steps do not converge."""
+    xpre, xcur = float(xa), float(xb)
+    xblk = fblk = spre = scur = 0.0
+    fpre, fcur = float(f(xpre)), float(f(xcur))
+    if fpre == 0:
+        return xpre
+    if fcur == 0:
+        return xcur
+    if math.copysign(1.0, fpre) == math.copysign(1.0, fcur):
+        raise ValueError("f(a) and f(b) must have different signs")
+    for _ in range(maxiter):
+        if fpre != 0 and fcur != 0 and math.copysign(1.0, fpre) != math.copysign(1.0, fcur):
+            xblk, fblk = xpre, fpre
+            spre = scur = xcur - xpre
+        if abs(fblk) < abs(fcur):
+            xpre, xcur, xblk = xcur, xblk, xcur
+            fpre, fcur, fblk = fcur, fblk, fcur
+        delta = (xtol + rtol * abs(xcur)) / 2
+        sbis = (xblk - xcur) / 2
+        if fcur == 0 or abs(sbis) < delta:
+            return xcur
+        if abs(spre) > delta and abs(fcur) < abs(fpre):
+            if xpre == xblk:  # interpolate
+                stry = -fcur * (xcur - xpre) / (fcur - fpre)
+            else:  # extrapolate
+                dpre = (fpre - fcur) / (xpre - xcur)
+                dblk = (fblk - fcur) / (xblk - xcur)
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):  # good short step
+                spre, scur = scur, stry
+            else:  # bisect
+                spre = scur = sbis
+        else:  # bisect
+            spre = scur = sbis
+        xpre, fpre = xcur, fcur
+        xcur += scur if abs(scur) > delta else (delta if sbis > 0 else -delta)
+        fcur = float(f(xcur))
+    raise RuntimeError(f"root search did not converge in {maxiter} steps")
+
+
 def t_test_sample_size(
     delta: float,
     sd: float,
@@ -162,9 +206,7 @@ def t_test_sample_size(
                 f"an effect of {delta:g} with sd {sd:g} needs more than 1e15 samples; "
                 "use a larger minimum effect"
             )
-    from scipy import optimize
-
-    return float(optimize.brentq(gap, lower, upper, xtol=1e-10, rtol=1e-15, maxiter=500))
+    return _brentq(gap, lower, upper, xtol=1e-10, rtol=1e-15, maxiter=500)
 
 
 def t_test_detectable_difference(
@@ -188,9 +230,7 @@ def t_test_detectable_difference(
     upper = sd
     while gap(upper) < 0:
         upper *= 2
-    from scipy import optimize
-
-    return float(optimize.brentq(gap, 0.0, upper, xtol=1e-12 * sd, rtol=1e-15))
+    return _brentq(gap, 0.0, upper, xtol=1e-12 * sd, rtol=1e-15)
 
 
 def minimum_interesting_effect(iterations: int, clock_ghz: float) -> float:
