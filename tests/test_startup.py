@@ -277,3 +277,38 @@ def test_outside_a_git_work_tree_git_is_not_run_and_says_the_same(tmp_path):
     ran = collect_environment(cwd=str(repo))["git"]["commit"]
     assert "not a git repository" in skipped["unknown"]
     assert "usable git work tree" in skipped["unknown"] and "usable git work tree" in ran["unknown"]
+
+
+# --- per-command costs: what compare and a quiet run import or compute -----------------------
+
+
+def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
+    """compare needs scipy.special, not scipy.stats (~0.5 s) or scipy.optimize (~0.2 s); a
+    quiet run prints nothing, so it computes no statistics (numpy.ma, the summaries)."""
+    db = str(tmp_path / "b.db")
+    run_proc, run_modules = _modules_after(
+        ["run", "-q", "-N", "-r", "5", "/bin/true", "/bin/echo", "--db", db], tmp_path)
+    assert run_proc.returncode == 0, run_proc.stderr
+    assert "numpy.ma" not in run_modules
+    proc, modules = _modules_after(["compare", "/bin/true", "/bin/echo", "--db", db], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "scipy.stats" not in modules and "scipy.optimize" not in modules
+
+
+def test_the_power_plans_root_search_is_scipys_brentq():
+    import math
+    import random
+
+    from scipy import optimize
+
+    from benchlab.stats.power import _brentq
+
+    rng = random.Random(19)
+    for _ in range(300):
+        c, s, k = rng.uniform(-5, 5), rng.uniform(0.1, 10), rng.choice([1, 3])
+
+        def f(x, c=c, s=s, k=k):
+            return math.tanh(s * (x - c)) ** k + 1e-3 * (x - c)
+
+        assert _brentq(f, -20.0, 20.0, 1e-10, 1e-15, 500) == optimize.brentq(
+            f, -20.0, 20.0, xtol=1e-10, rtol=1e-15, maxiter=500)
