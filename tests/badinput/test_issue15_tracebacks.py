@@ -145,3 +145,29 @@ def test_a_workload_named_with_a_slash(tmp_path):
     assert reported.returncode == 0, reported.stderr
     assert "Traceback" not in reported.stderr
     assert not (out / "a").exists()
+
+
+def _spoiled_csv(store: Path, tmp_path: Path, edit) -> Path:
+    export = run_cli("export", "--format", "csv", db=store, check=True).stdout
+    out = tmp_path / "spoiled.csv"
+    out.write_text("\n".join(edit(line) for line in export.splitlines()) + "\n")
+    return out
+
+
+def _run_row(line: str, seq: int) -> bool:
+    parts = line.split(",")
+    return not line.startswith("#") and len(parts) == 9 and parts[2] == str(seq)
+
+
+@pytest.mark.parametrize("edit, expect", [
+    (lambda line: ",".join(p if i != 5 else "7" for i, p in enumerate(line.split(",")))
+     if _run_row(line, 1) else line, "status"),
+    (lambda line: line.replace(",wall,", ",wall,").rsplit(",", 2)[0] + ",1e23,ns"
+     if _run_row(line, 1) and ",wall," in line else line, "64-bit"),
+    (lambda line: ",".join(p if i not in (1, 2) else ("other" if i == 1 else "0")
+                           for i, p in enumerate(line.split(",")))
+     if _run_row(line, 1) else line, "two benchmarks"),
+], ids=["status-7", "huge-wall", "seq-in-two-benchmarks"])
+def test_import_long_csv_the_store_would_refuse(store, tmp_path, edit, expect):
+    spoiled = _spoiled_csv(store, tmp_path, edit)
+    assert_one_line_error(run_cli("import", str(spoiled), db=tmp_path / "f.db"), expect)

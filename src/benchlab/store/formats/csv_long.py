@@ -248,8 +248,13 @@ def parse_long_csv(path: Any, head: list[str], fh: Any, header_lineno: int, *,
         if run is None:
             run = s["_runs"][seq_i] = {"seq": seq_i, "iteration": iteration_i,
                                        "warmup": warmup.strip() in ("1", "true", "True"),
-                                       "status": status, "samples": {}, "measurements": []}
+                                       "status": status, "samples": {}, "measurements": [],
+                                       "_bench": bench_name}
             bench["runs"].append(run)
+        elif run["_bench"] != bench_name:
+            raise UserError(f"malformed CSV {path} line {lineno}: run {seq_i} of session {uid} "
+                            f"is listed under two benchmarks ({run['_bench'][:40]!r} and "
+                            f"{bench_name[:40]!r}); a run number belongs to one benchmark")
         declared = {m.get("name") for m in s["metrics"]}
         if metric in declared:
             run["samples"].setdefault(metric, []).append(value)
@@ -272,8 +277,14 @@ def parse_long_csv(path: Any, head: list[str], fh: Any, header_lineno: int, *,
                 run["wall_ns"] += run["shell_overhead_ns"]
         s.pop("_benches")
         s.pop("_runs")
-        out.append(session_from_document(s, source=source_of(path), name=name,
-                                         command_line=command_line))
+        try:
+            out.append(session_from_document(s, source=source_of(path), name=name,
+                                             command_line=command_line))
+        except (KeyError, TypeError, ValueError) as exc:
+            # what the store's CHECK/UNIQUE/INTEGER would refuse (a status 7, a 2**70 value)
+            what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise UserError(f"{path}: session {uid} cannot be imported ({what}); fix the rows "
+                            f"or re-export it with benchlab export --format csv") from None
     if not out:
         raise UserError(f"{path} has the long-format header but no value rows; "
                         f"export a session with values")
