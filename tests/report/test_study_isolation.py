@@ -9,10 +9,12 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from benchlab.core.suite import isolation_suite, load_suite
 from benchlab.errors import UserError
+from benchlab.report.study import Group
 from benchlab.report.study_isolation import baseline_level
 from tests.conftest import run_cli
 
@@ -84,3 +86,39 @@ def test_a_study_with_a_missing_image_is_one_line_before_the_study_exists(tmp_pa
     proc = run_cli("study", str(suite_file), db=db)
     assert_one_line_error(proc, "does not exist")
     assert not db.exists() or not Store.open(db).sessions()
+
+
+def _group(level: str, values: dict) -> Group:
+    cell = {"isolation": level, "workers": 1, "affinity": "none", "load": "none",
+            "cpu_quota_us": 0}
+    return Group(cell=cell, label=f"iso={level}", workload="w", session_uid="u",
+                 values={k: np.array(v, dtype=float) for k, v in values.items()}, runs=[])
+
+
+def test_the_isolators_own_view_is_compared_with_the_programs():
+    """isolate is not installed here: the groups are written by hand with the values a run
+    under isolate stores (its meta file's time-wall and time as ``isolate:*`` measurements, in
+    ns; one run without a meta file gives NaN), to check the arithmetic of the error rows."""
+    from benchlab.report.study import measurement_errors
+    from benchlab.report.study_isolation import isolation_comparisons
+
+    ms = 1e6
+    bare = _group("bare", {"wall": [12 * ms, 13 * ms, 12 * ms], "cpu": [10 * ms] * 3,
+                           "self_wall": [10 * ms] * 3, "self_cpu": [9 * ms] * 3})
+    iso = _group("isolate", {
+        "wall": [70 * ms, 64 * ms, 66 * ms], "cpu": [12 * ms, 11 * ms, 12 * ms],
+        "self_wall": [10 * ms, 10 * ms, 11 * ms], "self_cpu": [9 * ms] * 3,
+        "isolate:time-wall": [14 * ms, 16 * ms, math.nan], "isolate:time": [9.5 * ms] * 3,
+        "isolation:startup_wall": [50 * ms] * 3})
+    errors = measurement_errors([bare, iso])
+    by = {(e["isolation"], e["time"]): e for e in errors}
+    assert ("bare", "isolate_wall") not in by
+    wall = by[("isolate", "isolate_wall")]
+    assert wall["n"] == 2 and wall["mean_error_ns"] == pytest.approx(5 * ms)
+    assert wall["sd_error_ns"] == pytest.approx(np.std([4 * ms, 6 * ms], ddof=1))
+    assert by[("isolate", "isolate_cpu")]["sd_error_ns"] == pytest.approx(0)
+    (row,) = isolation_comparisons([bare, iso], [], errors, [], ["bare", "isolate"])
+    assert row["wall_offset_ns"] == pytest.approx((200 - 37) / 3 * ms)
+    assert row["startup_ns"] == 50 * ms and row["mean_wall"] == "-"
+    assert row["err_sd_isolate_wall_ns"] == pytest.approx(wall["sd_error_ns"])
+    assert row["err_sd_wall_ns"] == pytest.approx(by[("isolate", "wall")]["sd_error_ns"])

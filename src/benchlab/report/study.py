@@ -159,14 +159,26 @@ def family_comparisons(intervals: list[dict], suite: Suite) -> tuple[list[dict],
     return detail, summary
 
 
+#: (time, the outside view, the program's view): the harness's and, under isolate, the
+#: isolator's own (its meta file's ``time-wall`` and ``time``), each against the program's.
+ERROR_PAIRS = (("wall", "wall", "self_wall"), ("cpu", "cpu", "self_cpu"),
+               ("isolate_wall", "isolate:time-wall", "self_wall"),
+               ("isolate_cpu", "isolate:time", "self_cpu"))
+
+
 def measurement_errors(groups: list[Group]) -> list[dict]:
-    """Harness minus program time per run; mean, sd and relative error (sd / mean runtime)."""
+    """Outside minus program time per run (the harness's, and isolate's where it ran); mean, sd
+    and relative error (sd / mean outside time)."""
     rows = []
     for g in groups:
-        for kind in ("wall", "cpu"):
-            harness, program = g.values.get(kind), g.values.get(f"self_{kind}")
+        for kind, outside, inside in ERROR_PAIRS:
+            harness, program = g.values.get(outside), g.values.get(inside)
             if harness is None or program is None:
                 continue
+            ok = np.isfinite(harness) & np.isfinite(program)  # a run without a meta file: NaN
+            if not ok.any():
+                continue
+            harness, program = harness[ok], program[ok]
             diff = harness - program
             mean_runtime = float(harness.mean())
             sd = float(diff.std(ddof=1)) if diff.size > 1 else math.nan
