@@ -134,11 +134,11 @@ def test_samples_csv_that_is_the_store_or_its_wal_is_refused(tmp_path, suffix):
     db = tmp_path / "x.db"
     with Store.open(db) as store:
         plan = _plan(samples_csv=str(db) + suffix)
-        with pytest.raises(UserError, match="database"):
+        with pytest.raises(UserError, match="is the store"):
             plan.validate(store)
         link = tmp_path / "alias.csv"
         os.symlink(db, link)
-        with pytest.raises(UserError, match="database"):
+        with pytest.raises(UserError, match="is the store"):
             _plan(samples_csv=str(link)).validate(store)
         _plan(samples_csv=str(tmp_path / "ok.csv")).validate(store)  # another file is fine
     assert db.stat().st_size > 0

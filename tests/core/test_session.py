@@ -162,7 +162,7 @@ def test_samples_csv_naming_the_store_is_refused_and_the_store_is_intact(db_path
     before = db_path.read_bytes()
     for target in (db_path, Path(str(db_path) + "-wal")):
         proc = run_cli("run", "--runs", "2", "--samples-csv", str(target), "true", db=db_path)
-        assert_one_line_error(proc, "database")
+        assert_one_line_error(proc, "is the store")
     with Store.open(db_path) as store:
         assert store.integrity_ok()
         assert len(store.sessions()) == 1
