@@ -17,9 +17,9 @@ from rich.console import Console
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.run import ProgressObserver
-from benchlab.core.executor import SessionInterrupted
+from benchlab.core.execute import HERE, execute
 from benchlab.core.plan import BenchmarkSpec, MetricSpec, RunPlan
-from benchlab.core.session import run_plan
+from benchlab.core.session_types import SessionInterrupted
 from benchlab.report.run_summary import render_summary_table, session_summaries
 from benchlab.workloads import workload_command
 
@@ -56,8 +56,8 @@ def demo_cmd(runs, warmup, n, seed, db):
     store = open_store(db)
     try:
         with ProgressObserver(Console(stderr=True), sys.stderr.isatty()) as observer:
-            session = run_plan(store, protocol, argv=["benchlab", *sys.argv[1:]], name="demo",
-                               observer=observer).session
+            session = execute(protocol, store, HERE, argv=["benchlab", *sys.argv[1:]],
+                              name="demo", observer=observer).session
     except SessionInterrupted as exc:
         db_arg = f" --db {db}" if db else ""
         click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "

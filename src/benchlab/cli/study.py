@@ -13,7 +13,7 @@ from benchlab.cli.cluster_options import check_cluster_flags, lost_after_option
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.output_path import OUTPUT_DIR
 from benchlab.cli.run import ProgressObserver
-from benchlab.core.executor import SessionInterrupted
+from benchlab.core.session_types import SessionInterrupted
 from benchlab.core.study import run_study
 from benchlab.core.suite import load_suite
 
