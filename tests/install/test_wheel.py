@@ -87,6 +87,30 @@ def test_wheel_runs_compares_and_reports(venv, dist, tmp_path):
     assert (tmp_path / "r.html").stat().st_size > 100_000
 
 
+def test_base_install_runs_every_base_command_and_names_missing_extras(venv, tmp_path):
+    """run, show, list, analyze, compare, export, import and text history work without any
+    extra; a cluster, a PostgreSQL store and a notebook each end in one line naming theirs."""
+    ok = _benchlab(venv, tmp_path, "run", "-N", "-r", "5", "/bin/true", "/bin/echo")
+    assert ok.returncode == 0, ok.stderr
+    exported = tmp_path / "hf.json"
+    for args in (["show"], ["list"], ["analyze", "/bin/true"], ["history", "/bin/true"],
+                 ["compare", "/bin/true", "/bin/echo"],
+                 ["export", "--format", "hyperfine", "-o", str(exported)],
+                 ["import", str(exported), "--format", "hyperfine"]):
+        proc = _benchlab(venv, tmp_path, *args)
+        assert proc.returncode == 0, (args, proc.stderr)
+    cluster = _benchlab(venv, tmp_path, "run", "--cluster", "local:1", "-r", "3", "true")
+    assert_one_line_error(cluster, "pip install 'benchlab[cluster]'")
+    pg = subprocess.run([str(venv / "bin" / "benchlab"), "list", "--db",
+                         "postgresql://nobody@127.0.0.1:1/none"], capture_output=True, text=True,
+                        timeout=120)
+    assert_one_line_error(pg, "pip install 'benchlab[postgres]'")
+    notebook = subprocess.run([str(venv / "bin" / "python"), "-c",
+                               f"import benchlab; benchlab.open({str(tmp_path / 'b.db')!r})"],
+                              capture_output=True, text=True, timeout=120)
+    assert "pip install 'benchlab[notebook]'" in notebook.stderr
+
+
 def test_wheel_without_a_compiler_falls_back(venv, tmp_path):
     proc = _benchlab(venv, tmp_path, "run", "-N", "-r", "3", "/bin/true",
                      CC=str(tmp_path / "nowhere"))
