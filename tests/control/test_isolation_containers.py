@@ -170,3 +170,31 @@ def test_a_study_killed_with_kill_9_resumes_and_leaves_no_container(tmp_path):
     # the resume swept the dead owner's containers, and removed its own at exit
     assert owner_containers(proc.pid) == []
     assert Store.open(db).get_session(study["uid"])["status"] == "complete"
+
+
+@needs_podman
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["podman", "podman-exec"])
+def test_a_timed_out_run_does_not_keep_running_in_its_container(tmp_path, kind):
+    """Killing the engine's client on a timeout leaves the program running in the container;
+    benchlab stops it, so at most one run's program is alive at a time."""
+    proc = subprocess.Popen(
+        [BENCHLAB, "run", "--runs", "3", "-w", "0", "-N", "-i", "--timeout", "2",
+         "--isolation", f"{kind}:{IMAGE}", "/bin/sleep 40", "--db", str(tmp_path / "t.db")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    most = 0
+    while proc.poll() is None:
+        out = subprocess.run(["podman", "ps", "--filter", f"label=benchlab.owner={proc.pid}",
+                              "--format", "{{.ID}}"], capture_output=True, text=True).stdout
+        if kind == "podman":
+            most = max(most, len(out.split()))
+        else:  # one worker container; count the sleeps running inside it
+            for cid in out.split():
+                top = subprocess.run(["podman", "top", cid, "args"], capture_output=True,
+                                     text=True).stdout
+                most = max(most, top.count("sleep 40"))
+        time.sleep(0.3)
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    assert 1 <= most <= 1, most
+    _, runs, _ = _runs(tmp_path / "t.db")
+    assert [r["status"] for r in runs] == ["timeout"] * 3

@@ -165,11 +165,29 @@ def _options(cpus: tuple[int, ...] | None, binds: list[str]) -> list[str]:
     return out
 
 
+def run_name() -> str:
+    """A fresh name for one run's container (its owner's pid in it, as in the label)."""
+    return f"benchlab-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+
+
 def run_argv(engine: Engine, image: str, argv: list[str], *, cpus: tuple[int, ...] | None = None,
-             env: dict[str, str] | None = None, binds: list[str] | None = None) -> list[str]:
+             env: dict[str, str] | None = None, binds: list[str] | None = None,
+             name: str | None = None) -> list[str]:
     """The argv that runs ``argv`` in a fresh container removed at its end (``run --rm``)."""
     env_args = [a for k, v in (env or {}).items() for a in ("--env", f"{k}={v}")]
-    return [*engine.base(), "run", "--rm", *_options(cpus, binds or []), *env_args, image, *argv]
+    named = ["--name", name] if name else []
+    return [*engine.base(), "run", "--rm", *named, *_options(cpus, binds or []), *env_args,
+            image, *argv]
+
+
+def end_killed_run(engine: Engine, container: str, *, exec_mode: bool) -> None:
+    """After a run the harness killed (timeout, signal): killing the engine's client leaves the
+    program running in the container; stop it so it does not load the next runs. A per-run
+    container is removed; in a worker's container every process but its init is killed."""
+    if exec_mode:
+        _engine_cmd([engine.path, "exec", container, "kill", "-KILL", "-1"])
+    else:
+        _remove(engine.path, [container])
 
 
 def worker_container(engine: Engine, image: str, *, cpus: tuple[int, ...] | None,

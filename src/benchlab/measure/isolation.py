@@ -32,7 +32,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from benchlab.errors import UserError
@@ -87,6 +87,8 @@ class Isolation:
     runtime: str | None = None  # container: the OCI runtime asked for, then the one in use
     startup: dict[str, Any] | None = None
     runtime_forced: bool = False  # container: the user named the runtime (no fallback)
+    #: container: the container each worker's last run used (to stop a killed run's program)
+    last_container: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def text(self) -> str:
@@ -135,9 +137,10 @@ class Isolation:
             from benchlab.control.sandboxes import isolate_run_argv
 
             return isolate_run_argv(argv, box=worker, meta_path=meta_path or "/dev/null")
-        return self._container_argv(argv, cpus=tuple(cpus) if cpus else None, env=env)
+        return self._container_argv(argv, worker=worker, cpus=tuple(cpus) if cpus else None,
+                                    env=env)
 
-    def _container_argv(self, argv: list[str], *, cpus: tuple[int, ...] | None,
+    def _container_argv(self, argv: list[str], *, worker: int, cpus: tuple[int, ...] | None,
                         env: dict[str, str] | None) -> list[str]:
         from benchlab.control import containers
         from benchlab.measure._build import cache_dir
@@ -148,10 +151,28 @@ class Isolation:
         # The host's environment stays outside; benchlab's own variables go in.
         env = {k: v for k, v in (env or {}).items() if k.startswith("BENCHLAB_")}
         if self.per_run:
+            name = containers.run_name()
+            self.last_container[worker] = name
             return containers.run_argv(engine, str(self.image), argv, cpus=cpus, env=env,
-                                       binds=binds)
+                                       binds=binds, name=name)
         name = containers.worker_container(engine, str(self.image), cpus=cpus, binds=binds)
+        self.last_container[worker] = name
         return containers.exec_argv(engine, name, argv, env=env)
+
+    def after_run(self, worker: int, status: str) -> None:
+        """Called after each run: a run the harness killed (``timeout``, ``signaled``) in a
+        container leaves its program running there; stop it (see
+        :func:`benchlab.control.containers.end_killed_run`). Nothing to do for other levels:
+        a sandbox dies with its process group."""
+        if self.mode != "container" or status not in ("timeout", "signaled"):
+            return
+        name = self.last_container.get(worker)
+        if name is None:
+            return
+        from benchlab.control import containers
+
+        engine = containers.prepare_engine(str(self.tool), str(self.image), self._forced_runtime)
+        containers.end_killed_run(engine, name, exec_mode=not self.per_run)
 
     @property
     def _forced_runtime(self) -> str | None:
