@@ -202,3 +202,16 @@ def test_json_follows_the_documented_schema_and_markdown_names_the_regression():
     assert "+ uncommitted changes" in md
     table = ci_outputs.terminal_table(report)
     assert len(table.splitlines()) <= 24
+
+
+def test_session_offsets_widen_the_interval_of_two_sessions():
+    """Two sessions 1 % apart by their offsets alone: with the runs' noise only, a 0.5 %
+    gate calls it a regression; with a between-session SD of 1 % it stays undecided."""
+    rng = np.random.default_rng(7)
+    base = 1e7 * np.exp(rng.normal(0, 0.002, 200))
+    head = 1.01e7 * np.exp(rng.normal(0, 0.002, 200))
+    naive = decide(base, head, benchmark="b", metric="wall", threshold=0.005)
+    modelled = decide(base, head, benchmark="b", metric="wall", threshold=0.005,
+                      session_sd=0.01)
+    assert naive.outcome == SLOWER and modelled.outcome == UNDECIDED
+    assert modelled.ratio == pytest.approx(naive.ratio)

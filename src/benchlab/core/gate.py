@@ -177,7 +177,7 @@ class Looks:
 
 def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: float,
            critical: float | None = None, alpha: float = DEFAULT_ALPHA,
-           paired: bool = False) -> GateDecision:
+           paired: bool = False, session_sd: float = 0.0) -> GateDecision:
     """The gate's decision on one benchmark: slower, faster, equivalent or undecided.
 
     Parameters
@@ -199,6 +199,10 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
         order within the pair): the interval is then that of the within-pair log ratio
         (:func:`benchlab.stats.paired.paired_shift`), which cancels what the machine did during
         the pair. False: two independent samples (Mann-Whitney/Hodges-Lehmann on logs).
+    session_sd : float
+        SD (log scale: 0.005 = 0.5 %) of the offset each session gets as a whole, for two
+        samples from different sessions (:mod:`benchlab.core.baseline`): the interval's
+        half-width becomes z sqrt(se^2 + 2 session_sd^2), se the runs' own standard error.
 
     Returns
     -------
@@ -241,6 +245,11 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
         hl = hodges_lehmann(lh, lb, conf_level=min(max(confidence, 1e-9), 1 - 1e-16),
                             exact=False)
         ratio, low, high = math.exp(hl.estimate), math.exp(hl.ci_low), math.exp(hl.ci_high)
+    if session_sd > 0.0 and not paired:
+        estimate = math.log(ratio)
+        se = (math.log(high) - math.log(low)) / (2.0 * critical) if critical > 0 else 0.0
+        half = critical * math.sqrt(se ** 2 + 2.0 * session_sd ** 2)
+        low, high = math.exp(estimate - half), math.exp(estimate + half)
     if low > 1.0 + threshold:
         outcome, reason = SLOWER, "interval above 1 + threshold"
     elif high < 1.0 - threshold:

@@ -83,6 +83,7 @@ def terminal_table(report: GateReport) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.append("")
+    lines += [f"note: {n}" for n in report.notes[:6]]
     lines.append(summary_line(report))
     return "\n".join(lines)
 
@@ -121,7 +122,7 @@ def markdown(report: GateReport) -> str:
                    f"{100 * d.threshold:g} % | {_outcome_words(d)} | {n} |")
     out.append("")
     for label, rev in report.revisions.items():
-        commit = (rev.get("commit") or "")[:12]
+        commit = str(rev.get("commit") or rev.get("session") or "")[:12]
         dirty = " + uncommitted changes" if rev.get("dirty") else ""
         out.append(f"- **{label}**: `{commit}`{dirty} {rev.get('subject', '')}".rstrip())
     if report.session:

@@ -1,0 +1,161 @@
+"""``benchlab gate``: a fresh run (or a stored session) against a stored baseline.
+
+Exit status as ``ab``: 0 no regression decided, 1 a regression beyond its threshold, 2 bad input
+(also: the baseline ran on another machine, without --force), 3 a benchmark failed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from benchlab.cli import params
+from benchlab.cli.ab import check_outputs, emit_outputs, message_printer, output_options
+from benchlab.cli.common import db_option, open_store
+from benchlab.errors import UserError
+
+
+def _plan(benches, runs, warmup, count, timeout):
+    from benchlab.core.plan import BenchmarkSpec, RunPlan
+
+    return RunPlan(benchmarks=[BenchmarkSpec(name=b.name, command=b.command.replace(
+        "{root}", ".")) for b in benches], runs=runs, warmup=warmup, order="interleaved",
+        timeout_s=timeout, count="instructions" if any(
+            "instructions" in b.metrics for b in benches) or count else None)
+
+
+@click.command("gate")
+@click.argument("commands", nargs=-1)
+@click.option("-n", "--name", "names", multiple=True, help="Name of each command, in order.")
+@click.option("--suite", default=None, metavar="FILE",
+              help="Benchmarks, thresholds and metrics from a TOML file (see docs/ci.md).")
+@click.option("--baseline", default=None, metavar="SESSION",
+              help="The baseline: a session uid, id or name, or branch:NAME (the newest "
+                   "session recorded with --record NAME).")
+@click.option("--candidate", default=None, metavar="SESSION",
+              help="Gate this stored session instead of running COMMANDS.")
+@click.option("--record", "record_branch", default=None, metavar="BRANCH",
+              help="Record the run (or --candidate) as the newest baseline of BRANCH, after "
+                   "gating it.")
+@click.option("-r", "--runs", type=params.count(maximum=10**6), default=30, show_default=True,
+              help="Runs of each command in a fresh run.")
+@click.option("-w", "--warmup", type=params.count(allow_zero=True, maximum=1000), default=2,
+              show_default=True, help="Warmup runs of each command.")
+@click.option("--threshold", default=None, metavar="PCT",
+              help="Time regression threshold, wall and cpu (default 2%).")
+@click.option("--cpu-threshold", default=None, metavar="PCT",
+              help="CPU-time threshold when it differs from --threshold.")
+@click.option("--instructions-threshold", default=None, metavar="PCT",
+              help="Instruction-count threshold (default 0.5%).")
+@click.option("--metric", "gate_metrics", multiple=True,
+              type=click.Choice(["wall", "cpu", "instructions"]),
+              help="Metric to gate on (repeatable; default wall).")
+@click.option("--count", type=click.Choice(["instructions"]), default=None,
+              help="Also count instructions (valgrind) and gate on them.")
+@click.option("--alpha", type=params.PROBABILITY, default=0.01, show_default=True,
+              help="Error of the interval (a false regression: alpha/2).")
+@click.option("--timeout", type=params.SECONDS, default=None, help="Kill a run after this long.")
+@click.option("--force", is_flag=True,
+              help="Gate even when the baseline ran on another machine (CPU model, logical "
+                   "CPUs, kernel, CPU quota differ).")
+@output_options
+@click.option("--session-name", default=None, help="Name of the fresh run's session.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@db_option
+def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, warmup,
+             threshold, cpu_threshold, instructions_threshold, gate_metrics, count, alpha,
+             timeout, force, fail_undecided, json_path, junit_path, markdown_path,
+             session_name, quiet, db):
+    """Gate a fresh run of COMMANDS (or --candidate SESSION) against --baseline.
+
+    Each benchmark's session-to-session noise is learned from the baseline's history (the
+    sessions recorded for the same branch, or with the same name). Refuses, in one line, a
+    baseline measured on another machine unless --force. With --record BRANCH the run becomes
+    the branch's newest baseline (a nightly job on main: --record main).
+    """
+    from benchlab.cli.ab import parse_benchmarks
+    from benchlab.core import baseline as bl
+    from benchlab.core.gate import exit_status
+    from benchlab.core.session import run_plan
+    from benchlab.report.ci_outputs import GateReport
+
+    if not baseline and not record_branch:
+        raise UserError("give --baseline SESSION (or branch:NAME) to gate against, or "
+                        "--record BRANCH to record a baseline")
+    store = open_store(db)
+    check_outputs(store, {"--json": json_path, "--junit": junit_path,
+                          "--markdown": markdown_path})
+    message = message_printer(quiet)
+    if candidate:
+        if commands or suite:
+            raise UserError("give COMMANDS (a fresh run) or --candidate SESSION, not both")
+        cand = store.get_session(candidate)
+        benches = None
+    else:
+        benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold,
+                                   count, gate_metrics, cpu_threshold)
+    base = bl.find_baseline(store, baseline) if baseline else None
+    failure = None
+    if benches is not None:
+        plan = _plan(benches, runs, warmup, count, timeout)
+        try:
+            result = run_plan(store, plan, argv=["benchlab", "gate", *sys.argv[2:]],
+                              name=session_name,
+                              on_start=lambda ref: message(f"session {ref.uid}"))
+            cand = store.get_session(result.session.uid)
+        except UserError as exc:
+            if "the run is stored in session" not in str(exc):
+                raise
+            failure = str(exc)  # a benchmark failed: exit 3
+            cand = None
+    if failure is not None:
+        report = GateReport("gate", None, {}, [], 3, failure=failure,
+                            fail_undecided=fail_undecided)
+    else:
+        thresholds, metrics = {}, {}
+        if benches is None:
+            defaults = parse_benchmarks(["x"], [], None, threshold, instructions_threshold,
+                                        count, gate_metrics, cpu_threshold)[0]
+            for b in store.benchmarks(cand["id"]):
+                thresholds[b["name"]], metrics[b["name"]] = defaults.thresholds, defaults.metrics
+        else:
+            for b in benches:
+                thresholds[b.name], metrics[b.name] = b.thresholds, b.metrics
+        decisions, notes = [], []
+        revisions = {"candidate": _rev(cand)}
+        if base is not None:
+            if base["id"] == cand["id"]:
+                raise UserError(f"the baseline and the candidate are one session "
+                                f"({cand['uid']}); give another --baseline")
+            if not force:
+                bl.refuse_other_machine(base, cand)
+            decisions, notes = bl.gate_sessions(store, base, cand, thresholds, metrics, alpha)
+            revisions = {"baseline": _rev(base), **revisions}
+        else:
+            notes.append("no --baseline: recorded only, nothing gated")
+        if record_branch:
+            meta = dict(cand.get("metadata") or {})
+            meta["gate"] = {**(meta.get("gate") or {}), "branch": record_branch}
+            store.update_session(cand["id"], metadata=meta)
+            notes.append(f"session {cand['uid']} recorded as the baseline of {record_branch}")
+        report = GateReport("gate", cand["uid"], revisions, decisions,
+                            exit_status(decisions, fail_undecided=fail_undecided),
+                            fail_undecided=fail_undecided, notes=notes)
+    emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
+                 json_path=json_path, quiet=quiet)
+    if report.failure:
+        click.echo(f"benchlab: error: {report.failure}", err=True)
+    sys.exit(report.exit_status)
+
+
+def _rev(session: dict) -> dict:
+    git = (session.get("environment") or {}).get("git") or {}
+    commit = git.get("commit") if isinstance(git, dict) else None
+    return {"label": session.get("name") or session["uid"],
+            "commit": commit if isinstance(commit, str) else None,
+            "subject": session.get("name") or "", "dirty": git.get("dirty") is True,
+            "session": session["uid"]}
+
+
+commands = [gate_cmd]

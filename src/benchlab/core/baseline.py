@@ -1,0 +1,194 @@
+"""Gating against a stored baseline: find it, learn each benchmark's session-to-session noise
+from its history, refuse a comparison across machines, and decide.
+
+A fresh run (or a stored session) is compared with a baseline session by benchmark name. The
+two were measured in different sessions, maybe days apart, so the difference between them has
+two sources: the runs within each session, and the offset every session gets as a whole (a
+reboot, another placement, a different frequency state: 0.5-1 % on real machines). A test that
+counts only the runs (as if the sessions shared one offset) calls those offsets regressions.
+
+Following Kalibera & Jones (2013), the offsets are a random effect: from the baseline's history
+(the sessions of the same branch, or the same name, that measured the benchmark) the between-
+session variance of the log medians is estimated as their variance minus the part the runs
+explain (the one-way random-effects ANOVA estimator, floored at 0), and the decision's interval
+of log(candidate/baseline) is widened by it: half-width z sqrt(se_runs^2 + 2 sigma_s^2) (each
+side carries one session offset). With fewer than :data:`MIN_HISTORY` sessions of history the
+offset is unknown and :data:`PRIOR_SESSION_SD` (0.5 %) is assumed, which the result notes.
+
+Selectors: a session uid (or prefix), id or name (the newest of that name), or
+``branch:NAME``: the newest complete session recorded as the baseline of branch NAME
+(``benchlab gate --record NAME``, stored in the session's metadata as ``gate.branch``).
+
+References
+----------
+Kalibera, T. and Jones, R. (2013). Rigorous benchmarking in reasonable time. *ISMM '13*, 63-74.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from benchlab.core.gate import GateDecision, decide
+from benchlab.errors import UserError
+from benchlab.store.db import Store
+
+#: Sessions of history needed to estimate the between-session variance.
+MIN_HISTORY = 3
+#: The session-offset SD (log scale, 0.005 = 0.5 %) assumed without enough history.
+PRIOR_SESSION_SD = 0.005
+#: Most sessions of history read.
+MAX_HISTORY = 30
+
+
+def branch_of(session: dict[str, Any]) -> str | None:
+    """The branch a session was recorded as the baseline of, or None."""
+    meta = session.get("metadata") or {}
+    gate = meta.get("gate") if isinstance(meta, dict) else None
+    return gate.get("branch") if isinstance(gate, dict) else None
+
+
+def find_baseline(store: Store, selector: str, exclude: tuple[int, ...] = ()) -> dict[str, Any]:
+    """The baseline session named by ``selector`` (see the module docstring), with its
+    environment; one-line UserError when there is none. ``exclude``: session ids that are not
+    candidates (the fresh run itself)."""
+    if selector.startswith("branch:"):
+        branch = selector.removeprefix("branch:")
+        for sess in store.sessions():
+            if branch_of(sess) == branch and sess["status"] == "complete" \
+                    and sess["id"] not in exclude:
+                return store.get_session(sess["uid"])
+        raise UserError(f"no baseline of branch {branch!r} in the store; record one on that "
+                        f"branch with: benchlab gate --record {branch} COMMANDS")
+    return store.get_session(selector)
+
+
+def history(store: Store, baseline: dict[str, Any], limit: int = MAX_HISTORY) -> list[dict]:
+    """The baseline and the complete sessions like it (same branch, else same name), newest
+    first: the sessions whose spread teaches the noise between sessions."""
+    branch, name = branch_of(baseline), baseline.get("name")
+    out = []
+    for sess in store.sessions():
+        if sess["status"] != "complete" or sess["id"] > baseline["id"]:
+            continue
+        if (branch and branch_of(sess) == branch) or (not branch and name
+                                                       and sess.get("name") == name):
+            out.append(sess)
+        if len(out) >= limit:
+            break
+    if not any(s["id"] == baseline["id"] for s in out):
+        out.insert(0, baseline)
+    return out
+
+
+def values_of(store: Store, session_id: int, benchmark: str, metric: str) -> np.ndarray:
+    """The values of benchmark ``benchmark`` in a session (ns, or counts); empty if absent."""
+    for bench in store.benchmarks(session_id):
+        if bench["name"] == benchmark:
+            if metric in ("wall", "cpu"):
+                return store.harness_values(bench["id"], metric)[0]
+            return store.sample_values(bench["id"], metric)[0]
+    return np.array([])
+
+
+@dataclass(frozen=True)
+class SessionNoise:
+    """Between-session SD of one benchmark (log scale) and the sessions it came from."""
+
+    sd: float
+    sessions: int
+    learned: bool
+
+
+def session_noise(store: Store, sessions: list[dict], benchmark: str, metric: str
+                  ) -> SessionNoise:
+    """Kalibera & Jones' between-session SD of the log medians of ``benchmark`` over
+    ``sessions`` (the prior when fewer than MIN_HISTORY measured it)."""
+    medians, within = [], []
+    for sess in sessions:
+        vals = values_of(store, sess["id"], benchmark, metric)
+        vals = vals[np.isfinite(vals) & (vals > 0)]
+        if vals.size >= 3:
+            logs = np.log(vals)
+            medians.append(float(np.median(logs)))
+            # the variance of a median: pi/2 times the mean's, from a robust SD (MAD)
+            mad = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
+            within.append(math.pi / 2 * mad ** 2 / vals.size)
+    if len(medians) < MIN_HISTORY:  # counts of a deterministic program have no offsets
+        prior = 0.0 if metric == "instructions" else PRIOR_SESSION_SD
+        return SessionNoise(prior, len(medians), False)
+    between = float(np.var(medians, ddof=1)) - float(np.mean(within))
+    return SessionNoise(math.sqrt(max(between, 0.0)), len(medians), True)
+
+
+#: Environment fields that must match for a gate across sessions (dotted paths).
+MACHINE_FIELDS = ("cpu.model", "cpu.logical_cores", "os.kernel.release")
+
+
+def _get(env: Any, path: str) -> Any:
+    node = env
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def machine_of(session: dict[str, Any]) -> dict[str, Any]:
+    """The fields that decide whether two sessions ran on comparable machines: CPU model,
+    logical CPUs, kernel release, and the CPU quota the plan set (us per period)."""
+    env = session.get("environment") or {}
+    out = {path: _get(env, path) for path in MACHINE_FIELDS}
+    placement = (session.get("protocol") or {}).get("placement") or {}
+    out["cpu quota"] = placement.get("cpu_quota_us")
+    return out
+
+
+def refuse_other_machine(baseline: dict[str, Any], candidate: dict[str, Any]) -> None:
+    """One-line UserError when the two sessions' machines differ (see :func:`machine_of`)."""
+    a, b = machine_of(baseline), machine_of(candidate)
+    differ = [f"{k}: {a[k]!r} vs {b[k]!r}" for k in a if a[k] != b[k]]
+    if differ:
+        raise UserError(f"the baseline {baseline['uid']} ran on another machine "
+                        f"({'; '.join(differ)}); gate on the machine the baseline was recorded "
+                        f"on, record a baseline here, or pass --force")
+
+
+def gate_sessions(store: Store, baseline: dict[str, Any], candidate: dict[str, Any],
+                  thresholds: dict[str, dict[str, float]], metrics: dict[str, list[str]],
+                  alpha: float) -> tuple[list[GateDecision], list[str]]:
+    """Decide every benchmark of ``candidate`` that the baseline has too.
+
+    ``thresholds[name][metric]`` and ``metrics[name]`` are the benchmark's (missing names: the
+    defaults and wall time). Returns the decisions and notes (benchmarks missing from the
+    baseline, noise learned or assumed).
+    """
+    from benchlab.core.gate import DEFAULT_THRESHOLDS
+
+    past = history(store, baseline)
+    notes: list[str] = []
+    decisions: list[GateDecision] = []
+    base_names = {b["name"] for b in store.benchmarks(baseline["id"])}
+    for bench in store.benchmarks(candidate["id"]):
+        name = bench["name"]
+        if name not in base_names:
+            notes.append(f"{name}: not in the baseline {baseline['uid']}, not gated")
+            continue
+        for metric in metrics.get(name, ["wall"]):
+            noise = session_noise(store, past, name, metric)
+            threshold = thresholds.get(name, {}).get(metric, DEFAULT_THRESHOLDS[metric])
+            decisions.append(decide(values_of(store, baseline["id"], name, metric),
+                                    values_of(store, candidate["id"], name, metric),
+                                    benchmark=name, metric=metric, threshold=threshold,
+                                    alpha=alpha, session_sd=noise.sd))
+            how = (f"learned from {noise.sessions} sessions" if noise.learned else
+                   f"assumed: {noise.sessions} of {MIN_HISTORY} sessions of history")
+            notes.append(f"{name} ({metric}): between-session SD {100 * noise.sd:.2f} % ({how})")
+    if not decisions:
+        raise UserError(f"no benchmark of session {candidate['uid']} is in the baseline "
+                        f"{baseline['uid']} ({', '.join(sorted(base_names)) or 'none'}); give "
+                        f"the same benchmark names")
+    return decisions, notes

@@ -1,0 +1,82 @@
+"""``benchlab gate``: a fresh run against a baseline recorded for a branch, on instruction
+counts (exact, so the verdicts do not depend on how busy the machine is)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from benchlab.store.db import Store
+from tests.ci.conftest import WORK_C
+from tests.ci.test_gate import validate_gate_json
+from tests.conftest import BENCHLAB, require_tool
+
+GATE = ["-q", "-r", "3", "-w", "0", "--metric", "instructions"]
+
+
+@pytest.fixture
+def programs(tmp_path):
+    require_tool("valgrind")
+    src = tmp_path / "work.c"
+    src.write_text(WORK_C)
+    for extra in (0, 300):
+        subprocess.run(["cc", "-O2", f"-DEXTRA={extra}", "-o", str(tmp_path / f"w{extra}"),
+                        str(src)], check=True)
+    return tmp_path
+
+
+def _gate(cwd, db, *args):
+    return subprocess.run([BENCHLAB, "gate", "--db", str(db), *GATE, *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_record_then_gate_against_the_branch(programs, tmp_path):
+    db = tmp_path / "g.db"
+    for _ in range(2):
+        rec = _gate(programs, db, "--record", "main", "-n", "work", "./w0 20000")
+        assert rec.returncode == 0, rec.stderr
+    slow = _gate(programs, db, "--baseline", "branch:main", "-n", "work", "./w300 20000",
+                 "--json", "-")
+    assert slow.returncode == 1, slow.stderr
+    doc = json.loads(slow.stdout)
+    validate_gate_json(doc)
+    assert doc["kind"] == "gate" and doc["benchmarks"][0]["outcome"] == "slower"
+    same = _gate(programs, db, "--baseline", "branch:main", "-n", "work", "./w0 20000",
+                 "--json", "-")
+    assert same.returncode == 0, same.stderr
+    assert json.loads(same.stdout)["benchmarks"][0]["outcome"] == "equivalent"
+    # a stored session gated as the candidate: the slow run against the newest baseline
+    again = _gate(programs, db, "--baseline", "branch:main", "--candidate", doc["session"])
+    assert again.returncode == 1
+
+
+def test_another_machine_is_refused_in_one_line_unless_forced(programs, tmp_path):
+    """A second machine cannot be had here: the baseline's stored CPU model is changed."""
+    db = tmp_path / "g.db"
+    assert _gate(programs, db, "--record", "main", "-n", "work", "./w0 20000").returncode == 0
+    store = Store.open(db)
+    [sess] = store.sessions()
+    full = store.get_session(sess["uid"])
+    env = full["environment"]
+    env["cpu"]["model"] = "Some Other CPU 9000"
+    store.update_session(full["id"], environment=env)
+    store.close()
+    res = _gate(programs, db, "--baseline", "branch:main", "-n", "work", "./w0 20000")
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "another machine" in lines[0] and "Some Other CPU" in lines[0]
+    forced = _gate(programs, db, "--baseline", "branch:main", "--force", "-n", "work",
+                   "./w0 20000")
+    assert forced.returncode == 0, forced.stderr
+
+
+def test_bad_baselines_are_one_line(programs, tmp_path):
+    db = tmp_path / "g.db"
+    for args, words in ((["--baseline", "branch:nope", "./w0 10"], "no baseline of branch"),
+                        (["./w0 10"], "--baseline"),
+                        (["--baseline", "nosuchsession", "./w0 10"], "nosuchsession")):
+        res = _gate(programs, db, *args)
+        assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert words in res.stderr
