@@ -65,6 +65,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "into one file."),
     "ab": ("ab", "Measure COMMANDS on two revisions side by side and gate: did head get "
                  "slower?"),
+    "gate": ("gate", "Gate a fresh run of COMMANDS (or --candidate SESSION) against --baseline."),
     "reproduce": ("bundle", "Reproduce a bundle: its analysis byte for byte, or its measurement "
                             "here, judged."),
 }
