@@ -72,7 +72,7 @@ def test_protocol_runs_on_each_worker_with_its_environment(db_path, two_workers)
 
     from rich.console import Console
 
-    from benchlab.cli.cluster_options import print_machine_table
+    from benchlab.cli.execute_options import print_machine_table
 
     out = StringIO()
     print_machine_table(store, result.session.id, Console(file=out, width=200))

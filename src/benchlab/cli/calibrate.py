@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from benchlab.cli.cluster_options import calibrate_cluster, cluster_on_options
 from benchlab.cli.common import db_option
+from benchlab.cli.execute_options import calibrate_cluster, cluster_on_options
 from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.errors import UserError
 
@@ -42,7 +42,6 @@ def calibrate_cmd(base, period_us, cpus, methods, duration, repeat, max_trials, 
     from benchlab.machines import stressng
     from benchlab.machines.calibrate import calibrate
     from benchlab.machines.store_io import resolve_profile
-
     from benchlab.store.connection import default_db_path, refuse_output_path
     refuse_output_path(output, db or default_db_path(), "-o")  # before any trial runs
     cpu_list = parse_cpus(cpus)  # a bad list is refused before the base profile is read

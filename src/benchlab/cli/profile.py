@@ -8,12 +8,19 @@ import sys
 
 import click
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
-from benchlab.cli.cluster_options import cluster_on_options, profile_cluster
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
+from benchlab.cli.execute_options import cluster_on_options, profile_cluster
 from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.errors import UserError
 

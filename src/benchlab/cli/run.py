@@ -19,8 +19,8 @@ from rich.progress import (
 )
 
 from benchlab.cli import params
-from benchlab.cli.cluster_options import cluster_options, print_machine_table, resume_run, start_run
 from benchlab.cli.common import db_option, open_store
+from benchlab.cli.execute_options import cluster_options, print_machine_table, resume_run, start_run
 from benchlab.cli.hyperfine_options import (
     HyperfineCommand,
     HyperfineOptions,
@@ -381,7 +381,7 @@ def _placement(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, c
     if calibration:
         if cpu_quota_us is not None:
             raise UserError("--calibration sets the CPU quota; drop --cpu-quota or --calibration")
-        from benchlab.cli.cluster_options import calibration_limits
+        from benchlab.cli.execute_options import calibration_limits
 
         limits = calibration_limits(calibration)
         cpu_quota_us = limits.cpu_quota_us

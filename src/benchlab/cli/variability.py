@@ -40,7 +40,7 @@ def variability_cmd(target, base, also, kinds, methods, per_cpu_second, as_json,
 
     kind_list = parse_kinds(kinds)
     if fleet is not None:
-        from benchlab.cli.cluster_options import fleet_variability
+        from benchlab.cli.execute_options import fleet_variability
 
         if target or base or also or methods or plot:
             raise UserError("--fleet compares every machine of a fleet; drop TARGET/BASE, "

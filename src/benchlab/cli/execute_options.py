@@ -1,6 +1,7 @@
-"""``--cluster``, ``--on`` and ``--spread``: the options every executing command shares, read
-into where a session executes (:func:`where_of`: this machine or a cluster) and handed to the
-core's one :func:`benchlab.core.execute.execute`, which does the rest.
+"""Where executing commands run: ``--cluster``, ``--on``, ``--spread`` and ``--lost-after``,
+read into a place (:func:`where_of`: this machine or a cluster) handed to the core's one
+:func:`benchlab.core.execute.execute`, which does the rest; and the cluster-wide commands'
+helpers (profile, calibrate and compare a fleet, the per-machine table of a run).
 
 Nothing here imports Dask: the core imports it only for a cluster, so ``benchlab run`` stays
 fast.
