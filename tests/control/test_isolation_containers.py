@@ -198,3 +198,19 @@ def test_a_timed_out_run_does_not_keep_running_in_its_container(tmp_path, kind):
     assert 1 <= most <= 1, most
     _, runs, _ = _runs(tmp_path / "t.db")
     assert [r["status"] for r in runs] == ["timeout"] * 3
+
+
+@needs_podman
+def test_each_worker_execs_into_its_own_container():
+    from benchlab.measure.isolation import parse_isolation
+
+    iso = parse_isolation(f"podman-exec:{IMAGE}").check()
+    try:
+        first, second = (iso.wrap(["true"], worker=w) for w in (0, 1))
+        name = first.index("exec") + 1
+        assert first[name] != second[name]  # a killed run's cleanup cannot hit the other worker
+        assert iso.wrap(["true"], worker=0)[name] == first[name]  # reused
+        assert subprocess.run(first, capture_output=True).returncode == 0
+    finally:
+        containers.remove_own_containers()
+    assert owner_containers(os.getpid()) == []

@@ -190,11 +190,12 @@ def end_killed_run(engine: Engine, container: str, *, exec_mode: bool) -> None:
         _remove(engine.path, [container])
 
 
-def worker_container(engine: Engine, image: str, *, cpus: tuple[int, ...] | None,
+def worker_container(engine: Engine, image: str, *, worker: int, cpus: tuple[int, ...] | None,
                      binds: list[str]) -> str:
-    """Name of a long-lived container (``sleep``ing) for one worker's ``exec`` runs, started on
-    first use and reused while this process lives; UserError when it cannot start."""
-    key = (engine.name, engine.runtime, image, cpus, tuple(binds))
+    """Name of a long-lived container (``sleep``ing) for worker ``worker``'s ``exec`` runs (each
+    worker its own: runs of two workers never share one), started on first use and reused while
+    this process lives; UserError when it cannot start."""
+    key = (engine.name, engine.runtime, image, worker, cpus, tuple(binds))
     with _REGISTRY.lock:
         name = _REGISTRY.workers.get(key)
         if name is not None:

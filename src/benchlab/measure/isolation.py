@@ -155,7 +155,8 @@ class Isolation:
             self.last_container[worker] = name
             return containers.run_argv(engine, str(self.image), argv, cpus=cpus, env=env,
                                        binds=binds, name=name)
-        name = containers.worker_container(engine, str(self.image), cpus=cpus, binds=binds)
+        name = containers.worker_container(engine, str(self.image), worker=worker, cpus=cpus,
+                                           binds=binds)
         self.last_container[worker] = name
         return containers.exec_argv(engine, name, argv, env=env)
 
