@@ -11,8 +11,7 @@ import pytest
 
 from benchlab.errors import UserError
 from benchlab.store import Store
-from benchlab.store.formats import export_sessions, import_path
-from benchlab.store.formats import jaybeams
+from benchlab.store.formats import export_sessions, import_path, label_value_csv
 from benchlab.store.formats.csv_long import format_value, format_values
 
 
@@ -36,10 +35,10 @@ LABEL_SETS = {"four": ["b0", "b1", "b2", "b3"], "seventy": [f"b{i}" for i in ran
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 @pytest.mark.parametrize("labels", list(LABEL_SETS))
 def test_chunked_reader_matches_the_line_parser(tmp_path, monkeypatch, newline, labels):
-    monkeypatch.setattr(jaybeams, "_CHUNK_CHARS", 4096)  # many chunk boundaries in a small file
+    monkeypatch.setattr(label_value_csv, "_CHUNK_CHARS", 4096)  # many chunk boundaries in a small file
     fast = []
-    real = jaybeams._parse_plain_text
-    monkeypatch.setattr(jaybeams, "_parse_plain_text",
+    real = label_value_csv._parse_plain_text
+    monkeypatch.setattr(label_value_csv, "_parse_plain_text",
                         lambda *a: fast.append(real(*a)) or fast[-1])
     rows = _rows(20_000, LABEL_SETS[labels])
     path = tmp_path / "r.csv"
@@ -47,7 +46,7 @@ def test_chunked_reader_matches_the_line_parser(tmp_path, monkeypatch, newline, 
         fh.write(f"# comment{newline}name,nanoseconds{newline}")
         fh.writelines(f"{label},{value}{newline}" for label, value in rows)
         fh.write(f"# trailing comment{newline}")
-    [imp] = jaybeams.parse_csv(path)
+    [imp] = label_value_csv.parse_csv(path)
     got = {b.name: b.runs[0].samples["value"].tolist() for b in imp.benchmarks}
     want = _expected(rows)
     assert list(got) == list(want) and got == want  # first-appearance order, exact values
@@ -59,17 +58,17 @@ def test_chunked_reader_matches_the_line_parser(tmp_path, monkeypatch, newline, 
 
 
 def test_chunked_reader_names_the_bad_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(jaybeams, "_CHUNK_CHARS", 4096)
+    monkeypatch.setattr(label_value_csv, "_CHUNK_CHARS", 4096)
     rows = _rows(5_000, ["a", "b"])
     lines = [f"{label},{value}" for label, value in rows]
     lines[3_210] = "a,-5"
     (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
     with pytest.raises(UserError, match="line 3211: negative value"):
-        jaybeams.parse_csv(tmp_path / "bad.csv")
+        label_value_csv.parse_csv(tmp_path / "bad.csv")
     lines[3_210] = "a,1,2"
     (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
     with pytest.raises(UserError, match="line 3211: 3 fields"):
-        jaybeams.parse_csv(tmp_path / "bad.csv")
+        label_value_csv.parse_csv(tmp_path / "bad.csv")
 
 
 def test_vectorised_export_is_the_plain_text(tmp_path):

@@ -9,7 +9,7 @@ deletes what this import wrote (never another session).
 ============  ===========================================  ===========================
 format        input                                         module
 ============  ===========================================  ===========================
-csv           ``label,value`` rows, ``#`` comment lines     :mod:`.jaybeams`
+csv           ``label,value`` rows, ``#`` comment lines     :mod:`.label_value_csv`
               (or benchlab's long-format CSV export)        :mod:`.csv_long`
 json          benchlab's own JSON export (full copy)        :mod:`.json_doc`
 metric        program outputs (a file or a directory)       :mod:`.metric_dir`
@@ -118,7 +118,7 @@ def parse_path(path: str | os.PathLike, fmt: str, *, name: str | None = None,
         raise UserError(f"cannot import {path}: it is a directory, but --format {fmt} reads one "
                         f"file; give the file, or use --format metric for a directory of outputs")
     if fmt == "csv":
-        from benchlab.store.formats.jaybeams import parse_csv
+        from benchlab.store.formats.label_value_csv import parse_csv
         return parse_csv(path, name=name, unit=unit, command_line=command_line)
     if fmt == "metric":
         from benchlab.store.formats.metric_dir import parse_metric_outputs

@@ -1,4 +1,4 @@
-"""Import ``label,value`` CSV files as written by JayBeams' benchmark drivers.
+"""Import generic ``label,value`` CSV files (the layout JayBeams' benchmark drivers write).
 
 Layout::
 
