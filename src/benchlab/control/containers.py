@@ -235,8 +235,11 @@ def owned_containers(path: str, owner: int | None = None) -> list[tuple[str, int
     """(container id, owner pid) of benchlab's containers known to the engine at ``path``;
     only those of ``owner`` when given."""
     label = OWNER_LABEL if owner is None else f"{OWNER_LABEL}={owner}"
+    # docker's ps gives .Labels as text and has .Label NAME; podman's .Labels is a map
+    field = (f'.Label "{OWNER_LABEL}"' if os.path.basename(path) == "docker"
+             else f'index .Labels "{OWNER_LABEL}"')
     proc = _engine_cmd([path, "ps", "--all", "--filter", f"label={label}", "--format",
-                        f'{{{{.ID}}}} {{{{index .Labels "{OWNER_LABEL}"}}}}'])
+                        f"{{{{.ID}}}} {{{{{field}}}}}"])
     out = []
     for line in proc.stdout.splitlines() if proc.returncode == 0 else []:
         cid, _, pid = line.partition(" ")
