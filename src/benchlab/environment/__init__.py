@@ -18,7 +18,10 @@ from benchlab.environment.cpu import boost_state, frequency_state, online_cpus, 
 from benchlab.environment.diff import diff_environments
 from benchlab.environment.fingerprint import environment_digest, flatten
 from benchlab.environment.kernel import (
-    aslr_setting, cgroup_state, kernel_cmdline_params, thp_setting,
+    aslr_setting,
+    cgroup_state,
+    kernel_cmdline_params,
+    thp_setting,
 )
 from benchlab.environment.memory import meminfo
 from benchlab.environment.process import env_var_digests, load_average

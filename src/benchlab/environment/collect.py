@@ -9,6 +9,10 @@ ISO 8601 with a trailing ``Z``.
 Collection runs at the start of every session, so it only reads ``/proc`` and ``/sys`` and runs a
 handful of short subprocesses (``git``, ``systemd-detect-virt``) concurrently, each with a
 timeout; it takes well under 0.3 s.
+
+Each section has a public collector in its reader module (``cpu_section``, ``memory_section``,
+``kernel_settings_section``, ``git_section`` ...), as pyperf's metadata collectors are, so a
+caller that needs one section takes that one.
 """
 
 from __future__ import annotations
@@ -29,19 +33,19 @@ from benchlab.environment._read import (
     outside_git_work_tree,
     utc_now_iso,
 )
-from benchlab.environment.cpu import _cpu_section
+from benchlab.environment.cpu import cpu_section
 from benchlab.environment.fingerprint import environment_digest
-from benchlab.environment.kernel import _kernel_settings_section, _numa_section, cgroup_state
-from benchlab.environment.memory import _memory_section
+from benchlab.environment.kernel import cgroup_state, kernel_settings_section, numa_section
+from benchlab.environment.memory import memory_section
 from benchlab.environment.process import (
     ENV_DIGEST_NONE,
-    _load_section,
     env_digest_label,
     env_var_digests,
+    load_section,
 )
-from benchlab.environment.software import _git_section, _python_section
-from benchlab.environment.system import _host_section, _os_section
-from benchlab.environment.virtualization import _virtualization_section
+from benchlab.environment.software import git_section, python_section
+from benchlab.environment.system import host_section, os_section
+from benchlab.environment.virtualization import virtualization_section
 
 SCHEMA_VERSION = 1
 
@@ -89,29 +93,29 @@ def collect_environment(argv: Sequence[str] | None = None, cwd: str | None = Non
     deadline = started + SUBPROCESS_TIMEOUT_S
 
     collected_at = utc_now_iso()
-    cpu = _cpu_section()
+    cpu = cpu_section()
     notable = cpu["notable_flags"]
     hypervisor_flag = notable if is_unknown(notable) else notable["hypervisor"]
 
     env: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "collected_at": collected_at,
-        "host": _host_section(),
-        "os": _os_section(),
+        "host": host_section(),
+        "os": os_section(),
         "cpu": cpu,
-        "memory": _memory_section(),
-        "kernel_settings": _kernel_settings_section(),
-        "numa": _numa_section(),
+        "memory": memory_section(),
+        "kernel_settings": kernel_settings_section(),
+        "numa": numa_section(),
         "cgroup": cgroup_state(),
-        "virtualization": _virtualization_section(detect_vm, detect_container, deadline,
+        "virtualization": virtualization_section(detect_vm, detect_container, deadline,
                                                   hypervisor_flag),
-        "python": _python_section(),
+        "python": python_section(),
         "benchlab": {"version": benchlab.__version__},
-        "git": {"cwd": cwd, **_git_section(git_head, git_status, deadline, cwd)},
+        "git": {"cwd": cwd, **git_section(git_head, git_status, deadline, cwd)},
         "process": {"argv": argv, "cwd": cwd, "pid": os.getpid()},
         "env_vars": env_var_digests(key=env_key),
         "env_vars_digest": env_digest_label(env_key) if env_key is not None else ENV_DIGEST_NONE,
-        "load": _load_section(),
+        "load": load_section(),
     }
     env["digest"] = environment_digest(env)
     return env

@@ -202,7 +202,7 @@ def boost_state() -> Any:
                    "(virtualised or driver absent)")
 
 
-def _cpu_section() -> dict[str, Any]:
+def cpu_section() -> dict[str, Any]:
     info = cpuinfo_first_block()
     cpuinfo_error = info.get("_error") if isinstance(info.get("_error"), dict) else None
 

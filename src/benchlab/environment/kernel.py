@@ -43,7 +43,7 @@ def thp_setting() -> dict[str, Any]:
     return result
 
 
-def _kernel_settings_section() -> dict[str, Any]:
+def kernel_settings_section() -> dict[str, Any]:
     params = kernel_cmdline_params()
     if is_unknown(params):
         cmdline: Any = {key: params for key in ("isolcpus", "nohz_full", "rcu_nocbs")}
@@ -67,7 +67,7 @@ def _kernel_settings_section() -> dict[str, Any]:
     }
 
 
-def _numa_section() -> dict[str, Any]:
+def numa_section() -> dict[str, Any]:
     base = Path("/sys/devices/system/node")
     if not base.is_dir():
         reason = f"{base} does not exist (kernel built without NUMA)"

@@ -34,7 +34,7 @@ def thp_details() -> dict[str, Any]:
             else int(collapse)}
 
 
-def _memory_section() -> dict[str, Any]:
+def memory_section() -> dict[str, Any]:
     info = meminfo()
 
     def field(name: str) -> Any:

@@ -48,7 +48,7 @@ def load_average() -> tuple[float, float, float]:
     return os.getloadavg()
 
 
-def _load_section() -> dict[str, Any]:
+def load_section() -> dict[str, Any]:
     try:
         one, five, fifteen = load_average()
     except OSError as exc:

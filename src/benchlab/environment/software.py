@@ -9,7 +9,8 @@ from typing import Any
 
 from benchlab.environment._read import Probe, unknown
 
-def _python_section() -> dict[str, Any]:
+
+def python_section() -> dict[str, Any]:
     return {
         "version": platform.python_version(),
         "implementation": platform.python_implementation(),
@@ -19,7 +20,7 @@ def _python_section() -> dict[str, Any]:
     }
 
 
-def _git_section(head: Probe | None, status: Probe | None, deadline: float,
+def git_section(head: Probe | None, status: Probe | None, deadline: float,
                  cwd: str) -> dict[str, Any]:
     if head is None or status is None:
         reason = ("git is not installed" if shutil.which("git") is None

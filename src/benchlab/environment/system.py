@@ -33,7 +33,7 @@ def _os_release() -> dict[str, Any]:
     }
 
 
-def _os_section() -> dict[str, Any]:
+def os_section() -> dict[str, Any]:
     uname = platform.uname()
     return {
         "system": uname.system,
@@ -43,7 +43,7 @@ def _os_section() -> dict[str, Any]:
     }
 
 
-def _host_section() -> dict[str, Any]:
+def host_section() -> dict[str, Any]:
     booted_at: Any = unknown("no btime line in /proc/stat")
     uptime: Any = unknown("/proc/uptime not readable")
     stat = read_text("/proc/stat")

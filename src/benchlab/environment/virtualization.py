@@ -14,7 +14,7 @@ from benchlab.environment.cpu import cpuinfo_first_block
 _CONTAINER_CGROUP_PATTERNS = ("docker", "kubepods", "containerd", "lxc", "libpod", "podman")
 
 
-def _virtualization_section(detect_vm: Probe | None, detect_container: Probe | None,
+def virtualization_section(detect_vm: Probe | None, detect_container: Probe | None,
                             deadline: float, hypervisor_flag: Any) -> dict[str, Any]:
     evidence: list[str] = []
 
@@ -91,4 +91,4 @@ def virtualization_state() -> dict[str, Any]:
         hypervisor_flag = "hypervisor" in info["flags"].split()
     else:
         hypervisor_flag = unknown("/proc/cpuinfo has no flags field on this architecture")
-    return _virtualization_section(detect_vm, detect_container, deadline, hypervisor_flag)
+    return virtualization_section(detect_vm, detect_container, deadline, hypervisor_flag)
