@@ -214,3 +214,17 @@ def test_each_worker_execs_into_its_own_container():
     finally:
         containers.remove_own_containers()
     assert owner_containers(os.getpid()) == []
+
+
+def test_a_forced_runtime_goes_where_each_engine_reads_it():
+    """No docker daemon runs here: the argv is checked as text (podman's --runtime is a global
+    option, docker's belongs to run)."""
+    docker = containers.Engine("docker", "/usr/bin/docker", "runc", True)
+    podman = containers.Engine("podman", "/usr/bin/podman", "runc", True)
+    d = containers.run_argv(docker, "img", ["prog"], cpus=(1,), binds=["/opt/x"], name="n")
+    p = containers.run_argv(podman, "img", ["prog"])
+    assert d[:4] == ["/usr/bin/docker", "run", "--runtime", "runc"]
+    assert p[:4] == ["/usr/bin/podman", "--runtime", "runc", "run"]
+    assert d[-2:] == ["img", "prog"] and "--cpuset-cpus" in d and "/opt/x:/opt/x:ro" in d
+    default = containers.Engine("podman", "/usr/bin/podman", "crun", False)
+    assert containers.trial_argv(default, "img")[:2] == ["/usr/bin/podman", "run"]

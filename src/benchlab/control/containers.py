@@ -47,8 +47,14 @@ class Engine:
     runtime_forced: bool  # True when benchlab passes --runtime (the default refused)
 
     def base(self) -> list[str]:
-        """The engine's argv prefix (with ``--runtime`` when the default runtime was refused)."""
-        return [self.path, "--runtime", self.runtime] if self.runtime_forced else [self.path]
+        """The engine's argv prefix (podman's ``--runtime`` is global, when it is forced)."""
+        if self.runtime_forced and self.name == "podman":
+            return [self.path, "--runtime", self.runtime]
+        return [self.path]
+
+    def run_flags(self) -> list[str]:
+        """Options of ``run`` (docker's ``--runtime`` belongs to ``run``, when it is forced)."""
+        return ["--runtime", self.runtime] if self.runtime_forced and self.name == "docker" else []
 
 
 @dataclass
@@ -98,7 +104,7 @@ def image_exists(path: str, image: str) -> bool:
 
 def trial_argv(engine: Engine, image: str) -> list[str]:
     """The argv of an empty run (``true``) in a fresh container: the engine's start-up cost."""
-    return [*engine.base(), "run", "--rm", "--pull=never", "--label",
+    return [*engine.base(), "run", *engine.run_flags(), "--rm", "--pull=never", "--label",
             f"{OWNER_LABEL}={os.getpid()}", "--network=none", *ULIMITS, image, "true"]
 
 
@@ -176,8 +182,8 @@ def run_argv(engine: Engine, image: str, argv: list[str], *, cpus: tuple[int, ..
     """The argv that runs ``argv`` in a fresh container removed at its end (``run --rm``)."""
     env_args = [a for k, v in (env or {}).items() for a in ("--env", f"{k}={v}")]
     named = ["--name", name] if name else []
-    return [*engine.base(), "run", "--rm", *named, *_options(cpus, binds or []), *env_args,
-            image, *argv]
+    return [*engine.base(), "run", *engine.run_flags(), "--rm", *named,
+            *_options(cpus, binds or []), *env_args, image, *argv]
 
 
 def end_killed_run(engine: Engine, container: str, *, exec_mode: bool) -> None:
@@ -202,7 +208,7 @@ def worker_container(engine: Engine, image: str, *, worker: int, cpus: tuple[int
             return name
         name = f"benchlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         _remember(engine, name)
-        proc = _engine_cmd([*engine.base(), "run", "--detach", "--name", name,
+        proc = _engine_cmd([*engine.base(), "run", *engine.run_flags(), "--detach", "--name", name,
                             *_options(cpus, binds), image, "sleep", "2147483647"])
         if proc.returncode != 0:
             raise UserError(f"{engine.name} cannot start a worker container from {image!r} "
