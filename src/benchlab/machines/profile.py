@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.machines.profile_run import RunRecord, _run_fields, _run_method
+from benchlab.machines.profile_run import RunRecord, record_fields, run_method
 
 PROFILE_FORMAT = "benchlab-profile"
 PROFILE_FORMAT_VERSION = 1
@@ -294,7 +294,7 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
             order = list(round_methods)
             rng.shuffle(order)
             for method in order:
-                record = _run_method(session, method, argvs[method], tmp, round_no,
+                record = run_method(session, method, argvs[method], tmp, round_no,
                                      int(duration_s), nice)
                 if record.value is not None:
                     results[method].values.append(record.value)
@@ -302,7 +302,7 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
                         results[method].cpu_values.append(record.cpu_value)
                 counts[method] += 1
                 done += 1
-                session.record(method, counts[method] - 1, _run_fields(record),
+                session.record(method, counts[method] - 1, record_fields(record),
                                _run_samples(record))
                 notify("run", record=record, done=done, total=total)
 

@@ -28,8 +28,10 @@ class RunRecord:
     cgroup: dict | None = None
 
 
-def _run_method(session, method: str, argv_template: list[str], tmp: str, round_no: int,
-                duration_s: int, nice: int | None = None) -> RunRecord:
+def run_method(session, method: str, argv_template: list[str], tmp: str, round_no: int,
+               duration_s: int, nice: int | None = None) -> RunRecord:
+    """Run one stress-ng method once in ``session`` (``duration_s`` s, its YAML report and log
+    in ``tmp``) and read its result into a RunRecord (rates in bogo ops/s, times in s)."""
     from benchlab.machines import stressng
 
     yaml_path = os.path.join(tmp, f"{method}-{round_no}.yaml")
@@ -61,7 +63,7 @@ def _run_method(session, method: str, argv_template: list[str], tmp: str, round_
     return RunRecord(method, round_no, status, value, cpu_value, measurement.wall_ns, error, usage)
 
 
-def _run_fields(record: RunRecord) -> dict[str, Any]:
+def record_fields(record: RunRecord) -> dict[str, Any]:
     """The stored columns of one profile run."""
     return {"status": record.status if record.status in
             ("ok", "failed", "signaled", "timeout", "error") else "failed",
