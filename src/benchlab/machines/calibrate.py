@@ -52,8 +52,7 @@ import numpy as np
 from benchlab.errors import UserError
 from benchlab.machines.documents import read_json_document
 from benchlab.machines.profile import Profile
-from benchlab.machines.quota_search import (Measure, Trial, aggregate,  # noqa: F401 (API)
-                                            ratio_interval, search_quota)
+from benchlab.machines.quota_search import Measure, Trial, aggregate, ratio_interval, search_quota  # noqa: F401 (API)
 from benchlab.machines.variability import Variability
 
 CALIBRATION_FORMAT = "benchlab-calibration"

@@ -15,7 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from benchlab.errors import UserError
-from benchlab.machines.profile import CPU_METRIC, METRIC, METRIC_UNIT, MethodResult, Profile, load_profile_file
+from benchlab.machines.profile import (
+    CPU_METRIC,
+    METRIC,
+    METRIC_UNIT,
+    MethodResult,
+    Profile,
+    load_profile_file,
+)
 from benchlab.store.db import SessionRef, Store
 from benchlab.store.writer import SessionWriter
 
