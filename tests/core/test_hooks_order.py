@@ -59,3 +59,24 @@ def test_a_resumed_sequential_session_sets_up_the_command_it_continues(tmp_path,
     (tmp_path / "log").unlink()
     run_cli("run", "-q", "--resume", uid, db=db_path, cwd=tmp_path, check=True)
     assert (tmp_path / "log").read_text().split() == ["setup-2", "run-2", "cleanup-2"]
+
+
+def test_hooks_run_through_the_chosen_shell_and_without_one_with_n(tmp_path, db_path):
+    """As hyperfine: -S picks the shell of the hooks too; -N splits them into words (shell
+    syntax there is refused in one line, before any session)."""
+    from tests.conftest import assert_one_line_error
+
+    run_cli("run", "-q", "-r", "1", "-S", "bash", "--prepare",
+            'echo "${BASH_VERSION:+bash}" > shell', "true", db=db_path, cwd=tmp_path, check=True)
+    assert (tmp_path / "shell").read_text().strip() == "bash"
+    run_cli("run", "-q", "-r", "2", "-N", "--prepare", "touch prepared", "true", db=db_path,
+            cwd=tmp_path, check=True)
+    assert (tmp_path / "prepared").exists()
+    refused = run_cli("run", "-q", "-r", "1", "-N", "--prepare", "echo x > f", "true",
+                      db=tmp_path / "other.db", cwd=tmp_path)
+    assert_one_line_error(refused, "--prepare", "shell syntax")
+    if (tmp_path / "other.db").exists():
+        from benchlab.store import Store
+
+        with Store.open(tmp_path / "other.db", readonly=True) as store:
+            assert store.sessions() == [], "a refused plan created a session"
