@@ -56,6 +56,8 @@ def test_a_static_workload_runs_in_the_container_and_reports_its_own_time(tmp_pa
     # on hybrid cgroup v1 the default crun refuses and runc is chosen; elsewhere the default
     assert iso["runtime"] in ("runc", "crun") and iso["startup"]["wall_ns"] > 1e6
     assert iso["startup"]["command"].split()[0].endswith("podman")
+    assert iso["versions"]["podman"].startswith("podman version")
+    assert iso["versions"][iso["runtime"]].startswith(iso["runtime"])
 
 
 @needs_podman

@@ -51,6 +51,7 @@ def test_bwrap_runs_each_run_in_a_fresh_pid_namespace_and_records_its_start_up_c
     assert iso["tool"] == "bwrap" and iso["level"] == "bwrap"
     assert iso["startup"]["wall_ns"] > 0 and iso["startup"]["runs"] >= 3
     assert iso["startup"]["command"].startswith("bwrap ")
+    assert iso["versions"]["bwrap"].startswith("bubblewrap ")
     # each run carries its level's start-up cost (the offset the study report compares)
     store = Store.open(db)
     run = store.runs(session_id=store.sessions()[0]["id"], include_warmup=False)[0]

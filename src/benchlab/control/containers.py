@@ -86,6 +86,21 @@ def _first_error_line(text: str) -> str:
     return (errors or lines or ["no message"])[-1][:240]
 
 
+def tool_version(tool: str) -> str | None:
+    """First line of ``TOOL --version`` (e.g. ``runc version 1.1.5+ds1``), or None when the
+    tool is missing or does not say: recorded with a level so a result names what ran it."""
+    path = shutil.which(tool)
+    if path is None:
+        return None
+    try:
+        proc = subprocess.run([path, "--version"], stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = (proc.stdout or proc.stderr).strip().splitlines()
+    return lines[0].strip()[:120] if proc.returncode == 0 and lines else None
+
+
 def engine_path(name: str) -> str:
     """Path of engine ``name``; UserError (one line) when it is unknown or not installed."""
     if name not in ENGINES:

@@ -87,6 +87,7 @@ class Isolation:
     runtime: str | None = None  # container: the OCI runtime asked for, then the one in use
     startup: dict[str, Any] | None = None
     runtime_forced: bool = False  # container: the user named the runtime (no fallback)
+    versions: dict[str, str | None] | None = None  # filled by check(): the tools that ran it
     #: container: the container each worker's last run used (to stop a killed run's program)
     last_container: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -106,7 +107,8 @@ class Isolation:
         """Plain-data form for the stored setup."""
         out: dict[str, Any] = {"mode": self.mode, "template": self.template}
         if self.mode in ("sandbox", "container"):
-            out.update(tool=self.tool, level=self.text, startup=self.startup)
+            out.update(tool=self.tool, level=self.text, startup=self.startup,
+                       versions=self.versions)
         if self.mode == "container":
             out.update(image=self.image, runtime=self.runtime,
                        model="run" if self.per_run else "exec")
@@ -201,6 +203,10 @@ class Isolation:
             engine = containers.prepare_engine(str(self.tool), str(self.image),
                                                self._forced_runtime)
             self.runtime = engine.runtime
+        from benchlab.control.containers import tool_version
+
+        tools = [str(self.tool)] + ([str(self.runtime)] if self.mode == "container" else [])
+        self.versions = {t: tool_version(t) for t in tools}
         cached = _STARTUP_CACHE.get(self.text + str(self.runtime))
         self.startup = cached or self._measure_startup()
         _STARTUP_CACHE[self.text + str(self.runtime)] = self.startup
