@@ -15,6 +15,7 @@ import click
 
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
+from benchlab.cli.output_path import OUTPUT_FILE, OutputPath
 from benchlab.errors import UserError
 
 DEFAULT_MAX_TIME_S = 60.0
@@ -25,21 +26,16 @@ def output_options(f):
     f = click.option("--fail-undecided", is_flag=True,
                      help="An undecided result that could still be a regression fails the job "
                           "(exit 1). Without it undecided never fails, and the summary says so.")(f)
-    f = click.option("--json", "json_path", default=None, metavar="FILE",
+    f = click.option("--json", "json_path", type=OutputPath(keywords=("-",)), default=None,
+                     metavar="FILE",
                      help="Write the result as JSON (docs/ci.schema.json); '-' for stdout.")(f)
-    f = click.option("--junit", "junit_path", default=None, metavar="FILE",
+    f = click.option("--junit", "junit_path", type=OUTPUT_FILE, default=None, metavar="FILE",
                      help="Write JUnit XML: each benchmark a test case, a regression a failure.")(f)
-    f = click.option("--markdown", "markdown_path", default=None, metavar="FILE",
+    f = click.option("--markdown", "markdown_path", type=OUTPUT_FILE, default=None,
+                     metavar="FILE",
                      help="Write the Markdown summary (also appended to $GITHUB_STEP_SUMMARY "
                           "when set).")(f)
     return f
-
-
-def check_outputs(store, paths: dict[str, str | None]) -> None:
-    """Refuse, before anything runs, an output path that is the store (one line, exit 2)."""
-    for option, path in paths.items():
-        if path and path != "-":
-            store.refuse_output_path(path, option)
 
 
 def emit_outputs(report, *, markdown_path: str | None, junit_path: str | None,
@@ -176,9 +172,9 @@ def message_printer(quiet: bool):
 @click.command("ab", context_settings={"show_default": False})
 @click.argument("commands", nargs=-1)
 @click.option("-n", "--name", "names", multiple=True, help="Name of each command, in order.")
-@click.option("--suite", default=None, metavar="FILE",
+@click.option("--suite", default=None, metavar="SUITE.toml",
               help="Benchmarks, thresholds and metrics from a TOML file (see docs/ci.md).")
-@click.option("--repo", default=None, metavar="PATH",
+@click.option("--repo", default=None, metavar="REPO",
               help="The git repository (default: the current directory's).")
 @click.option("--base", default=None, metavar="REV",
               help="Base revision (default: merge-base of HEAD with origin/HEAD, main or master).")
@@ -216,8 +212,6 @@ def ab_cmd(commands, names, suite, repo, base, head, build, max_time, warmup, mi
                            timeout, seed)
     options.validate()
     store = open_store(db)
-    check_outputs(store, {"--json": json_path, "--junit": junit_path,
-                          "--markdown": markdown_path})
     root = rv.repo_root(repo)
     base_rev = base or rv.default_base(root)
     message = message_printer(quiet)

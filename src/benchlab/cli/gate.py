@@ -11,7 +11,7 @@ import sys
 import click
 
 from benchlab.cli import params
-from benchlab.cli.ab import check_outputs, emit_outputs, message_printer, output_options
+from benchlab.cli.ab import emit_outputs, message_printer, output_options
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 
@@ -28,7 +28,7 @@ def _plan(benches, runs, warmup, count, timeout):
 @click.command("gate")
 @click.argument("commands", nargs=-1)
 @click.option("-n", "--name", "names", multiple=True, help="Name of each command, in order.")
-@click.option("--suite", default=None, metavar="FILE",
+@click.option("--suite", default=None, metavar="SUITE.toml",
               help="Benchmarks, thresholds and metrics from a TOML file (see docs/ci.md).")
 @click.option("--baseline", default=None, metavar="SESSION",
               help="The baseline: a session uid, id or name, or branch:NAME (the newest "
@@ -84,8 +84,6 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
         raise UserError("give --baseline SESSION (or branch:NAME) to gate against, or "
                         "--record BRANCH to record a baseline")
     store = open_store(db)
-    check_outputs(store, {"--json": json_path, "--junit": junit_path,
-                          "--markdown": markdown_path})
     message = message_printer(quiet)
     if candidate:
         if commands or suite:

@@ -20,8 +20,10 @@ as soon as the interval is narrow enough.
 
 The interval: for pairs measured together (``ab``, ``bisect``), the Hodges-Lehmann estimate
 of the within-pair log ratio with its signed-rank interval (:mod:`benchlab.stats.paired`); for
-two independent samples (a fresh run against a stored baseline), the Hodges-Lehmann shift of
-log(head) - log(base) with its Mann-Whitney interval. exp gives the ratio. Either interval is
+two independent samples (a fresh run against a stored baseline), the Hodges-Lehmann ratio with
+its Mann-Whitney interval of the structured verdict (:func:`benchlab.stats.verdict_model.
+verdict_model`, issue 16: the same numbers ``compare`` shows, autocorrelation included; the
+Verdict has no paired form, hence :mod:`benchlab.stats.paired` for pairs). Either interval is
 taken at the level of the group-sequential critical value of this look
 (:func:`benchlab.stats.sequential_boundaries.critical_values`, O'Brien-Fleming spending, as
 ``run --until-decided``): at the information fraction t_k = n_k / n_max the interval uses
@@ -210,7 +212,6 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
     """
     from scipy import special
 
-    from benchlab.stats.rank import hodges_lehmann
 
     b = np.asarray(base, dtype=np.float64)
     h = np.asarray(head, dtype=np.float64)
@@ -241,10 +242,14 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
 
         ps = paired_shift(lh - lb, z=min(critical, 37.0))
         ratio, low, high = math.exp(ps.estimate), math.exp(ps.ci_low), math.exp(ps.ci_high)
-    else:
-        hl = hodges_lehmann(lh, lb, conf_level=min(max(confidence, 1e-9), 1 - 1e-16),
-                            exact=False)
-        ratio, low, high = math.exp(hl.estimate), math.exp(hl.ci_low), math.exp(hl.ci_high)
+    else:  # two samples: the structured verdict's Hodges-Lehmann ratio (issue 16)
+        from benchlab.stats.verdict_model import verdict_model
+
+        verdict = verdict_model({"base": b, "head": h}, reference="base", metric=metric,
+                                unit="count" if metric == "instructions" else "ns",
+                                confidence_level=min(confidence, 1.0 - 1e-12))
+        c = verdict.candidate("head")
+        ratio, low, high = float(c.ratio), float(c.ratio_low), float(c.ratio_high)
     if session_sd > 0.0 and not paired:
         estimate = math.log(ratio)
         se = (math.log(high) - math.log(low)) / (2.0 * critical) if critical > 0 else 0.0
