@@ -39,6 +39,13 @@ def test_run_show_compare_and_export_give_one_verdict(tmp_path):
     assert _verdict_block(show.stdout) == block  # the stored baseline rule, not the fastest
     compare = run_cli("compare", uid, "--db", str(db), check=True)
     assert _verdict_block(compare.stdout) == block
+    md = tmp_path / "r.md"
+    run_cli("report", uid, "--format", "markdown", "-o", str(md), "--db", str(db), check=True)
+    text = md.read_text()
+    assert "## Comparison against sleep 0.03" in text
+    for line in block[1:]:  # each candidate's sentence, word for word (Markdown escapes dots)
+        assert line.strip().replace(".", "").replace("\\", "") in \
+            text.replace("\\", "").replace(".", ""), (line, text)
     as_json = json.loads(run_cli("run", "-N", "-r", "6", "--reference", "sleep 0.03",
                                  "sleep 0.001", "sleep 0.01", "--json", "--db", str(db),
                                  check=True, cwd=tmp_path).stdout)

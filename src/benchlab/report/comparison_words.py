@@ -15,7 +15,17 @@ from benchlab.units import format_value
 
 def verdict_sentence(result: Any, unit: str = "ns") -> str:
     """The verdict of ``result`` (a ``stats.verdict.Comparison``) with its notes, as
-    ``benchlab compare`` prints them, with values in ``unit`` (ns: durations)."""
+    ``benchlab compare`` prints them, with values in ``unit`` (ns: durations). When the
+    comparison carries the structured verdict (``result.verdict``), its candidate's sentence:
+    the words run, show and compare print."""
+    verdict = getattr(result, "verdict", None)
+    if verdict is not None and not result.options.jaybeams_compatible:
+        try:
+            candidate = verdict.candidate(result.name_a)
+        except KeyError:
+            candidate = None
+        if candidate is not None:
+            return words.candidate_line(verdict, candidate)
     return " ".join([words.verdict_text(result, unit), *words.notes_text(result, unit)])
 
 

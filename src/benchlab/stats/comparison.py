@@ -130,6 +130,10 @@ class Comparison:
     notes : list of str
         Codes of degraded steps: "ratio_fallback", "ratio_unavailable", "hl_constant",
         "no_min_effect", "plan_unavailable", "independence_constant".
+    verdict : Verdict or None
+        The structured verdict (:class:`benchlab.stats.verdict_model.Verdict`) that this
+        comparison's candidate belongs to, when a report renders the one verdict every
+        command prints; its words then replace this flow's own (``to_dict`` leaves it out).
     """
 
     name_a: str
@@ -159,6 +163,7 @@ class Comparison:
     additional_runs: int | None = None
     samples_needed_method: str = ""
     notes: list[str] = field(default_factory=list)
+    verdict: Any = None
 
     @property
     def p_value(self) -> float:
@@ -182,7 +187,8 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable nested dict of the whole comparison (NaN/inf become None)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name != "verdict"}
         out.update(n_a=self.n_a, n_b=self.n_b, p_value=self.p_value,
                    p_decision=self.p_decision)
         return jsonable(out)
