@@ -228,8 +228,8 @@ def _instructions(store: Store, benchmark_id: int, runs: list[dict]) -> float | 
 
 def comparison_section(series: Sequence[Series], labels: Sequence[str],
                        sections: Sequence[BenchmarkSection], reference: int,
-                       colours: F.Colours, options: CompareOptions | None = None
-                       ) -> ComparisonSection | None:
+                       colours: F.Colours, options: CompareOptions | None = None,
+                       verdict: Any = None) -> ComparisonSection | None:
     """Seed 001's comparison of every series against ``series[reference]`` (Holm when several).
 
     Relative speed = median(candidate) / median(reference) with a BCa bootstrap interval at
@@ -257,6 +257,15 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
     else:
         results = compare_many(clean(ref), {n: clean(s) for n, s in cands},
                                baseline_name=labels[reference], options=options).comparisons
+    if verdict is None:  # the one structured verdict every command prints (docs/verdict.md)
+        from benchlab.stats.verdict_model import verdict_model
+
+        verdict = verdict_model([(labels[i], clean(s)) for i, s in enumerate(series)],
+                                baseline=labels[reference], metric=ref.metric,
+                                unit=ref.unit or "ns",
+                                confidence_level=options.resolved().confidence_level)
+    for r in results:
+        r.verdict = verdict
     confidence = 1 - 0.05 / len(cands)
     ratios = []
     for (name, s), r in zip(cands, results):
@@ -339,6 +348,17 @@ def build_report(store: Store, selectors: Sequence[str] = (), *, metric: str | N
             series.append(ref)
             ref_index = len(series) - 1
     labels = labels_of(series)
+    verdict = None
+    if reference is None and len({s.session_uid for s in series}) == 1:
+        # one session: its stored verdict and baseline, exactly as run and show give them
+        from benchlab.report.speed_verdict import session_verdict
+
+        verdict = session_verdict(store, store.get_session(series[0].session_uid)["id"],
+                                  metric=series[0].metric)
+        if verdict is not None and verdict.baseline in labels:
+            ref_index = labels.index(verdict.baseline)
+        else:
+            verdict = None
     model = ReportModel(title or "benchlab report: " + ", ".join(labels[:6])
                         + (" ..." if len(labels) > 6 else ""),
                         _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
@@ -369,6 +389,6 @@ def build_report(store: Store, selectors: Sequence[str] = (), *, metric: str | N
     elif len(shown) > 1:
         model.comparison = comparison_section(
             [series[i] for i in shown], [labels[i] for i in shown], model.benchmarks,
-            shown.index(ref_index), model.colours, options)
+            shown.index(ref_index), model.colours, options, verdict)
     model.sessions = session_sections(store, series, ref_index)
     return model
