@@ -88,3 +88,34 @@ def test_count_instructions_counts_each_benchmark_on_each_machine(db_path, two_w
     timed = [r for r in runs if r["spawn_method"] != "cachegrind"]
     assert len(timed) == 4
     store.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_load_whose_client_is_gone_ends_once_no_run_comes(monkeypatch):
+    """A killed client (SIGKILL) cannot stop its load on a team's worker: the worker ends it
+    after LOAD_IDLE_S without a run. Called here as the worker calls it (a worker process of
+    this machine: what runs it is not the point)."""
+    import time
+
+    from benchlab.core.cluster import worker_side
+
+    monkeypatch.setattr(worker_side, "LOAD_IDLE_S", 1.0)
+    plan = plan_of("true", runs=1)
+    plan.placement.load = "spin:1"
+    begun = worker_side.begin_machine(plan.to_dict(), "idle-load-test")
+    assert begun["load"]["kind"] == "spin"
+    spinners = worker_side._states["idle-load-test"].load.pids()
+    assert spinners and all(_alive(p) for p in spinners)
+    deadline = time.monotonic() + 60
+    while "idle-load-test" in worker_side._states and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "idle-load-test" not in worker_side._states, "the idle load was not ended"
+    assert not any(_alive(p) for p in spinners), "load processes outlived their session"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

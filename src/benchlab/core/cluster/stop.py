@@ -38,6 +38,7 @@ _running: dict[str, dict[int, int]] = {}  # session uid -> {native thread id: ru
 _stopped: set[str] = set()
 _tasks: dict[str, int] = {}  # Dask key of a task executing in running() -> its native thread id
 _on_stop: dict[str, list[Callable[[], None]]] = {}  # session uid -> what its stop also ends
+_last_active: dict[str, float] = {}  # session uid -> time.monotonic() a run last began or ended
 
 STOP_POLL_S = 0.05
 
@@ -51,6 +52,7 @@ def running(uid: str) -> Iterator[bool]:
     tid = threading.get_native_id()
     key = _current_task_key()
     with _lock:
+        _last_active[uid] = time.monotonic()
         if uid in _stopped:
             stopped = True
         else:
@@ -64,6 +66,7 @@ def running(uid: str) -> Iterator[bool]:
     finally:
         if not stopped:
             with _lock:
+                _last_active[uid] = time.monotonic()
                 if key is not None:
                     _tasks.pop(key, None)
                 threads = _running.get(uid, {})
@@ -127,6 +130,16 @@ def _run_stop_actions(uid: str) -> None:
     for action in actions:
         with contextlib.suppress(Exception):  # the stop must go on whatever one action does
             action()
+
+
+def idle_for(uid: str) -> float | None:
+    """Seconds since a run of session ``uid`` last began or ended on this worker; 0 while one
+    executes; None when none ever ran here."""
+    with _lock:
+        if _running.get(uid):
+            return 0.0
+        last = _last_active.get(uid)
+    return None if last is None else time.monotonic() - last
 
 
 def was_stopped(uid: str) -> bool:

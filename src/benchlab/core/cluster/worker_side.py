@@ -89,10 +89,14 @@ def begin_machine(plan_dict: dict[str, Any], uid: str) -> dict[str, Any]:
         from benchlab.control.load import BackgroundLoad, parse_load
 
         with _lock:
-            if state.load is None:
+            started = state.load is None
+            if started:
                 state.load = BackgroundLoad(parse_load(state.plan.placement.load)).__enter__()
             load = state.load.to_dict()
         on_stop(uid, lambda: release_machine(uid))  # an interrupted client stops the load too
+        if started:
+            threading.Thread(target=_end_load_when_idle, args=(uid, state), daemon=True,
+                             name=f"benchlab-load-{uid}").start()
     return {"host": socket.gethostname(), "shell_overhead": cost, "load": load}
 
 
@@ -173,6 +177,30 @@ def finish_machine(plan_dict: dict[str, Any], uid: str) -> dict[str, Any]:
     finally:
         release_machine(uid)
     return {"host": socket.gethostname()}
+
+
+#: A session's background load ends after this long without any of its runs here (s): its
+#: client was killed (SIGKILL: nobody stops it) or gave the machine up.
+LOAD_IDLE_S = 120.0
+
+
+def _end_load_when_idle(uid: str, state: _SessionState) -> None:
+    """Watch session ``uid``'s load on this worker: release the session once no run of it has
+    begun or ended for :data:`LOAD_IDLE_S` (a load must not outlive a killed client)."""
+    import time
+
+    from benchlab.core.cluster.stop import idle_for
+
+    began = time.monotonic()
+    while True:
+        time.sleep(min(5.0, LOAD_IDLE_S / 4))
+        with _lock:
+            if _states.get(uid) is not state:
+                return  # released by its client (finished or stopped)
+        idle = idle_for(uid)
+        if (idle if idle is not None else time.monotonic() - began) > LOAD_IDLE_S:
+            release_machine(uid)
+            return
 
 
 def release_machine(uid: str) -> None:
