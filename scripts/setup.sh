@@ -7,6 +7,14 @@ cd "$(dirname "$0")/.."
 
 need_pkgs=()
 have() { command -v "$1" >/dev/null 2>&1; }
+check_python() {  # one line and exit 2 for a Python older than 3.11
+  if ! "${PYTHON:-python3}" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "setup: benchlab needs Python >= 3.11, ${PYTHON:-python3} is $("${PYTHON:-python3}" -c 'import platform; print(platform.python_version())'); install python3.11 or set PYTHON=/path/to/python3.11" >&2
+    exit 2
+  fi
+}
+# A Python that is there but too old stops the setup before anything is installed.
+if have "${PYTHON:-python3}"; then check_python; fi
 have cc        || need_pkgs+=(gcc libc6-dev)
 have make      || need_pkgs+=(make)
 have stress-ng || need_pkgs+=(stress-ng)
@@ -46,10 +54,7 @@ if ! have "$PY"; then
   echo "setup: installing python3"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
 fi
-if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
-  echo "setup: benchlab needs Python >= 3.11, $PY is $("$PY" -c 'import platform; print(platform.python_version())'); install python3.11 or set PYTHON=/path/to/python3.11" >&2
-  exit 2
-fi
+check_python
 
 # uv (the lock-file installer): on PATH, else in its own venv in the user's cache, made with
 # pip where python3 has it, else with python3 -m venv (Debian's python3-venv gives ensurepip).

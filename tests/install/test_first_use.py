@@ -101,3 +101,18 @@ def test_base_commands_import_no_optional_dependency(tmp_path, args):
     loaded = {m.split(".")[0] for m in json.loads(out.read_text())}
     assert sorted(loaded & set(EXTRA_OF_MODULE)) == []
     assert BENCHLAB  # the console script these tests' sibling runs
+
+
+def test_setup_refuses_an_old_python_in_one_line(tmp_path):
+    """scripts/setup.sh with a python3 that says it is 3.9 (a stand-in script: this machine has
+    no old Python) stops before installing anything, with one line naming the fix."""
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\ncase \"$*\" in\n  *version_info*) exit 1 ;;\n"
+                    "  *python_version*) echo 3.9.2 ;;\n  *) exec python3 \"$@\" ;;\nesac\n")
+    fake.chmod(0o755)
+    setup = Path(__file__).resolve().parents[2] / "scripts" / "setup.sh"
+    proc = subprocess.run(["bash", str(setup)], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHON=str(fake)))
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs Python >= 3.11" in lines[0] and "3.9.2" in lines[0]
