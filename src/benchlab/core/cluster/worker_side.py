@@ -71,11 +71,31 @@ def probe_machine(plan_dict: dict[str, Any], argv: list[str] | None = None) -> d
             "setup": execution.setup_dict(plan.shell)}
 
 
+def _ensure_load(uid: str, state: _SessionState) -> dict[str, Any] | None:
+    """Start session ``uid``'s background load here unless it runs already (a worker process
+    restarted mid-session starts it with its first run); what runs, or None without --load."""
+    if not state.plan.placement.load:
+        return None
+    from benchlab.control.load import BackgroundLoad, parse_load
+    from benchlab.core.cluster.stop import on_stop
+
+    with _lock:
+        started = state.load is None
+        if started:
+            state.load = BackgroundLoad(parse_load(state.plan.placement.load)).__enter__()
+        load = state.load.to_dict()
+    on_stop(uid, lambda: release_machine(uid))  # an interrupted client stops the load too
+    if started:
+        threading.Thread(target=_end_load_when_idle, args=(uid, state), daemon=True,
+                         name=f"benchlab-load-{uid}").start()
+    return load
+
+
 def begin_machine(plan_dict: dict[str, Any], uid: str) -> dict[str, Any]:
     """Run the benchmarks' ``setup`` hooks here, measure the shell's cost (ns) if any, and
     start the background load (``--load``) beside the runs; return the host, the shell's cost
     and what load runs (None: none)."""
-    from benchlab.core.cluster.stop import clear_stop, on_stop
+    from benchlab.core.cluster.stop import clear_stop
     from benchlab.core.executor import ProcessRunner
 
     clear_stop(uid)  # a resumed session's runs may run again here
@@ -84,19 +104,7 @@ def begin_machine(plan_dict: dict[str, Any], uid: str) -> dict[str, Any]:
     for bench in state.plan.benchmarks:
         runner.hook(bench.setup, "setup")
     cost = runner.shell_cost() if state.plan.shell else None
-    load = None
-    if state.plan.placement.load:
-        from benchlab.control.load import BackgroundLoad, parse_load
-
-        with _lock:
-            started = state.load is None
-            if started:
-                state.load = BackgroundLoad(parse_load(state.plan.placement.load)).__enter__()
-            load = state.load.to_dict()
-        on_stop(uid, lambda: release_machine(uid))  # an interrupted client stops the load too
-        if started:
-            threading.Thread(target=_end_load_when_idle, args=(uid, state), daemon=True,
-                             name=f"benchlab-load-{uid}").start()
+    load = _ensure_load(uid, state)
     return {"host": socket.gethostname(), "shell_overhead": cost, "load": load}
 
 
@@ -132,6 +140,7 @@ def _run_one(plan_dict: dict[str, Any], uid: str, planned: dict[str, Any], slot:
     from benchlab.core.run_one import execute_planned_run
 
     state = _state(uid, plan_dict)
+    _ensure_load(uid, state)
     extra: dict[str, Any] = {}
     if want_environment:
         from benchlab.environment import collect_environment
