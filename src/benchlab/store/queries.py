@@ -35,6 +35,10 @@ HARNESS_METRICS: dict[str, tuple[str, str]] = {
     "nivcsw": ("nivcsw", "count"),
 }
 
+#: Program metrics an importing tool reports as its primary series (Google Benchmark's
+#: ``real_time``, pyperf's values): the default of a benchmark that has no wall times.
+PRIMARY_METRICS = ("real_time", "value")
+
 #: Shortest uid prefix accepted as a session selector.
 MIN_UID_PREFIX = 4
 
@@ -286,7 +290,8 @@ class Queries:
         newest session that has it), or, when no benchmark has that name, a session (uid, id or
         name) with exactly one benchmark. ``METRIC`` (or the ``metric`` argument) is a harness
         metric (wall, cpu, user, sys, max_rss, ...) or a program-reported one; by default the
-        benchmark's only program metric when it has exactly one, else ``wall``. Only ok,
+        benchmark's only program metric when it has exactly one, else ``wall`` (for an import
+        without wall times: its tool's primary series, :data:`PRIMARY_METRICS`). Only ok,
         non-warmup runs contribute. The whole selector is tried as a name before a trailing
         ``/METRIC`` is split off.
         """
@@ -325,8 +330,10 @@ class Queries:
             found = (sess, benches[0])
         sess, bench = found
         program_metrics = self.sample_metrics(bench["id"])
+        primary = [m for m in PRIMARY_METRICS if m in program_metrics]  # an import's own
         if metric is None:
-            metric = program_metrics[0] if len(program_metrics) == 1 else "wall"
+            metric = (program_metrics[0] if len(program_metrics) == 1 else primary[0] if primary
+                      and not self.harness_values(bench["id"])[0].size else "wall")
         if metric in HARNESS_METRICS and metric not in program_metrics:
             values, run_ids = self.harness_values(bench["id"], metric)
         elif metric in program_metrics:
