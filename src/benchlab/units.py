@@ -316,3 +316,12 @@ def parse_age_s(text: str, *, what: str | None = None) -> float:
         raise UserError(f"{_named(what, text)} is out of range: an age must be > 0 and at most "
                         "100 years")
     return value
+
+
+# --- counts in words (issue 16, item 9): "1 run", "2 runs", never "1 runs" --------------------
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word`` agreeing in number: ``plural(1, "run")`` is '1 run', ``plural(2,
+    "run")`` '2 runs', ``plural(1, "more run")`` '1 more run'; ``many`` for an irregular
+    plural (``plural(3, "series", "series")``)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"

@@ -44,6 +44,7 @@ from benchlab.core.plan import MetricSpec, Placement, RunPlan, parse_memory
 from benchlab.errors import UserError
 from benchlab.measure.metrics import parse_metric_spec
 from benchlab.report.run_summary import render_summary_table, session_summaries
+from benchlab.units import plural
 
 
 class ProgressObserver:
@@ -310,7 +311,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                                    lost_after_s=lost_after)
     except SessionInterrupted as exc:
         db_hint = f" --db {shlex.quote(store.path)}" if db else ""
-        click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "
+        stored = plural(exc.runs_stored, "run is", "runs are")
+        click.echo(f"benchlab: interrupted; {stored} stored in session "
                    f"{exc.session.uid}. Resume with: benchlab run --resume {exc.session.uid}{db_hint}",
                    err=True)
         sys.exit(128 + exc.signum)

@@ -21,7 +21,8 @@ import numpy as np
 from benchlab.stats.descriptive import summarize
 from benchlab.store.db import HARNESS_METRICS, Store
 from benchlab.store.formats._gather import TIMED_STATUSES
-from benchlab.units import format_kib, format_value, time_unit_for
+from benchlab.store.queries import PRIMARY_METRICS
+from benchlab.units import format_kib, format_value, plural, time_unit_for
 
 #: A process shorter than this is dominated by the cost of spawning it (fork+exec ~0.3-1 ms).
 SHORT_RUN_NS = 5_000_000
@@ -116,6 +117,9 @@ def session_summaries(store: Store, session_id: int) -> list[BenchmarkSummary]:
         load_warning = (f"load average was {load[0]:.2f} at start ({load[0] / cores:.2f} per core): "
                         f"other work competed for the CPU; results may be noisy")
     failed_too = tolerates_failures(store, session_id)
+    from benchlab.store.formats.tool_metadata import repetition_hint
+
+    hint = repetition_hint(store.get_session(session_id).get("metadata"))
     out = []
     for bench in store.benchmarks(session_id):
         runs = store.runs(benchmark_id=bench["id"], include_warmup=False)
@@ -136,6 +140,10 @@ def session_summaries(store: Store, session_id: int) -> list[BenchmarkSummary]:
                                                     store.metric_unit(session_id, metric)))
         summary.warnings = _warnings(store, bench, runs, wall, summary, load_warning,
                                      failed_too)
+        counts = [x.n for x in summary.program] or [0]
+        if hint and summary.wall.n == 0 and 0 < max(counts) < 3:
+            summary.warnings.insert(0, f"{plural(max(counts), 'value')} per series: too few "
+                                       f"to analyse or compare; {hint}")
         out.append(summary)
     return out
 
@@ -152,7 +160,8 @@ def _warnings(store: Store, bench: dict, runs: list[dict], wall: np.ndarray,
         how = ("their times are summarised and compared, as hyperfine -i does" if not cut else
                "only runs that ran to their end (ok, failed, signaled) are summarised"
                if timed else "only ok runs are summarised")
-        w.append(f"{sum(bad.values())} of {len(runs)} runs did not succeed ({parts}); {how}")
+        w.append(f"{sum(bad.values())} of {plural(len(runs), 'run')} did not succeed ({parts}); "
+                 f"{how}")
     if wall.size >= 3:
         rest = float(np.median(wall[1:]))
         if rest > 0 and wall[0] > FIRST_RUN_FACTOR * rest:
@@ -191,6 +200,8 @@ def _rows(s: BenchmarkSummary) -> list[tuple[str, list[str]]]:
     """(label with unit, cells under :data:`COLUMNS`) for each series of a benchmark."""
     rows = [("wall", s.wall)] + [(x.metric, x) for x in (s.user, s.sys) if x is not None]
     rows += [(p.metric, p) for p in s.program]
+    if s.wall.n == 0 and s.program:  # an import: its tool's series, no wall time to show
+        rows = rows[1:]
     out = []
     for label, x in rows:
         if x.n == 0:
@@ -321,11 +332,17 @@ def verdict_series(store: Store, session_id: int, metric: str = "wall"
 def default_verdict_metric(store: Store, session_id: int) -> str:
     """The metric a session's verdict judges by default, as ``compare`` selects a series: the
     program's one metric (``--metric``) when the benchmarks report exactly one besides the
-    counted ``instructions``, else wall time."""
+    counted ``instructions``; for an import without wall times, its tool's primary series
+    (Google Benchmark's ``real_time``, pyperf's values); else wall time."""
     names: set[str] = set()
+    has_wall = False
     for bench in store.benchmarks(session_id):
         names.update(m for m in store.sample_metrics(bench["id"]) if m != "instructions")
-    return names.pop() if len(names) == 1 else "wall"
+        has_wall = has_wall or bool(measured_values(store, bench["id"]).size)
+    if len(names) == 1:
+        return names.pop()
+    primary = [m for m in PRIMARY_METRICS if m in names]
+    return primary[0] if primary and not has_wall else "wall"
 
 
 def count_lines(store: Store, session_id: int, baseline: str | None = None) -> list[str]:

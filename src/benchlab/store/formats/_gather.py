@@ -11,6 +11,7 @@ import numpy as np
 from benchlab.errors import UserError
 from benchlab.store.db import HARNESS_METRICS, SessionRef, Store
 from benchlab.store.formats._common import TIME_UNIT_TO_NS
+from benchlab.store.queries import PRIMARY_METRICS
 from benchlab.store.rows import corrected_wall_ns
 from benchlab.store.sample_blocks import join_blocks
 
@@ -165,7 +166,7 @@ def sample_series(session: SessionData, bench: BenchData, metric: str) -> Summar
     return SummarySeries(np.asarray(values, dtype=float), session.metric_unit(metric), metric, runs)
 
 
-_PREFERRED = ("real_time", "value")
+_PREFERRED = PRIMARY_METRICS
 
 
 def primary_series(session: SessionData, bench: BenchData, *,

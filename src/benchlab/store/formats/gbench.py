@@ -17,6 +17,10 @@ in the session metadata under ``aggregates`` by run name; ``context`` is kept as
 
 Files from Google Benchmark before 1.5 lack ``run_name``/``run_type``: there, the
 ``_mean``/``_median``/``_stddev``/``_cv``/``_BigO``/``_RMS`` name suffixes mark aggregates.
+
+``real_time`` is the series benchlab analyses and compares by default, as Google Benchmark
+reports it first (``store.queries.PRIMARY_METRICS``); the context's machine facts (host, CPU
+count, caches...) become the session's environment (:mod:`.tool_metadata`).
 """
 
 from __future__ import annotations
@@ -27,9 +31,18 @@ from typing import Any
 
 from benchlab.errors import UserError
 from benchlab.store.formats._common import (
-    TIME_UNIT_TO_NS, ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession,
-    check_measured, default_session_name, load_json, source_of, wrong_format,
+    TIME_UNIT_TO_NS,
+    ImportedBenchmark,
+    ImportedMetric,
+    ImportedRun,
+    ImportedSession,
+    check_measured,
+    default_session_name,
+    load_json,
+    source_of,
+    wrong_format,
 )
+from benchlab.store.formats.tool_metadata import gbench_environment
 
 _AGG_SUFFIXES = ("_mean", "_median", "_stddev", "_cv", "_BigO", "_RMS")
 _NOT_SAMPLES = {
@@ -126,4 +139,5 @@ def parse_gbench(path: str | os.PathLike, *, name: str | None = None,
     benchmarks = [ImportedBenchmark(name=n, runs=runs_by_name[n]) for n in order]
     return ImportedSession(name=name or default_session_name(path), source=source_of(path),
                            metadata=metadata, benchmarks=benchmarks,
-                           metrics=list(metrics.values()), command_line=command_line)
+                           metrics=list(metrics.values()), command_line=command_line,
+                           environment=gbench_environment(doc["context"]))

@@ -24,7 +24,8 @@ runs have status ``imported``; samples are metric ``value``. Seconds are convert
 ``ns``), ``byte`` becomes ``B``, ``integer`` ''. If one file mixes units, the non-time
 benchmarks use metric ``value_<unit>`` instead, as a session declares one unit per metric.
 Metadata is kept: file and benchmark metadata in the session's metadata, run metadata in each
-run's ``extra.metadata``.
+run's ``extra.metadata``; the machine it describes (hostname, CPU model and count, Python...)
+also becomes the session's environment (:mod:`.tool_metadata`), so imported sessions diff.
 """
 
 from __future__ import annotations
@@ -37,9 +38,16 @@ import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.formats._common import (
-    ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession, default_session_name,
-    load_json, source_of, wrong_format,
+    ImportedBenchmark,
+    ImportedMetric,
+    ImportedRun,
+    ImportedSession,
+    default_session_name,
+    load_json,
+    source_of,
+    wrong_format,
 )
+from benchlab.store.formats.tool_metadata import pyperf_environment
 
 _UNITS = {"second": ("ns", 1e9), "byte": ("B", 1.0), "integer": ("", 1.0)}
 #: File format versions pyperf itself can read ('1.0' since pyperf 1.0; 6 and 5 from 0.9/0.8).
@@ -148,6 +156,14 @@ def parse_pyperf(path: str | os.PathLike, *, name: str | None = None,
         bench_meta.append({"name": final, "unit": unit, "metadata": bmeta})
     metadata = {"format": "pyperf", "version": doc.get("version"), "metadata": file_meta,
                 "benchmarks": bench_meta}
+    # The machine: the file's metadata, or what every benchmark shares (pyperf moves metadata
+    # common to all benchmarks up to the file only when there are several).
+    common = dict(file_meta)
+    shared = [b["metadata"] for b in bench_meta]
+    for key in set(shared[0]) if shared else ():
+        if all(m.get(key) == shared[0][key] for m in shared):
+            common.setdefault(key, shared[0][key])
     return ImportedSession(name=name or default_session_name(path), source=source_of(path),
                            metadata=metadata, benchmarks=benchmarks,
-                           metrics=list(metrics.values()), command_line=command_line)
+                           metrics=list(metrics.values()), command_line=command_line,
+                           environment=pyperf_environment(common))
