@@ -123,8 +123,11 @@ def render_analysis(a: dict[str, Any], console) -> None:
     st = a.get("steady_state")
     if st:
         shifts = ", ".join(map(str, st["level_shifts"])) or "none"
-        console.print(f"[bold]steady state[/bold]: {st['classification']}; steady from run "
-                      f"{st['steady_from']}; warm-up ends at {st['warmup_end']}; level shifts at "
-                      f"{shifts}")
+        steady = (f"steady from run {st['steady_from']}" if st["steady_from"] is not None
+                  else "no steady segment at the end")
+        warmup = (f"; warm-up ends at {st['warmup_end']}" if st["warmup_end"] is not None
+                  else "")
+        console.print(f"[bold]steady state[/bold]: {st['classification']}; {steady}{warmup}; "
+                      f"level shifts at {shifts}")
     console.print("[bold]CDF[/bold]: " + "  ".join(f"p{100 * c['p']:g}={f(c['value'])}"
                                                   for c in a["cdf"]))
