@@ -19,6 +19,7 @@ from benchlab.cli.output_path import OutputPath
 from benchlab.errors import UserError
 from benchlab.store.db import Store
 from benchlab.store.formats import EXPORT_FORMATS, export_sessions, import_formats, import_path
+from benchlab.units import plural
 
 
 @click.command("import")
@@ -65,8 +66,8 @@ def import_cmd(path: str, fmt: str, metrics: tuple[str, ...], name: str | None,
         return
     for info in infos:
         click.echo(f"imported {path} as session {info['uid']} ({info['name']}): "
-                   f"{info['benchmarks']} benchmarks, {info['runs']} runs, "
-                   f"{info['samples']} samples")
+                   f"{plural(info['benchmarks'], 'benchmark')}, {plural(info['runs'], 'run')}, "
+                   f"{plural(info['samples'], 'sample')}")
 
 
 def _counts(store: Store, session_id: int) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from benchlab.stats.median_interval import median_order_interval
 from benchlab.stats.multiple import holm
 from benchlab.stats.rank import hodges_lehmann, mann_whitney_u
 from benchlab.store.db import Store
-from benchlab.units import format_value
+from benchlab.units import format_value, plural
 
 #: Environment fields whose change is marked on the history (dotted path, label).
 MARKED_FIELDS = (("os.kernel.release", "kernel"), ("cpu.model", "CPU model"),
@@ -186,7 +186,7 @@ def history_figure(h: History) -> F.Figure:
     if changed:
         fig.layers.append(F.Layer("vline", {"x": changed}, F.NEUTRAL, dash="dashed",
                                   label="environment changed (kernel, CPU, governor, benchlab)"))
-    fig.caption = (f"{n} sessions. Steps: Mann-Whitney between consecutive sessions, "
+    fig.caption = (f"{plural(n, 'session')}. Steps: Mann-Whitney between consecutive sessions, "
                    f"Holm-adjusted over {max(0, n - 1)} pairs, p < {h.alpha:g} and a "
                    f"Hodges-Lehmann shift of at least "
                    + (format_value(h.min_effect_abs, h.unit, 5) if h.min_effect_abs is not None
@@ -216,7 +216,8 @@ def history_section(h: History) -> Section:
     """The history as a report section (table, figure, a sentence per step)."""
     header, rows, marked = history_rows(h)
     steps = [p for p in h.points if p.step]
-    text = [f"{len(h.points)} sessions measured {h.benchmark}; {len(steps)} step(s) found. "
+    text = [f"{plural(len(h.points), 'session')} measured {h.benchmark}; "
+            f"{plural(len(steps), 'step')} found. "
             f"Each median's 95 % interval is exact and distribution-free: the order statistics "
             f"x(k) .. x(n-k+1) with binomial coverage of at least 95 % (no bootstrap)."]
     for i, p in enumerate(h.points):
