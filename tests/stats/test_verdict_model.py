@@ -161,3 +161,25 @@ def test_docs_schema_lists_every_field():
     for key, value in v["candidates"][0].items():
         allowed = cand["properties"][key].get("enum")
         assert allowed is None or value in allowed, key
+
+
+def test_compare_flow_independence_check_scales_with_n_and_says_effective_n():
+    """compare's check line: independent runs pass (seed 001's 0.05 warned on almost all of
+    them); AR(1) runs warn and say how many independent runs they count as."""
+    from benchlab.report.verdict_text import check_lines
+    from benchlab.stats.verdict import CompareOptions, compare
+
+    rng = np.random.default_rng(8)
+    a, b = rng.normal(100, 1, 400), rng.normal(100, 1, 400)
+    lines = dict((t.split(" ")[0], s) for s, t in check_lines(compare(a, b)))
+    assert lines["no"] == "PASSED"
+    old = check_lines(compare(a, b, options=CompareOptions(jaybeams_compatible=True,
+                                                           bootstrap_resamples=200)))
+    assert any(s == "WARNING" and "auto-correlation" in t for s, t in old)
+    e = rng.normal(0, 1, 400)
+    ar = np.empty(400)
+    ar[0] = e[0]
+    for t in range(1, 400):
+        ar[t] = 0.6 * ar[t - 1] + e[t]
+    warn = [t for s, t in check_lines(compare(100 + ar, b)) if t.startswith("autocorrelated")]
+    assert warn and "count as about" in warn[0]

@@ -119,6 +119,25 @@ def _ratio_line(c: Comparison, level: str) -> str:
             f"[{r.low:.4g}, {r.high:.4g}] ({how})")
 
 
+def _dependence_line(c: Comparison, status: str) -> str:
+    """The autocorrelation check whose threshold scales with n, and what it means for the
+    verdict: how many independent runs the autocorrelated ones count as."""
+    parts, flagged = [], []
+    for name, d in ((c.name_a, c.dependence_a), (c.name_b, c.dependence_b)):
+        if d is None or d.ljung_box_p is None:
+            parts.append(f"{name}: not checked (fewer than 10 runs)")
+            continue
+        parts.append(f"{name}: Ljung-Box p = {d.ljung_box_p:.2g}")
+        if d.flagged:
+            flagged.append(f"{name}'s {d.n} runs count as about {d.effective_n:.0f} independent "
+                           "ones")
+    if status == "PASSED":
+        return ("no sign of autocorrelation beyond chance (lag-1 band 1.645/sqrt(n), Ljung-Box "
+                f"at 1%; {'; '.join(parts)})")
+    return (f"autocorrelated runs ({'; '.join(parts)}): {', '.join(flagged)}; the verdict's "
+            "interval and p are widened for it, the check lines' test is not")
+
+
 def check_line(c: Comparison, check: Check, unit: str = "ns") -> str:
     """The sentence of one check of ``c``, whose values are in ``unit`` (ns: durations)."""
     o, hl = c.options, c.hodges_lehmann
@@ -130,6 +149,8 @@ def check_line(c: Comparison, check: Check, unit: str = "ns") -> str:
     if name == "independence":
         if check.data.get("constant"):
             return "a constant sample has no autocorrelation to check"
+        if check.data.get("scaled"):
+            return _dependence_line(c, check.status)
         acf_a, acf_b = c.independence_a.max_abs_acf, c.independence_b.max_abs_acf
         values = f"{c.name_a}={acf_a:.4f}, {c.name_b}={acf_b:.4f}"
         if check.status == "PASSED":

@@ -130,6 +130,10 @@ class Comparison:
     notes : list of str
         Codes of degraded steps: "ratio_fallback", "ratio_unavailable", "hl_constant",
         "no_min_effect", "plan_unavailable", "independence_constant".
+    dependence_a, dependence_b : Dependence or None
+        The autocorrelation check whose threshold scales with n
+        (:func:`benchlab.stats.verdict_pair.series_dependence`), with the effective n the
+        structured verdict counts; None for constant samples.
     verdict : Verdict or None
         The structured verdict (:class:`benchlab.stats.verdict_model.Verdict`) that this
         comparison's candidate belongs to, when a report renders the one verdict every
@@ -164,6 +168,8 @@ class Comparison:
     samples_needed_method: str = ""
     notes: list[str] = field(default_factory=list)
     verdict: Any = None
+    dependence_a: Any = None
+    dependence_b: Any = None
 
     @property
     def p_value(self) -> float:
