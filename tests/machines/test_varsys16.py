@@ -88,12 +88,25 @@ def test_reductions_for_the_other_targets(profiles):
     assert max(reductions, key=reductions.get) == "T3"
 
 
+def _tuned_quotas(directory) -> dict[str, int]:
+    """machine -> tuned CPU quota (us per 10,000 us) from the ``params-MACHINE.json`` files."""
+    return {p.stem[len("params-"):]: int(json.loads(p.read_text())["cpu-quota"])
+            for p in sorted(directory.glob("params-*.json"))}
+
+
+def _porta_log(path) -> list[tuple[float, float]]:
+    """A porta tuning log: (elapsed s, objective) per trial; the objective (aggregate speedup
+    of the tuning benchmarks over the base) approaches 1 from above."""
+    return [(float(a), float(b)) for a, b in
+            (line.split() for line in path.read_text().splitlines() if len(line.split()) == 2)]
+
+
 def test_tuned_quotas_and_porta_logs(data_dir, profiles):
-    quotas = varsys16.read_tuned_quotas(data_dir)
+    quotas = _tuned_quotas(data_dir)
     assert quotas["192.168.140.86"] == 6352
     for machine, quota in quotas.items():
         assert f"{machine}@quota-{quota}" in profiles
-    log = varsys16.read_porta_log(data_dir / "porta-log-192.168.140.86.log")
+    log = _porta_log(data_dir / "porta-log-192.168.140.86.log")
     assert len(log) == 16
     assert abs(log[-1][1] - 1) < 0.01 < abs(log[0][1] - 1)
 

@@ -33,13 +33,11 @@ name, as kind ``stressor`` (``stressng-*``) or ``application`` (STREAM, crafty, 
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
 from benchlab.errors import UserError
 from benchlab.machines.profile import MethodResult, Profile
@@ -202,25 +200,3 @@ def _import_format(store: Store, path: str | os.PathLike, *, name=None, unit=Non
 
 
 register_import_format("varsys16", _import_format)
-
-
-def read_tuned_quotas(directory: str | os.PathLike) -> dict[str, int]:
-    """machine -> tuned CPU quota (us per 10,000 us) from the ``params-MACHINE.json`` files."""
-    out = {}
-    for p in sorted(Path(directory).glob("params-*.json")):
-        try:
-            out[p.stem[len("params-"):]] = int(json.loads(p.read_text())["cpu-quota"])
-        except (OSError, ValueError, KeyError, TypeError):
-            raise UserError(f"{p} is not a porta params file ({{\"cpu-quota\": N}})") from None
-    return out
-
-
-def read_porta_log(path: str | os.PathLike) -> list[tuple[float, float]]:
-    """A porta tuning log: (elapsed s, objective) per trial. The objective is the aggregate
-    speedup of the tuning benchmarks over the base (1.0 = matched); it approaches 1 from above."""
-    trials = []
-    for line in Path(path).read_text().splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            trials.append((float(parts[0]), float(parts[1])))
-    return trials
