@@ -100,7 +100,7 @@ def count_instructions(argv: Sequence[str], *, cwd: str | None = None,
     if not argv:
         raise UserError("nothing to count: give a command")
     valgrind = valgrind_path()
-    with tempfile.TemporaryDirectory(prefix="benchlab-counts-") as out_dir:
+    with tempfile.TemporaryDirectory(prefix=f"benchlab-counts-p{os.getpid()}-") as out_dir:
         # %p: one file per process, so children followed through exec do not overwrite each other.
         pattern = os.path.join(out_dir, "cachegrind.%p.out")
         command = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
