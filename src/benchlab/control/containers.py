@@ -326,7 +326,7 @@ def ensure_busybox_image(name: str = "podman", image: str = BUSYBOX_IMAGE) -> st
                         "local image's only program)")
     if image_exists(path, image):
         return image
-    with tempfile.TemporaryDirectory(prefix="benchlab-rootfs-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"benchlab-rootfs-p{os.getpid()}-") as tmp:
         root = os.path.join(tmp, "root")
         for d in ("bin", "tmp", "proc", "dev", "sys"):
             os.makedirs(os.path.join(root, d))
