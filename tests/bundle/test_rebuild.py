@@ -9,8 +9,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from benchlab.core.reproduce import prepared_plans, read_reproduction
 from benchlab.store.bundle import read_bundle
-from benchlab.report.reproduce.rerun import prepared_plans
 from tests.bundle.test_archive import members_of
 from tests.conftest import run_cli
 
@@ -31,7 +31,8 @@ def test_workload_is_rebuilt_from_the_bundled_source(tmp_path, monkeypatch):
     cache = tmp_path / "colleague-cache"
     monkeypatch.setenv("BENCHLAB_CACHE", str(cache))
     warnings: list[str] = []
-    ((doc, plan),) = prepared_plans(read_bundle(bundle), warnings)
+    work = tmp_path / "work"
+    ((doc, plan),) = prepared_plans(read_reproduction(read_bundle(bundle)), str(work), warnings)
     (rebuilt,) = list((cache / "bin").glob("order_book-*"))
     assert plan.benchmarks[0].command == f"{rebuilt} array 1000"
     same = hashlib.sha256(rebuilt.read_bytes()).hexdigest() == entry["sha256"]
@@ -39,6 +40,6 @@ def test_workload_is_rebuilt_from_the_bundled_source(tmp_path, monkeypatch):
 
     rebuilt.write_bytes(rebuilt.read_bytes() + b"\0")  # another build of the same source
     warnings.clear()
-    prepared_plans(read_bundle(bundle), warnings)
+    prepared_plans(read_reproduction(read_bundle(bundle)), str(work), warnings)
     assert any("array: the executable's SHA-256 differs" in w for w in warnings), warnings
     assert Path(exe).is_file()

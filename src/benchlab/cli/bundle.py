@@ -62,60 +62,111 @@ def bundle_cmd(selectors: tuple[str, ...], output: str, take_profile: bool, as_j
 @click.argument("bundle_path", metavar="BUNDLE")
 @click.option("--analysis-only", is_flag=True,
               help="Re-run the analysis from the bundle's data and check every number and the "
-                   "report byte for byte (no measuring).")
+                   "reports byte for byte (runs nothing from the bundle).")
 @click.option("--calibrate", is_flag=True,
               help="First find the CPU quota that makes this machine match the original's "
                    "profile, and measure under it.")
 @click.option("--tolerance", type=params.finite_float(minimum=0.0, maximum=10.0, exclusive_minimum=True), default=0.2,
               show_default=True,
               help="Noise allowed on the predicted size band (a fraction).")
+@click.option("--show-plan", is_flag=True,
+              help="Only list what the re-measurement would run (commands, hooks, shell, "
+                   "programs, sources and their SHA-256); run nothing.")
+@click.option("--trust", is_flag=True,
+              help="Run the bundle's commands without asking (they run on this machine as "
+                   "you: read them first with --show-plan).")
+@click.option("--isolation", default="bare", show_default=True, metavar="LEVEL",
+              help="Isolation of every run, as benchlab run --isolation (e.g. bwrap: a "
+                   "read-only root, no network); the bundle's own is never used.")
 @click.option("--show-report", is_flag=True, help="--analysis-only: print the Markdown report.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
 @db_option
 def reproduce_cmd(bundle_path: str, analysis_only: bool, calibrate: bool, tolerance: float,
-                  show_report: bool, as_json: bool, db: str | None) -> None:
+                  show_plan: bool, trust: bool, isolation: str, show_report: bool,
+                  as_json: bool, db: str | None) -> None:
     """Reproduce a bundle: its analysis byte for byte, or its measurement here, judged.
 
-    Verdicts: reproduced; reproduced in direction, not in size; not reproduced. Exit 0 when
-    reproduced (or the analysis is identical), 1 otherwise.
+    A re-measurement runs the bundle's commands on this machine: they are listed first, and
+    nothing runs unless you confirm (or pass --trust). Verdicts: reproduced; reproduced in
+    direction, not in size; not reproduced. Exit 0 when reproduced (or the analysis is
+    identical), 1 otherwise.
     """
-    from benchlab.report.reproduce.rerun import reproduce_analysis, reproduce_here
     from benchlab.store.bundle import read_bundle
 
-    if analysis_only and calibrate:
-        raise UserError("--calibrate measures, --analysis-only does not; drop one of them")
+    if analysis_only and (calibrate or trust or show_plan):
+        raise UserError("--analysis-only runs nothing; drop --calibrate, --trust and "
+                        "--show-plan")
     bundle = read_bundle(bundle_path)
     if analysis_only:
-        check, markdown = reproduce_analysis(bundle)
-        for w in check.warnings:
-            click.echo(f"warning: {w}", err=True)
-        if as_json:
-            echo_json({**check.__dict__, "identical": check.identical}, indent=2)
-        else:
-            if show_report:
-                click.echo(markdown)
-            state = lambda a, b: "identical" if a == b else "DIFFERENT"  # noqa: E731
-            click.echo(f"analysis.json: {state(check.analysis_bundled, check.analysis_here)} "
-                       f"(sha256 {check.analysis_here})")
-            click.echo(f"report.md:     {state(check.report_bundled, check.report_here)} "
-                       f"(sha256 {check.report_here})")
-        sys.exit(0 if check.identical else 1)
+        _analysis_only(bundle, show_report, as_json)
+    from benchlab.core.reproduce import describe, read_reproduction
+    from benchlab.report.reproduce.disclosure import disclosure_lines
+
+    reproduction = read_reproduction(bundle)  # parses and checks; runs and writes nothing
+    lines = disclosure_lines(describe(reproduction, isolation=isolation))
+    if show_plan:
+        click.echo("\n".join(lines))
+        sys.exit(0)
+    _consent(bundle_path, lines, trust)
     from benchlab.core.executor import SessionInterrupted
+    from benchlab.machines.reproduce import measure_here
+    from benchlab.report.reproduce.rerun import judge_remeasured
 
     with open_store(db) as store:
         try:
-            judgement = reproduce_here(store, bundle, calibrate=calibrate, tolerance=tolerance,
-                                       argv=["benchlab", *sys.argv[1:]])
+            remeasured = measure_here(store, reproduction, calibrate=calibrate,
+                                      isolation=isolation, argv=["benchlab", *sys.argv[1:]])
         except SessionInterrupted as exc:
             click.echo(f"benchlab: interrupted; {exc.runs_stored} runs of the reproduction are "
                        f"stored in session {exc.session.uid}; run benchlab reproduce again to "
                        f"judge a complete one", err=True)
             sys.exit(128 + exc.signum)
+    judgement = judge_remeasured(remeasured, tolerance=tolerance)
     if as_json:
         echo_json(judgement.to_dict(), indent=2)
     else:
         _print_judgement(judgement)
     sys.exit(0 if judgement.verdict == "reproduced" else 1)
+
+
+def _consent(bundle_path: str, lines: list[str], trust: bool) -> None:
+    """Run nothing unless the user agreed: ``--trust``, or "y" typed at a terminal. Without a
+    terminal and without ``--trust``: one line, exit 2."""
+    if not trust and not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise UserError(f"reproducing {bundle_path} runs the bundle's commands on this machine; "
+                        f"list them with benchlab reproduce {bundle_path} --show-plan, then pass "
+                        f"--trust to run them (or --analysis-only to run nothing)")
+    for line in lines:
+        click.echo(line, err=True)
+    if trust:
+        return
+    if not click.confirm("Run these commands here?", default=False, err=True):
+        raise UserError("not confirmed: nothing was run (pass --trust to run without asking)")
+
+
+def _analysis_only(bundle, show_report: bool, as_json: bool) -> None:
+    from benchlab.report.reproduce.rerun import reproduce_analysis
+
+    check, markdown = reproduce_analysis(bundle)
+    for w in check.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if as_json:
+        echo_json({**check.__dict__, "identical": check.identical,
+                   "html_verified": check.html_here is not None}, indent=2)
+    else:
+        if show_report:
+            click.echo(markdown)
+        state = lambda a, b: "identical" if a == b else "DIFFERENT"  # noqa: E731
+        click.echo(f"analysis.json: {state(check.analysis_bundled, check.analysis_here)} "
+                   f"(sha256 {check.analysis_here})")
+        click.echo(f"report.md:     {state(check.report_bundled, check.report_here)} "
+                   f"(sha256 {check.report_here})")
+        if check.html_here is None:
+            click.echo("report.html:   not verified")
+        else:
+            click.echo(f"report.html:   {state(check.html_bundled, check.html_here)} "
+                       f"(sha256 {check.html_here})")
+    sys.exit(0 if check.identical else 1)
 
 
 def _print_judgement(j) -> None:

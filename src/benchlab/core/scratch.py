@@ -1,9 +1,13 @@
-"""A session's scratch directory (``/tmp/benchlab-*``) and the children a session leaves.
+"""Scratch directories (``/tmp/benchlab-*``) and the children a session leaves.
 
-Each run's stdout/stderr captures, perf and isolator files live in one directory per session
-process, named ``benchlab-<session>-p<pid>-<random>``. It is removed on every way out of the
-session; the pid in its name lets the next session (or a resume) remove the directories of a
-benchlab that was killed with SIGKILL and could not clean up.
+Every scratch directory benchlab makes is named ``benchlab-<kind>-p<pid>-<random>``: a
+session's (kind: its uid; run captures, perf and isolator files), a reproduction's
+(``reproduce``: the confined working directory of a bundle's commands), a bundle's analysis
+(``analysis``: its scratch store), cachegrind's (``counts``, made in ``benchlab.measure.counts``)
+and a container image's root (``rootfs``, ``benchlab.control.containers``); the last two are
+below this layer and spell the same name themselves. Each is removed on every way out; the pid
+in its name lets the next session remove, with :func:`sweep_dead_scratch`, every kind left by
+a benchlab killed with SIGKILL.
 """
 
 from __future__ import annotations
@@ -12,13 +16,15 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
 
 _NAME = re.compile(r"^benchlab-(?P<label>[^/]*)-p(?P<pid>\d+)-[^/]+$")
 
 
 def make_scratch(label: str) -> str:
-    """Create this process's scratch directory for session ``label``; return its path."""
+    """Create this process's scratch directory of kind ``label`` (a session uid,
+    ``reproduce``, ``analysis``...); return its path."""
     return tempfile.mkdtemp(prefix=f"benchlab-{label}-p{os.getpid()}-")
 
 
@@ -38,7 +44,8 @@ def _alive(pid: int) -> bool:
 
 
 def sweep_dead_scratch(tmpdir: str | None = None) -> list[str]:
-    """Remove scratch directories whose creating process is gone; return the removed paths."""
+    """Remove this user's scratch directories of every kind whose creating process is gone;
+    return the removed paths. A pid that is alive again (reused) keeps its directory."""
     root = tmpdir or tempfile.gettempdir()
     removed = []
     try:
@@ -50,7 +57,11 @@ def sweep_dead_scratch(tmpdir: str | None = None) -> list[str]:
         if m is None or int(m.group("pid")) == os.getpid() or _alive(int(m.group("pid"))):
             continue
         path = os.path.join(root, entry)
-        if os.path.isdir(path) and not os.path.islink(path):
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed

@@ -16,18 +16,19 @@ What could differ between machines is pinned or recorded:
   compared with a warning by ``reproduce``.
 
 The HTML report is bundled too (for people), but its plotting library writes random element
-ids: :func:`stable_ids` renumbers them so the archive stays deterministic; only the Markdown
-report and ``analysis.json`` are compared digest for digest.
+ids: :func:`stable_ids` renumbers them so the archive stays deterministic, and ``reproduce
+--analysis-only`` compares it digest for digest too, with the Markdown report and
+``analysis.json`` (a script added to the HTML would otherwise pass unseen).
 """
 
 from __future__ import annotations
 
 import math
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchlab.core.scratch import make_scratch, remove_scratch
 from benchlab.store.bundle import Bundle, canonical_bytes, load_into_store, session_documents
 from benchlab.store.rows import corrected_wall_ns
 
@@ -181,13 +182,17 @@ def render_reports(bundle: Bundle, *, seed: int = ANALYSIS_SEED,
     from benchlab.store.db import Store
 
     docs = session_documents(bundle)
-    with tempfile.TemporaryDirectory(prefix="benchlab-reproduce-") as tmp:
+    # benchlab-analysis-p<pid>-*: swept by the next session when this process is killed
+    tmp = make_scratch("analysis")
+    try:
         store = Store.open(str(Path(tmp) / "bundle.db"))
         try:
             refs = load_into_store(store, bundle)
             model = build_report(store, [ref.uid for ref in refs], seed=seed)
         finally:
             store.close()
+    finally:
+        remove_scratch(tmp)
     ends = sorted(str(s.get("finished_utc") or s.get("created_utc") or "") for s in docs)
     model.generated_utc = (ends[-1].replace("T", " ")[:16] + " UTC") if ends[-1] else "unknown"
     return render_markdown(model), stable_ids(render_html(model)) if html else None

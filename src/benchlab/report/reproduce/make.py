@@ -31,24 +31,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from benchlab import __version__
+from benchlab.core.reproduce import file_sha256
 from benchlab.report.reproduce.analysis import (ANALYSIS_MEMBER, ANALYSIS_SEED, REPORT_HTML,
                                                 REPORT_MD, analysis_bytes, render_reports)
 from benchlab.store.bundle import (DATA_MEMBER, Bundle, bundle_bytes, canonical_bytes,
                                    sessions_data, write_bundle)
-
-EXECUTABLES_MEMBER = "provenance/executables.json"
-SOFTWARE_MEMBER = "provenance/software.json"
-LOCK_MEMBER = "provenance/uv.lock"
-PROFILE_MEMBER = "machine/profile.json"
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """SHA-256 (64 hex characters) of the file at ``path``, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+from benchlab.store.bundle.archive import (EXECUTABLES_MEMBER, LOCK_MEMBER, PROFILE_MEMBER,
+                                           SOFTWARE_MEMBER)
 
 
 def workload_of(executable: str) -> str | None:

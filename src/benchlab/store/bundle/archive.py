@@ -14,7 +14,10 @@ import hashlib
 import io
 import json
 import os
+import re
+import stat
 import tarfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -25,8 +28,26 @@ BUNDLE_FORMAT = "benchlab-bundle"
 #: Bumped when a reader of the previous version could misread a bundle of the new one.
 BUNDLE_VERSION = 1
 MANIFEST = "manifest.json"
-#: A bundle holds data, sources and reports; a member this big is not one benchlab wrote.
-MAX_MEMBER_BYTES = 1 << 31
+#: Members written by ``benchlab.report.reproduce.make`` and read by the re-measurement.
+EXECUTABLES_MEMBER = "provenance/executables.json"
+SOFTWARE_MEMBER = "provenance/software.json"
+LOCK_MEMBER = "provenance/uv.lock"
+PROFILE_MEMBER = "machine/profile.json"
+#: Limits of what :func:`read_bundle` reads (stated in docs/bundle.md): a bundle holds data,
+#: sources and reports, so more than this was not written by benchlab bundle. The members are
+#: held in memory, so these bound the reader's memory too. Members (the manifest included):
+MAX_MEMBERS = 10_000
+#: Bytes of all members together, uncompressed (and of the file itself): 512 MiB.
+MAX_TOTAL_BYTES = 512 << 20
+#: Bytes of ``manifest.json`` (10,000 entries take about 1.5 MB): 4 MiB.
+MAX_MANIFEST_BYTES = 4 << 20
+#: Nesting of any JSON member (a session document nests about 10 deep).
+MAX_JSON_DEPTH = 100
+#: The members a bundle may hold (docs/bundle.md); anything else is refused by name.
+KNOWN_MEMBER = re.compile(r"manifest\.json|data/sessions\.json|protocols/[A-Za-z0-9._-]{1,128}"
+                          r"\.json|provenance/(executables\.json|software\.json|uv\.lock)"
+                          r"|sources/[A-Za-z0-9_]{1,64}\.c|machine/profile\.json"
+                          r"|analysis/analysis\.json|report/report\.(md|html)")
 
 
 def sha256_hex(data: bytes) -> str:
@@ -39,6 +60,46 @@ def canonical_bytes(document: Any) -> bytes:
     the same document gives the same bytes with any Python 3."""
     return (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False,
                        allow_nan=False) + "\n").encode("utf-8")
+
+
+def known_member(name: str) -> bool:
+    """Whether ``name`` is a member a benchlab bundle holds (docs/bundle.md's table)."""
+    return KNOWN_MEMBER.fullmatch(name) is not None
+
+
+def json_depth(document: Any) -> int:
+    """How deep ``document`` nests (a scalar: 0, ``[]``: 1), walked without recursion."""
+    deepest = 0
+    stack = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = node.values()
+        elif not isinstance(node, list):
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node
+                     if isinstance(child, (dict, list)))
+    return deepest
+
+
+def loads_bounded(data: bytes, what: str) -> Any:
+    """JSON ``data`` parsed; UserError naming ``what`` when it is not UTF-8 JSON or nests
+    deeper than :data:`MAX_JSON_DEPTH` (Python's parser would raise RecursionError)."""
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise UserError(f"{what} is not valid JSON; the file was altered: ask for the "
+                        f"original") from None
+    except RecursionError:
+        document = None
+        depth = MAX_JSON_DEPTH + 1
+    else:
+        depth = json_depth(document)
+    if depth > MAX_JSON_DEPTH:
+        raise UserError(f"{what} nests more than {MAX_JSON_DEPTH} levels deep, which no "
+                        f"benchlab bundle does; the file was altered: ask for the original")
+    return document
 
 
 def _member_name_ok(name: str) -> bool:
@@ -107,11 +168,7 @@ class Bundle:
         if name not in self.members:
             raise UserError(f"{self.path} has no member {name}; it is not a complete benchlab "
                             f"bundle: make it again with benchlab bundle")
-        try:
-            return json.loads(self.members[name].decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise UserError(f"{self.path}: member {name} is not valid JSON; make the bundle "
-                            f"again with benchlab bundle") from None
+        return loads_bounded(self.members[name], f"{self.path}: member {name}")
 
     def text(self, name: str) -> str:
         """Member ``name`` as UTF-8 text (UserError when absent)."""
@@ -121,49 +178,95 @@ class Bundle:
         return self.members[name].decode("utf-8", errors="replace")
 
 
-def read_bundle(path: str | os.PathLike) -> Bundle:
-    """Read ``path`` and verify it against its manifest.
+def _refuse_limit(path: str | os.PathLike, what: str) -> UserError:
+    return UserError(f"{path}: {what}; benchlab reads bundles of at most {MAX_MEMBERS:,} "
+                     f"members, {MAX_TOTAL_BYTES >> 20} MiB in all (uncompressed): this one was "
+                     f"not made by benchlab bundle, or was altered")
 
-    Raises a one-line UserError when the file is missing or not a bundle, when its format
-    version is newer than this benchlab reads, when a listed member is missing, when a member's
-    SHA-256 differs from the manifest (the error names the member), or when it holds a member
-    the manifest does not list.
-    """
-    p = Path(path)
+
+def _open_regular(path: str | os.PathLike):
+    """The bundle file opened for reading; UserError for a directory, a FIFO, a device, a
+    missing file, or a file larger than a bundle can be (nothing is read from those)."""
     try:
-        blob = p.read_bytes()
+        fh = open(path, "rb")
     except IsADirectoryError:
         raise UserError(f"{path} is a directory; give a .benchlab.tar.gz file") from None
     except OSError as exc:
         raise UserError(f"cannot read bundle {path}: {exc.strerror or exc}; check the "
                         f"path") from None
+    st = os.fstat(fh.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        fh.close()
+        raise UserError(f"{path} is not a regular file (a device, FIFO or socket); give a "
+                        f".benchlab.tar.gz file")
+    if st.st_size > MAX_TOTAL_BYTES:
+        fh.close()
+        raise _refuse_limit(path, f"the file is {st.st_size:,} bytes")
+    return fh
+
+
+def _read_members(path: str | os.PathLike, fh) -> dict[str, bytes]:
+    """Every member, streamed: each header is checked (name, kind, size against what is left
+    of :data:`MAX_TOTAL_BYTES`) before a byte of the member is decompressed."""
     members: dict[str, bytes] = {}
+    total = 0
+    with tarfile.open(fileobj=fh, mode="r|gz") as tar:
+        for info in tar:
+            if not members and info.name != MANIFEST:
+                raise UserError(f"{path} has no {MANIFEST} first (every benchlab bundle starts "
+                                f"with it); it is not a benchlab bundle: give a file made by "
+                                f"benchlab bundle")
+            if not info.isfile() or not _member_name_ok(info.name):
+                raise UserError(f"{path} holds {info.name!r}, which a benchlab bundle never "
+                                f"holds; the file was altered: ask for the original")
+            if not known_member(info.name):
+                raise UserError(f"{path} holds {info.name!r}, which is not a member of a "
+                                f"benchlab bundle (docs/bundle.md lists them); the file was "
+                                f"altered: ask for the original")
+            if info.name in members:
+                raise UserError(f"{path} holds {info.name} twice; the file was altered: "
+                                f"ask for the original")
+            if len(members) >= MAX_MEMBERS:
+                raise _refuse_limit(path, f"more than {MAX_MEMBERS:,} members")
+            limit = MAX_MANIFEST_BYTES if info.name == MANIFEST else MAX_TOTAL_BYTES - total
+            if info.size > limit:
+                raise _refuse_limit(path, f"member {info.name} is {info.size:,} bytes")
+            fh_member = tar.extractfile(info)
+            data = fh_member.read(info.size) if fh_member is not None else b""
+            total += len(data)
+            members[info.name] = data
+    return members
+
+
+def read_bundle(path: str | os.PathLike) -> Bundle:
+    """Read ``path`` and verify it against its manifest, in bounded memory and time.
+
+    Raises a one-line UserError when the file is missing, not a regular file or not a bundle;
+    when it holds a member a bundle never holds (a link, a device, an unknown name), more than
+    :data:`MAX_MEMBERS` members, or more than :data:`MAX_TOTAL_BYTES` bytes uncompressed (each
+    checked from the member's header, before it is decompressed); when its format version is
+    newer than this benchlab reads; when a listed member is missing, a member's SHA-256 differs
+    from the manifest (the error names the member), or it holds a member the manifest does not
+    list; when a JSON member nests deeper than :data:`MAX_JSON_DEPTH`.
+    """
+    fh = _open_regular(path)
     try:
-        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
-            for info in tar:
-                if not info.isfile() or not _member_name_ok(info.name):
-                    raise UserError(f"{path} holds {info.name!r}, which a benchlab bundle never "
-                                    f"holds; the file was altered: ask for the original")
-                if info.size > MAX_MEMBER_BYTES:
-                    raise UserError(f"{path}: member {info.name} is {info.size} bytes, more than "
-                                    f"a bundle holds; the file was altered")
-                if info.name in members:
-                    raise UserError(f"{path} holds {info.name} twice; the file was altered: "
-                                    f"ask for the original")
-                fh = tar.extractfile(info)
-                members[info.name] = fh.read() if fh is not None else b""
-    except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile, ValueError) as exc:
+        digest = hashlib.sha256()
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+        fh.seek(0)
+        members = _read_members(path, fh)
+    except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile, ValueError,
+            zlib.error) as exc:
         raise UserError(f"{path} is not a benchlab bundle (not a readable .tar.gz: "
                         f"{' '.join(str(exc).split())[:80]}); give a file made by benchlab "
                         f"bundle") from None
+    finally:
+        fh.close()
     if MANIFEST not in members:
         raise UserError(f"{path} has no {MANIFEST}; it is not a benchlab bundle: give a file "
                         f"made by benchlab bundle")
-    try:
-        manifest = json.loads(members.pop(MANIFEST).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise UserError(f"{path}: {MANIFEST} is not valid JSON; the file was altered: ask for "
-                        f"the original") from None
+    manifest = loads_bounded(members.pop(MANIFEST), f"{path}: {MANIFEST}")
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         raise UserError(f"{path} is not a benchlab bundle ({MANIFEST} has no \"format\": "
                         f"\"{BUNDLE_FORMAT}\"); give a file made by benchlab bundle")
@@ -175,10 +278,11 @@ def read_bundle(path: str | os.PathLike) -> Bundle:
         raise UserError(f"{path} is bundle format version {version}, newer than this benchlab "
                         f"reads ({BUNDLE_VERSION}); upgrade benchlab to read it")
     listed = manifest.get("members")
-    if not isinstance(listed, list) or not all(
+    if not isinstance(listed, list) or len(listed) > MAX_MEMBERS or not all(
             isinstance(m, dict) and isinstance(m.get("name"), str)
             and isinstance(m.get("sha256"), str) for m in listed):
-        raise UserError(f"{path}: {MANIFEST} has no valid member list; the file was altered: "
+        raise UserError(f"{path}: {MANIFEST} has no valid member list (at most "
+                        f"{MAX_MEMBERS:,} entries of name and sha256); the file was altered: "
                         f"ask for the original")
     names = set()
     for entry in listed:
@@ -194,7 +298,7 @@ def read_bundle(path: str | os.PathLike) -> Bundle:
     if unlisted:
         raise UserError(f"{path} holds {unlisted[0]}, which its manifest does not list; the "
                         f"file was altered: ask for the original")
-    return Bundle(str(path), manifest, members, sha256_hex(blob))
+    return Bundle(str(path), manifest, members, digest.hexdigest())
 
 
 def looks_like_bundle(path: str | os.PathLike) -> bool:
