@@ -46,16 +46,13 @@ SUBPROCESS_ALLOWED: dict[str, str] = {
 
 #: Entries of the lists below that are moving between files while the bundle engineer moves the
 #: re-measurement out of report/ (issue 17): not reported as stale; drop them once it lands.
-MOVING = {"benchlab/report/reproduce/rerun.py", "benchlab/core/reproduce.py"}
+MOVING: set[str] = set()  # the bundle's re-measurement has landed in core/reproduce.py
 
 #: Imports of another package's private module, with the reason.
 PRIVATE_ALLOWED: dict[str, str] = {
     "benchlab/workloads/__init__.py": "builds the bundled C workloads with measure's compiler "
                                       "helper (measure._build: the build helper of the exec "
                                       "helper, owned by the measure engineer)",
-    "benchlab/report/reproduce/rerun.py": "rebuilds a bundle's workloads with measure._build "
-                                          "(moving out of report/, owned by the bundle "
-                                          "engineer)",
     "benchlab/core/reproduce.py": "the bundle's re-measurement, moved from report/ (rebuilds "
                                   "its workloads with measure._build)",
     "benchlab/report/run_summary.py": "TIMED_STATUSES of store.formats._gather: to become a "
