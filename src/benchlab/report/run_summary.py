@@ -188,6 +188,8 @@ def _num(value: float | None, scale: float) -> str:
     v = value / scale
     if v == 0:
         return "0"
+    if not math.isfinite(v) or not 1e-3 <= abs(v) < 1e15:  # 1e300 in 9 characters, not 301
+        return f"{v:.4g}"
     digits = 4 - max(1, int(math.floor(math.log10(abs(v)))) + 1)
     return f"{v:.{max(0, digits)}f}"
 

@@ -10,16 +10,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from benchlab.stats.descriptive import InvalidSampleError, as_sample
 from benchlab.stats._bootstrap_base import (
-    BootstrapDistribution,
+    _TWO_SAMPLE_PARTS,
     DEFAULT_JACKKNIFE_GROUPS,
     DEFAULT_MAX_EXACT_JACKKNIFE,
     DEFAULT_N_RESAMPLES,
+    TWO_SAMPLE_STATISTICS,
+    BootstrapDistribution,
     OneSampleStatistic,
     SeedLike,
-    TWO_SAMPLE_STATISTICS,
-    _TWO_SAMPLE_PARTS,
     _accepts_axis,
     _apply,
     _batch_size,
@@ -33,7 +32,7 @@ from benchlab.stats.bootstrap_jackknife import (
     _jackknife_callable,
     jackknife_diffs,
 )
-
+from benchlab.stats.descriptive import InvalidSampleError, as_sample
 
 # ----------------------------------------------------------------------------- samplers
 
@@ -94,14 +93,19 @@ def _one_sample_parts(
                 f"median_sampler={median_sampler!r} is unknown; use 'order' or 'resample'"
             )
         elif statistic in ("sd", "std", "var"):
-            # Shift-invariant: resample the centred data and take the variance from the first
-            # two sums (one fused pass, no temporaries); same indices, so same replicates as
-            # np.std up to rounding, about twice as fast at 100k values.
-            centred = arr - arr.mean()
+            # Two passes per resample (its own mean, then the squared deviations from it, with
+            # the compensating term of the corrected two-pass algorithm): the one-pass
+            # sum(x^2) - sum(x)^2/n cancels catastrophically when one value dwarfs the rest
+            # (a 1e12 among values near 100 gave SD 0 for every resample without it). The
+            # resample is a fresh array, so it is centred in place: no extra temporary. Same
+            # indices as np.std(ddof=1) on the resamples, so the same replicates up to
+            # rounding. Centring on the median first keeps the values small.
+            centred = arr - np.median(arr)
             n = arr.size
             root = statistic != "var"
 
             def moments(a: np.ndarray, axis: int = -1) -> np.ndarray:
+                a -= a.mean(axis=axis, keepdims=True)
                 s1 = a.sum(axis=axis)
                 v = (np.einsum("ij,ij->i", a, a) - s1 * s1 / n) / (n - 1)
                 np.maximum(v, 0.0, out=v)
