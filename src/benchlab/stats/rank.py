@@ -12,7 +12,11 @@ R locates the normal-branch estimate and interval by root finding (``uniroot``, 
 on a re-ranking function W(d). W(d) is a step function of d that jumps exactly at the pairwise
 differences, so its roots are order statistics of the pairwise differences x_i - y_j. We compute
 those order statistics exactly (see :func:`pairwise_difference_quantiles`), which equals brute
-force bit for bit and equals R within R's own root-finding tolerance (about 1e-4 data units).
+force bit for bit. The interval's ends equal R's within R's root-finding tolerance (about 1e-4
+data units). The estimate does too for odd n*m; for even n*m benchlab takes the midpoint of the
+two middle differences (the median of all n*m, as brute force confirms), while R's ``uniroot``
+stops wherever in the gap between them its step function W(d) first crosses its target, so R's
+estimate may differ from benchlab's by up to half that gap.
 
 The k-th smallest of the n*m implicit differences is found without materialising them: with x
 and y sorted ascending, row i of the matrix D[i, j] = x_i - y_j is descending in j, so the number
@@ -289,7 +293,9 @@ def hodges_lehmann(
     z = Phi^-1(1 - alpha/2) and sigma is the rank-sum SD with the tie correction counted within
     x and within y separately (the pairwise shift separates the two samples' values). The
     estimate is the median of the pairwise differences (mean of the two middle ones for even
-    n*m). Unlike R, no root finding: values are exact order statistics.
+    n*m). Unlike R, no root finding: values are exact order statistics; for even n*m in the
+    normal branch R's estimate is some point of the gap between the two middle differences,
+    not necessarily its midpoint (see the module docstring).
 
     Parameters
     ----------
