@@ -60,3 +60,22 @@ def test_password_in_db_url_is_never_stored_exported_or_bundled(pg_url, tmp_path
         assert members
         for member in members:
             assert SECRET.encode() not in tar.extractfile(member).read(), member.name
+
+
+def test_an_older_stores_password_is_not_exported(tmp_path):
+    """A session stored before redaction holds the password: export (JSON, long CSV) and
+    bundle redact it on the way out."""
+    import json
+    import sqlite3
+
+    db = tmp_path / "old.db"
+    run_cli("run", "-r", "3", "-w", "0", "true", db=db, check=True)
+    argv = ["benchlab", "run", "--db", f"postgresql://bob:{SECRET}@db/x", "true"]
+    with sqlite3.connect(db) as conn:
+        env = json.loads(conn.execute("SELECT environment FROM sessions").fetchone()[0])
+        env["process"]["argv"] = argv
+        conn.execute("UPDATE sessions SET command_line = ?, environment = ?",
+                     (json.dumps(argv), json.dumps(env)))
+    for fmt in ("json", "csv"):
+        out = run_cli("export", "--format", fmt, db=db, check=True).stdout
+        assert SECRET not in out and "bob:***@db" in out, fmt

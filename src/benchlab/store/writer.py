@@ -43,7 +43,8 @@ def redact_command_line(argv: Sequence[str] | None) -> list[str] | None:
     return None if argv is None else [redact_secrets(str(a)) for a in argv]
 
 
-def _redacted_environment(environment: Mapping[str, Any]) -> Mapping[str, Any]:
+def redact_environment(environment: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``environment`` with :func:`redact_command_line` applied to its ``process.argv``."""
     process = environment.get("process")
     if not isinstance(process, Mapping) or not isinstance(process.get("argv"), list):
         return environment
@@ -106,7 +107,7 @@ class SessionWriter:
         if environment is not None:
             if not isinstance(environment, Mapping):
                 raise TypeError("environment must be a mapping or None")
-            environment = _redacted_environment(environment)
+            environment = redact_environment(environment)
             environment_id = store.put_environment(environment, environment_fingerprint(environment))
         parent_id = parent.id if isinstance(parent, SessionRef) else parent
         ref = store.create_session(kind, name=name, command_line=command_line, protocol=protocol,

@@ -37,6 +37,7 @@ from benchlab.store.db import utc_now
 from benchlab.store.formats._common import CsvWriter, spreadsheet_safe, spreadsheet_unsafe
 from benchlab.store.formats._gather import SessionData
 from benchlab.store.rows import corrected_wall_ns
+from benchlab.store.writer import redact_command_line, redact_environment
 
 COLUMNS = ("session", "benchmark", "run", "iteration", "warmup", "status", "metric", "value",
            "unit")
@@ -109,15 +110,28 @@ def _one_line_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def redacted_row(row: Any) -> dict[str, Any]:
+    """A session row with credentials redacted from its command line and its environment's
+    argv (:func:`benchlab.store.writer.redact_command_line`): new sessions are stored so, and
+    an export or bundle of an older store must not carry a password either."""
+    row = dict(row)
+    if isinstance(row.get("command_line"), list):
+        row["command_line"] = redact_command_line(row["command_line"])
+    if isinstance(row.get("environment"), dict):
+        row["environment"] = dict(redact_environment(row["environment"]))
+    return row
+
+
 def export_csv(sessions: Sequence[SessionData]) -> str:
     """The long-format CSV text of ``sessions`` (see the module docstring)."""
     out = io.StringIO()
     out.write(f"# benchlab long-format CSV (benchlab {__version__}, exported {utc_now()})\n")
     for s in sessions:
-        fields = {k: s.row.get(k) for k in _SESSION_FIELDS}
+        row = redacted_row(s.row)  # a store written before redaction may hold a password
+        fields = {k: row.get(k) for k in _SESSION_FIELDS}
         out.write(f"# session {s.uid}: {_one_line_json(fields)}\n")
         for key in _SESSION_JSON:
-            value = s.row.get(key)
+            value = row.get(key)
             if value not in (None, "", {}, []):
                 # JSON escapes newlines, so every '#' line stays one line.
                 out.write(f"# session {s.uid} {key}: {_one_line_json(value)}\n")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from benchlab import __version__
 from benchlab.store.db import RUN_COLUMNS, utc_now
 from benchlab.store.formats._gather import SessionData
+from benchlab.store.formats.csv_long import redacted_row
 
 if TYPE_CHECKING:
     from benchlab.store.formats._common import ImportedSession
@@ -38,7 +39,8 @@ def _finite(value: Any) -> Any:
 
 def session_document(s: SessionData) -> dict[str, Any]:
     """One session as a JSON-ready dict (see ``docs/json-schema.md``)."""
-    doc: dict[str, Any] = {k: s.row.get(k) for k in _SESSION_KEYS}
+    row = redacted_row(s.row)  # a store written before redaction may hold a password
+    doc: dict[str, Any] = {k: row.get(k) for k in _SESSION_KEYS}
     doc["setups"] = {str(k): v for k, v in s.setups.items()}
     doc["metrics"] = [{k: m[k] for k in ("name", "unit", "origin", "pattern")} for m in s.metrics]
     benches = []
