@@ -251,9 +251,8 @@ class RunPlan:
             raise UserError("--until-decided compares exactly two commands in one worker; give "
                             "A and B and drop --workers")
         if self.samples_csv:
-            if os.path.isdir(self.samples_csv.replace("{worker}", "0")):
-                raise UserError(f"--samples-csv {self.samples_csv} is a directory; give the "
-                                f"path of the file the program writes")
+            for w in range(self.placement.workers):
+                _check_samples_path(self.samples_csv.replace("{worker}", str(w)))
             if store is not None:
                 for w in range(self.placement.workers):
                     store.refuse_output_path(self.samples_csv.replace("{worker}", str(w)),
@@ -275,6 +274,25 @@ class RunPlan:
 
 
 # -- checks ----------------------------------------------------------------------------------
+
+def _check_samples_path(path: str) -> None:
+    """``--samples-csv`` is removed before each run (a stale file must not pass for the run's):
+    it must be a regular file or not exist. A device (``/dev/null``) would be deleted, as root;
+    a directory or FIFO cannot be read as the run's samples."""
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode):
+        raise UserError(f"--samples-csv {path} is a directory; give the path of the file the "
+                        f"program writes")
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        raise UserError(f"--samples-csv {path} is not a regular file (a device or FIFO, which "
+                        f"benchlab would remove before each run); give the path of the file "
+                        f"the program writes")
+
 
 def _check_hooks_without_shell(bench: BenchmarkSpec) -> None:
     """Without a shell (-N) hooks run split into words, as hyperfine runs them: shell syntax
