@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -171,3 +172,18 @@ def _run_row(line: str, seq: int) -> bool:
 def test_import_long_csv_the_store_would_refuse(store, tmp_path, edit, expect):
     spoiled = _spoiled_csv(store, tmp_path, edit)
     assert_one_line_error(run_cli("import", str(spoiled), db=tmp_path / "f.db"), expect)
+
+
+@pytest.mark.parametrize("kind", ["chardev", "fifo"])
+def test_samples_csv_naming_a_device_is_refused_and_kept(tmp_path, kind):
+    """benchlab removes the samples file before each run: ``--samples-csv /dev/null`` deleted
+    /dev/null (as root). A character device made here stands for it."""
+    path = tmp_path / "dev"
+    if kind == "chardev":
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    else:
+        os.mkfifo(path)
+    proc = run_cli("run", "-r", "1", "-w", "0", "--samples-csv", str(path), "true",
+                   db=tmp_path / "d.db")
+    assert_one_line_error(proc, "not a regular file")
+    assert path.exists()
