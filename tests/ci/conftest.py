@@ -50,7 +50,8 @@ def make_repo(path: Path, extras: list[int]) -> Path:
     (path / ".gitignore").write_text("work\n*.db\n")
     for i, extra in enumerate(extras):
         (path / "extra").write_text(f"{extra}\n")
-        git(path, "add", "work.c", "Makefile", ".gitignore", "extra")
+        (path / "version").write_text(f"{i}\n")  # every commit changes something
+        git(path, "add", "work.c", "Makefile", ".gitignore", "extra", "version")
         git(path, "commit", "-q", "-m", "start" if i == 0 else f"extra={extra}")
     return path
 

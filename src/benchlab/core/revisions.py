@@ -52,7 +52,7 @@ class BuildFailed(UserError):
     exit_code = 3
 
 
-def _git(repo: Path | str, *args: str, check: bool = True) -> str:
+def git(repo: Path | str, *args: str, check: bool = True) -> str:
     """Run git in ``repo``; stdout stripped. UserError (one line) when it fails and ``check``."""
     proc = subprocess.run(["git", "-C", str(repo), *args], stdin=subprocess.DEVNULL,
                           capture_output=True, text=True)
@@ -91,14 +91,14 @@ def resolve(repo: Path, rev: str) -> str:
 
 def subject(repo: Path, commit: str) -> str:
     """The first line of ``commit``'s message."""
-    return _git(repo, "log", "-1", "--format=%s", commit)
+    return git(repo, "log", "-1", "--format=%s", commit)
 
 
 def default_base(repo: Path) -> str:
     """The merge-base of HEAD with the default branch: origin/HEAD, else main, else master."""
     for branch in ("origin/HEAD", "main", "master"):
-        if _git(repo, "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}", check=False):
-            base = _git(repo, "merge-base", "HEAD", branch, check=False)
+        if git(repo, "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}", check=False):
+            base = git(repo, "merge-base", "HEAD", branch, check=False)
             if base:
                 return base
     raise UserError(f"no default branch (origin/HEAD, main or master) in {repo} to take the "
@@ -107,13 +107,13 @@ def default_base(repo: Path) -> str:
 
 def is_dirty(repo: Path) -> bool:
     """True when the work tree has uncommitted changes or untracked (not ignored) files."""
-    return bool(_git(repo, "status", "--porcelain", "--untracked-files=normal"))
+    return bool(git(repo, "status", "--porcelain", "--untracked-files=normal"))
 
 
 def cache_dir(repo: Path) -> Path:
     """This repository's build cache under the user's cache directory."""
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchlab"
-    common = Path(_git(repo, "rev-parse", "--git-common-dir"))
+    common = Path(git(repo, "rev-parse", "--git-common-dir"))
     common = common if common.is_absolute() else (repo / common)
     key = hashlib.sha256(str(common.resolve()).encode()).hexdigest()[:12]
     return base / "builds" / f"{repo.name}-{key}"
@@ -177,8 +177,8 @@ def _run_build(tree: Path, command: str | None, label: str, commit: str) -> tupl
 def _remove_tree(repo: Path, tree: Path) -> None:
     """Remove a tree and its registration (also one left locked by an interrupted add)."""
     shutil.rmtree(tree, ignore_errors=True)
-    _git(repo, "worktree", "unlock", str(tree), check=False)
-    _git(repo, "worktree", "prune", check=False)
+    git(repo, "worktree", "unlock", str(tree), check=False)
+    git(repo, "worktree", "prune", check=False)
 
 
 def _lock(path: Path, blocking: bool = True):
@@ -221,11 +221,11 @@ def sweep_incomplete(repo: Path) -> list[str]:
             fh.close()
     # a benchlab killed inside 'git worktree add' leaves the worktree locked ("initializing"),
     # which prune skips: unlock ours whose directory is gone
-    for line in _git(repo, "worktree", "list", "--porcelain", check=False).splitlines():
+    for line in git(repo, "worktree", "list", "--porcelain", check=False).splitlines():
         path = Path(line.removeprefix("worktree ")) if line.startswith("worktree ") else None
         if path is not None and root in path.parents and not path.exists():
-            _git(repo, "worktree", "unlock", str(path), check=False)
-    _git(repo, "worktree", "prune", check=False)
+            git(repo, "worktree", "unlock", str(path), check=False)
+    git(repo, "worktree", "prune", check=False)
     return removed
 
 
@@ -278,10 +278,10 @@ class Trees:
             if tree.exists():
                 _remove_tree(self.repo, tree)  # an unfinished build of a killed benchlab
             try:
-                _git(self.repo, "worktree", "add", "--detach", "--force", str(tree), commit)
+                git(self.repo, "worktree", "add", "--detach", "--force", str(tree), commit)
                 seconds, log = _run_build(tree, build, label, commit)
                 (tree / ".git").unlink(missing_ok=True)  # detach: the repo lists no worktree
-                _git(self.repo, "worktree", "prune", check=False)
+                git(self.repo, "worktree", "prune", check=False)
                 marker.write_text(json.dumps({"commit": commit, "build_command": build,
                                               "build_seconds": seconds, "build_log": log}))
             except BaseException:
@@ -300,7 +300,7 @@ class Trees:
         tree = Path(tempfile.mkdtemp(prefix=f"worktree-p{os.getpid()}-", dir=root))
         self.temporary.append(tree)
         tree.rmdir()
-        _git(self.repo, "worktree", "add", "--detach", "--force", str(tree), commit)
+        git(self.repo, "worktree", "add", "--detach", "--force", str(tree), commit)
         dirty = is_dirty(self.repo)
         if dirty:
             diff = subprocess.run(["git", "-C", str(self.repo), "diff", "--binary", "HEAD"],
@@ -312,7 +312,7 @@ class Trees:
                     raise UserError(f"cannot copy the uncommitted changes of {self.repo} "
                                     f"({proc.stderr.decode(errors='replace').strip()[:150]}); "
                                     f"commit them and give --head REV")
-            untracked = _git(self.repo, "ls-files", "--others", "--exclude-standard", "-z")
+            untracked = git(self.repo, "ls-files", "--others", "--exclude-standard", "-z")
             for name in filter(None, untracked.split("\0")):
                 src, dst = self.repo / name, tree / name
                 dst.parent.mkdir(parents=True, exist_ok=True)

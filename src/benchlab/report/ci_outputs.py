@@ -94,6 +94,15 @@ def summary_line(report: GateReport) -> str:
     undecided = [d for d in report.decisions if d.outcome == "undecided"]
     if report.failure:
         return f"FAILED: {report.failure} [exit {report.exit_status}]"
+    if report.kind == "bisect":
+        first = report.revisions.get("first_bad")
+        if first is None or not report.decisions:
+            return f"no first bad commit: {'; '.join(report.notes[:1])} [exit " \
+                   f"{report.exit_status}]"
+        d = report.decisions[0]
+        return (f"first bad commit: {first.get('commit')} {first.get('subject', '')}: "
+                f"{d.benchmark} ({d.metric}) x{d.ratio:.4f} [{d.low:.4f}, {d.high:.4f}] of the "
+                f"good build [exit {report.exit_status}]")
     if regressions:
         named = "; ".join(f"{d.benchmark} ({d.metric}) {_pct(d.ratio)}, head/base "
                           f"{ratio_text(d)} > {1 + d.threshold:g}" for d in regressions)

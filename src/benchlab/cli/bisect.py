@@ -1,0 +1,99 @@
+"""``benchlab bisect --good REV --bad REV --build CMD -- BENCH``: find the commit that regressed.
+
+Exit status: 0 the first bad commit was found (or the bad end is not a regression: nothing to
+find, said in one line), 2 bad input, 3 the good or bad end does not build or the benchmark
+fails.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from benchlab.cli.ab import (
+    emit_outputs,
+    measure_options,
+    message_printer,
+    options_from,
+    output_options,
+    parse_benchmarks,
+)
+from benchlab.cli.common import db_option, open_store
+from benchlab.errors import UserError
+
+
+@click.command("bisect")
+@click.argument("command", nargs=-1, required=True)
+@click.option("--good", required=True, metavar="REV", help="A revision without the regression.")
+@click.option("--bad", required=True, metavar="REV", help="A revision with the regression.")
+@click.option("--build", default=None, metavar="CMD",
+              help="Build command, run in each commit's own worktree (cached by commit).")
+@click.option("--repo", default=None, metavar="REPO",
+              help="The git repository (default: the current directory's).")
+@click.option("--retries", type=click.IntRange(0, 5), default=2, show_default=True,
+              help="Times an undecided step is measured again, each with twice the budget.")
+@measure_options
+@output_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@db_option
+def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_pairs,
+               max_pairs, look_every, alpha, threshold, instructions_threshold, cpu_threshold,
+               count, gate_metrics, timeout, seed, fail_undecided, json_path, junit_path,
+               markdown_path, quiet, db):
+    """Find the first commit between --good and --bad whose COMMAND got slower.
+
+    COMMAND ('{root}' is the commit's tree) is measured at each step beside the good build,
+    as interleaved pairs with the gate's sequential rule; undecided steps are measured again;
+    commits that do not build are skipped, as git bisect skip. Ends with the commit, its
+    subject, the ratio to the good build and its interval.
+    """
+    from benchlab.core import revisions as rv
+    from benchlab.core.bisect import bisect
+    from benchlab.core.gate import exit_status
+    from benchlab.core.session import interruptible
+    from benchlab.report.ci_outputs import GateReport
+
+    if len(gate_metrics) > 1:
+        raise UserError("bisect follows one metric; give --metric once")
+    [bench] = parse_benchmarks([" ".join(command)], [], None, threshold,
+                               instructions_threshold, count, gate_metrics, cpu_threshold)
+    options = options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count,
+                           timeout, seed)
+    options.validate()
+    store = open_store(db)
+    root = rv.repo_root(repo)
+    message = message_printer(quiet)
+    failure = None
+    with interruptible(), rv.Trees(root) as trees:
+        try:
+            result = bisect(store, trees, good=good, bad=bad, build=build, benchmark=bench,
+                            options=options, retries=retries, message=message,
+                            argv=["benchlab", "bisect", *sys.argv[2:]])
+        except rv.BuildFailed as exc:
+            failure = str(exc)
+    if failure is not None:
+        report = GateReport("bisect", None, {}, [], 3, failure=failure)
+    else:
+        revisions = {"good": result.good.to_dict()}
+        notes = [f"{s.commit[:12]} {s.verdict}"
+                 + (f": head/good {s.decision.ratio:.4f} ({s.decision.outcome}"
+                    f"{', uncertain' if s.uncertain else ''}), session {s.session}"
+                    if s.decision else "") for s in result.steps]
+        if result.message:
+            notes.insert(0, result.message)
+        if result.first_bad is not None:
+            revisions["first_bad"] = result.first_bad.to_dict()
+        for rev in revisions.values():
+            rev.pop("build_log", None)
+        decisions = [result.decision] if result.decision else []
+        report = GateReport("bisect", None, revisions, decisions,
+                            exit_status([]), notes=notes)
+    emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
+                 json_path=json_path, quiet=quiet)
+    if failure:
+        click.echo(f"benchlab: error: {failure}", err=True)
+    sys.exit(report.exit_status)
+
+
+commands = [bisect_cmd]
