@@ -66,6 +66,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ab": ("ab", "Measure COMMANDS on two revisions side by side and gate: did head get "
                  "slower?"),
     "gate": ("gate", "Gate a fresh run of COMMANDS (or --candidate SESSION) against --baseline."),
+    "bisect": ("bisect", "Find the first commit between --good and --bad whose COMMAND got "
+                         "slower."),
     "reproduce": ("bundle", "Reproduce a bundle: its analysis byte for byte, or its measurement "
                             "here, judged."),
 }
