@@ -39,7 +39,8 @@ from typing import Any, Callable, Sequence
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store
 from benchlab.store.formats._common import (
-    ImportedSession, content_digest, find_duplicate, sniff_json, write_imports)
+    ImportedSession, content_digest, find_duplicate, sniff_json, spreadsheet_safe,
+    write_imports)
 from benchlab.store.formats._gather import resolve_sessions
 from benchlab.store.formats.metric_spec import MetricSpec, parse_metric_spec
 from benchlab.store.formats.readers import open_text, parse_json_text, refuse_special_file
@@ -231,4 +232,5 @@ def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | di
 
 __all__ = ["MetricSpec", "parse_metric_spec", "IMPORT_FORMATS", "BUILTIN_IMPORT_FORMATS",
            "register_import_format", "import_formats",
-           "EXPORT_FORMATS", "import_path", "export_sessions", "parse_path", "detect_format"]
+           "EXPORT_FORMATS", "import_path", "export_sessions", "parse_path", "detect_format",
+           "spreadsheet_safe"]
