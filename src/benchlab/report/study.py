@@ -40,6 +40,7 @@ from benchlab.stats.bootstrap import bootstrap_ci
 from benchlab.stats.ci_compare import compare_intervals
 from benchlab.stats.correlation import pearson, spearman
 from benchlab.store.db import Store
+from benchlab.store.formats import spreadsheet_safe
 
 TIME_METRICS = {"cpu": "harness CPU", "wall": "harness wall", "self_cpu": "program CPU",
                 "self_wall": "program wall"}
@@ -239,7 +240,9 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
             fields.update(dict.fromkeys(row))
         writer = csv.DictWriter(fh, fieldnames=list(fields), restval="")
         writer.writeheader()
-        writer.writerows(rows)
+        # names (workloads, factor levels) are the suite's text: never a spreadsheet formula
+        writer.writerows({k: spreadsheet_safe(v) if isinstance(v, str) else v
+                          for k, v in row.items()} for row in rows)
 
 
 _NS_COLUMNS = {"mean_ns", "mean_lo", "mean_hi", "sd_ns", "sd_lo", "sd_hi", "mean_error_ns",
