@@ -65,7 +65,8 @@ def main() -> None:
     demo_bundle = work / "demo.benchlab.tar.gz"
     t_bundle, _ = timed("bundle", demo, "-o", str(demo_bundle), "--profile", "--db", str(db))
     t_analysis, out = timed("reproduce", str(demo_bundle), "--analysis-only")
-    t_full, full = timed("reproduce", str(demo_bundle), "--json", "--db", str(db), ok=(0, 1))
+    t_full, full = timed("reproduce", str(demo_bundle), "--trust", "--json", "--db", str(db),
+                         ok=(0, 1))
     print(f"demo session {demo} (measured in {t_demo:.1f} s)")
     print(f"  bundle: {describe(demo_bundle)}; bundling took {t_bundle:.1f} s (with --profile)")
     print(f"  reproduce --analysis-only: {t_analysis:.1f} s; "

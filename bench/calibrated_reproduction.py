@@ -47,10 +47,10 @@ def once(tmp: Path, quota_us: int) -> dict:
     uid = [s["uid"] for s in json.loads(_cli("list", "--json", db=db)) if s["kind"] == "run"][0]
     bundle = tmp / "slow.benchlab.tar.gz"
     _cli("bundle", uid, "-o", str(bundle), db=db)
-    plain = json.loads(_cli("reproduce", str(bundle), "--json", "--tolerance", "0.5", db=db,
-                            ok=(0, 1)))
-    calibrated = json.loads(_cli("reproduce", str(bundle), "--json", "--tolerance", "0.5",
-                                 "--calibrate", db=db, ok=(0, 1)))
+    plain = json.loads(_cli("reproduce", str(bundle), "--trust", "--json", "--tolerance", "0.5",
+                            db=db, ok=(0, 1)))
+    calibrated = json.loads(_cli("reproduce", str(bundle), "--trust", "--json", "--tolerance",
+                                 "0.5", "--calibrate", db=db, ok=(0, 1)))
     return {"plain": plain["verdict"], "calibrated": calibrated["verdict"],
             "recovered_us": calibrated["cpu_quota"][0], "load": os.getloadavg()[0]}
 
