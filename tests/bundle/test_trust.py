@@ -149,3 +149,27 @@ def test_damaged_plan_is_one_line(bundled, tmp_path, field, value):
     for extra in ((), ("--show-plan",), ("--trust",)):
         assert_one_line_error(run_cli("reproduce", str(bad), *extra, cwd=tmp_path),
                               "damaged", field)
+
+
+@pytest.mark.slow
+def test_trusted_runs_in_a_bwrap_sandbox(bundled, tmp_path):
+    """``--isolation bwrap`` reaches every run: a command writing outside /tmp is refused by
+    the read-only root (its run fails, one line), and the file never appears."""
+    import shutil
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bwrap (bubblewrap) is not installed here; scripts/setup.sh installs it")
+    marker = Path("/var/tmp") / f"benchlab-bwrap-marker-{os.getpid()}"
+    marker.unlink(missing_ok=True)
+
+    def edit(protocol: dict) -> None:
+        protocol["shell"] = "sh"
+        protocol["runs"], protocol["warmup"], protocol["min_runs"] = 2, 0, 1
+        for bench in protocol["benchmarks"]:
+            bench["command"] = f"touch {marker}"
+
+    bad = with_protocol(bundled, tmp_path / "escape.benchlab.tar.gz", edit)
+    proc = run_cli("reproduce", str(bad), "--trust", "--isolation", "bwrap",
+                   db=tmp_path / "mine.db", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2 and f"touch {marker}" in proc.stderr, proc.stderr
+    assert not marker.exists()
