@@ -27,8 +27,10 @@ class ScriptedRunner:
 
     def __init__(self, wall_ns: Callable[[int, int], int] = lambda b, i: 1_000_000,
                  fail: Callable[[int, int], int | None] = lambda b, i: None,
-                 interrupt_after: int | None = None):
+                 interrupt_after: int | None = None,
+                 counts: Callable[[int], float] = lambda index: 1000.0 * (index + 1)):
         self.wall_ns = wall_ns
+        self.counts = counts
         self.fail = fail
         self.interrupt_after = interrupt_after
         self.log: list[tuple[Any, ...]] = []
@@ -58,4 +60,4 @@ class ScriptedRunner:
     def count(self, index: int):
         self.log.append(("count", index))
         return ({"spawn_method": "cachegrind", "status": "ok", "exit_code": 0},
-                {"instructions": [1000.0 * (index + 1)]})
+                {"instructions": [self.counts(index)]})

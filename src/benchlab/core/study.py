@@ -31,13 +31,15 @@ from benchlab.store.writer import SessionWriter
 
 def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = None,
               observer: Observer | None = None, resume: str | None = None,
-              cluster: str | None = None, lost_after_s: float | None = None) -> SessionRef:
+              cluster: str | None = None, lost_after_s: float | None = None,
+              here: Here = HERE) -> SessionRef:
     """Run (or resume) every cell of a study; return the study session.
 
     ``cluster`` (``--cluster``): every cell runs on each machine of that Dask cluster
     (:mod:`benchlab.core.cluster`), started once for the whole study; stored with the study,
     so a resume uses it too. ``lost_after_s`` (``--lost-after``, s): how long a lost machine is
-    waited for (default 60 s), stored with the study too.
+    waited for (default 60 s), stored with the study too. ``here``: how cells execute on this
+    machine (tests give a runner that spawns no process).
 
     Raises :class:`SessionInterrupted` (for the study session) on Ctrl-C or SIGTERM after
     marking it interrupted; completed cells stay stored.
@@ -46,7 +48,7 @@ def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = Non
         study, suite, meta = _open_study(store, suite, argv, resume,
                                          cluster_flag=_cluster_flag(cluster, lost_after_s))
         try:
-            _run_cells(store, study, suite, meta, argv, observer, cluster, lost_after_s)
+            _run_cells(store, study, suite, meta, argv, observer, cluster, lost_after_s, here)
         except (SessionInterrupted, KeyboardInterrupt):
             # A bare KeyboardInterrupt: the signal came between cells or while a cell's
             # session was being created; the study is interrupted all the same.
@@ -98,7 +100,8 @@ def _open_study(store: Store, suite: Suite | None, argv: list[str] | None,
 
 def _run_cells(store: Store, study: SessionWriter, suite: Suite, meta: dict[str, Any],
                argv: list[str] | None, observer: Observer | None,
-               cluster: str | None = None, lost_after_s: float | None = None) -> None:
+               cluster: str | None = None, lost_after_s: float | None = None,
+               here: Here = HERE) -> None:
     """Every cell in the study's seeded order: skip complete ones, resume or start the rest.
 
     On a cluster, one cluster serves every cell (started once, shut down however this ends).
@@ -120,7 +123,7 @@ def _run_cells(store: Store, study: SessionWriter, suite: Suite, meta: dict[str,
         shared_cluster = open_shared_cluster(
             cluster, slots=max(int(cell["workers"]) for cell in cells))
     with shared_cluster as shared:
-        where: Here | Cluster = HERE
+        where: Here | Cluster = here
         if cluster:
             where = Cluster(cluster, lost_after_s=meta.get("lost_after_s"), shared=shared)
         for k, idx in enumerate(order):
@@ -129,8 +132,8 @@ def _run_cells(store: Store, study: SessionWriter, suite: Suite, meta: dict[str,
             known = meta["cells"].get(label)
             if known:
                 if store.get_session(known["session"])["status"] != "complete":
-                    resume_cell(store, known["session"], where if cluster else None,
-                                observer=observer)
+                    resume_cell(store, known["session"], where if cluster or here.runner
+                                else None, observer=observer)
                 continue
 
             def started(ref, label=label, cell=cell):
