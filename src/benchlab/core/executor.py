@@ -104,7 +104,7 @@ class LocalLanes:
         self.plan = recorder.plan
         self.workers = self.plan.placement.workers
         self.planners = recorder.restore(self.workers, lambda run: run["worker"])
-        self.lock = threading.Lock()
+        self.lock = recorder.lock  # the planners are shared with the recorder's estimates
 
     @property
     def hooks_in_order(self) -> bool:
