@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import stats as sps
 
 from benchlab.store.db import Store
 from tests.conftest import assert_one_line_error, require_tool, run_cli
@@ -129,29 +128,24 @@ def test_history_flags_the_step_and_the_kernel_change(tmp_path):
     assert len(flagged) == 1 and uids[7] in flagged[0]
 
 
-def test_history_statistics_match_scipy(tmp_path):
+def test_history_statistics_are_the_change_points_of_the_session_medians(tmp_path):
     from benchlab.report.history import build_history
+    from benchlab.stats.changepoint import change_points
 
     db = tmp_path / "h.db"
-    _history_store(db, n_sessions=5, step_at=3)
+    _history_store(db)
     with Store.open(db, readonly=True) as store:
         h = build_history(store, "parse")
         samples = [store.resolve_series(f"{p.session_uid}:parse").values for p in h.points]
-    raw = [sps.mannwhitneyu(samples[i], samples[i - 1], alternative="two-sided",
-                            method="exact").pvalue for i in range(1, 5)]
-    order = np.argsort(raw)  # Holm by hand
-    adj = np.empty(4)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (4 - rank) * raw[i]))
-        adj[i] = running
-    got = [p.p_adjusted for p in h.points[1:]]
-    np.testing.assert_allclose(got, adj, rtol=1e-6)
-    for i, p in enumerate(h.points[1:], start=1):
-        assert p.shift == pytest.approx(np.median(np.subtract.outer(samples[i], samples[i - 1])))
-        assert p.median == pytest.approx(np.median(samples[i]))
+    medians = [float(np.median(s)) for s in samples]
+    [cp] = change_points(medians, alpha=h.alpha)
+    assert cp.index == 7 and cp.regression
+    assert h.points[7].p_adjusted == pytest.approx(cp.p_value)
+    assert h.points[7].shift == pytest.approx(np.median(medians[:7]) * (cp.ratio - 1))
+    for p, s in zip(h.points, samples):
+        assert p.median == pytest.approx(np.median(s))
         assert p.low <= p.median <= p.high
-    assert [p.step for p in h.points] == [None, None, None, "regression", None]
+    assert [p.step for p in h.points] == [None] * 7 + ["regression"] + [None] * 4
 
 
 def test_history_unknown_name_is_one_line(tmp_path):
