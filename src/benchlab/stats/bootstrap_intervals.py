@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
 from benchlab.stats.descriptive import InvalidSampleError
 from benchlab.stats.bootstrap_jackknife import bca_acceleration
@@ -89,6 +88,8 @@ def norm_inter(replicates: ArrayLike, probabilities: ArrayLike) -> np.ndarray:
         elif ki == rk[i]:
             out[i] = t[ki - 1]
         else:
+            from scipy import special  # here, not at module level: ~0.15 s of show
+
             z = special.ndtri(alpha[i])
             z_k = special.ndtri(ki / (B + 1))
             z_k1 = special.ndtri((ki + 1) / (B + 1))
@@ -142,6 +143,8 @@ def interval_from_distribution(
         q = _quantiles(reps, tails[::-1], quantile_rule)
         low, high = 2 * t0 - q[0], 2 * t0 - q[1]
     elif kind == "normal":
+        from scipy import special
+
         half = se * float(special.ndtri((1 + conf) / 2))
         low, high = t0 - bias - half, t0 - bias + half
     else:
@@ -153,6 +156,8 @@ def interval_from_distribution(
                 f"BCa undefined: {'no' if frac == 0 else 'every'} bootstrap replicate is below"
                 " the estimate (bias correction z0 is infinite); use kind='percentile'"
             )
+        from scipy import special
+
         z0 = float(special.ndtri(frac))
         acc = bca_acceleration(dist.jackknife_diffs)
         z_tails = special.ndtri(tails)

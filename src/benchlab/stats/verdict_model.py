@@ -108,9 +108,11 @@ def _holm_levels(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _z(q: float) -> float:
-    from scipy.special import ndtri
+    # The standard library's normal quantile (AS 241, ~1e-16 relative, as scipy's ndtri): the
+    # plan's z values without importing scipy.special (~0.15 s of every `benchlab show`).
+    from statistics import NormalDist
 
-    return float(ndtri(q))
+    return NormalDist().inv_cdf(q)
 
 
 def _square(x: float) -> float:
