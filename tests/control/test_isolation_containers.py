@@ -25,6 +25,12 @@ IMAGE = busybox_image() if os.geteuid() == 0 else None
 needs_podman = pytest.mark.skipif(IMAGE is None, reason="podman or busybox-static missing, or "
                                   "not root")
 SELF_WALL = r"self_wall:ns=BENCHLAB_SELF wall_ns=(\d+)"
+SELF_CPU = r"self_cpu:ns=BENCHLAB_SELF .*?\bcpu_ns=(\d+)"
+
+
+def _parents(pid: int) -> list[str]:
+    """benchlab's container cgroup parents of process ``pid``, in any hierarchy."""
+    return [str(p) for p in Path("/sys/fs/cgroup").glob(f"*/benchlab-containers/{pid}-w*")]
 
 
 def _setups(db: Path) -> list[dict]:
@@ -44,13 +50,21 @@ def test_a_static_workload_runs_in_the_container_and_reports_its_own_time(tmp_pa
     exe = build_workload("exp_float", static=True)
     db = tmp_path / "c.db"
     run_cli("run", "--runs", "2", "-w", "0", "-N", "--isolation", f"{kind}:{IMAGE}",
-            "--metric", SELF_WALL, f"{exe} 20000", db=db, check=True)
+            "--metric", SELF_WALL, "--metric", SELF_CPU, f"{exe} 1000000", db=db, check=True)
     sess, runs, store = _runs(db)
     assert len(runs) == 2 and all(r["status"] == "ok" for r in runs)
+    manager = subprocess.run(["podman", "info", "--format", "{{.Host.CgroupManager}}"],
+                             capture_output=True, text=True).stdout.strip()
     for r in runs:
-        (self_wall,) = store.samples_of_run(r["id"])["self_wall"]
+        samples = store.samples_of_run(r["id"])
+        (self_wall,), (self_cpu,) = samples["self_wall"], samples["self_cpu"]
         # the program's own view is inside the harness's, which adds the engine's start-up
         assert 0 < self_wall < r["wall_ns"]
+        engine_view = {m["name"]: m["value"] for m in store.measurements_of_run(r["id"])
+                       if m["source"] == "container"}
+        if manager == "cgroupfs":
+            # the container's cgroup saw the program's CPU time (and the runtime's start-up)
+            assert engine_view["cpu_ns"] >= 0.8 * self_cpu
     (iso,) = [s["isolation"] for s in _setups(db) if s["isolation"]["mode"] == "container"]
     assert iso["image"] == IMAGE and iso["model"] == ("exec" if kind.endswith("exec") else "run")
     # on hybrid cgroup v1 the default crun refuses and runc is chosen; elsewhere the default
@@ -135,6 +149,7 @@ def test_no_container_is_left_after_ctrl_c_or_sigterm(tmp_path, kind, signum):
     proc.wait(timeout=60)
     assert proc.returncode in (130, 143, 2), proc.stderr.read() if proc.stderr else ""
     assert owner_containers(proc.pid) == []
+    assert _parents(proc.pid) == []
     sess, runs, _ = _runs(tmp_path / "s.db")
     assert sess["status"] == "interrupted"
 
@@ -151,6 +166,7 @@ def test_kill_9_leaves_a_container_that_the_next_start_removes(tmp_path):
     run_cli("run", "--runs", "2", "-w", "0", "-N", "--isolation", f"podman:{IMAGE}", "/bin/true",
             db=tmp_path / "k2.db", check=True)
     assert owner_containers(proc.pid) == []
+    assert _parents(proc.pid) == []  # and its containers' cgroup parents
 
 
 @needs_podman

@@ -45,6 +45,7 @@ class Engine:
     path: str
     runtime: str
     runtime_forced: bool  # True when benchlab passes --runtime (the default refused)
+    cgroup_manager: str = "unknown"  # cgroupfs: containers go under a parent per worker
 
     def base(self) -> list[str]:
         """The engine's argv prefix (podman's ``--runtime`` is global, when it is forced)."""
@@ -137,21 +138,26 @@ def prepare_engine(name: str, image: str, runtime: str | None = None) -> Engine:
             return _REGISTRY.engines[key]
     path = engine_path(name)
     info = _engine_cmd([path, "info", "--format",
-                        "{{.Host.OCIRuntime.Name}}" if name == "podman" else "{{.DefaultRuntime}}"])
+                        "{{.Host.OCIRuntime.Name}} {{.Host.CgroupManager}}" if name == "podman"
+                        else "{{.DefaultRuntime}} {{.CgroupDriver}}"])
     if info.returncode != 0:
         raise UserError(f"{name} does not answer ({_first_error_line(info.stderr)}); start its "
                         "daemon or choose another --isolation")
     sweep_dead_owners(name)
+    from benchlab.control.container_cgroups import sweep_dead_parents
+
+    sweep_dead_parents()
     if not image_exists(path, image):
         raise UserError(f"{name} image {image!r} does not exist here (benchlab never pulls); "
                         f"build or import it first, e.g. {name} import rootfs.tar {image}")
-    default = info.stdout.strip() or "default"
+    default, _, manager = info.stdout.strip().partition(" ")
+    default, manager = default or "default", manager.strip() or "unknown"
     candidates = [(runtime, True)] if runtime else [(default, False)]
     if not runtime and default != "runc" and shutil.which("runc"):
         candidates.append(("runc", True))
     refusals = []
     for rt, forced in candidates:
-        engine = Engine(name, path, rt, forced)
+        engine = Engine(name, path, rt, forced, manager)
         proc = _engine_cmd(trial_argv(engine, image))
         if proc.returncode == 0:
             with _REGISTRY.lock:
@@ -177,8 +183,13 @@ def bind_dirs(argv: list[str], extra: tuple[str, ...] = ()) -> list[str]:
     return dirs
 
 
-def _options(cpus: tuple[int, ...] | None, binds: list[str]) -> list[str]:
+def _options(engine: Engine, worker: int, cpus: tuple[int, ...] | None,
+             binds: list[str]) -> list[str]:
     out = ["--pull=never", "--label", f"{OWNER_LABEL}={os.getpid()}", "--network=none", *ULIMITS]
+    if engine.cgroup_manager == "cgroupfs":
+        from benchlab.control.container_cgroups import cgroup_parent
+
+        out += ["--cgroup-parent", cgroup_parent(worker)]
     if cpus:
         out += ["--cpuset-cpus", ",".join(map(str, cpus))]
     for d in binds:
@@ -193,12 +204,12 @@ def run_name() -> str:
 
 def run_argv(engine: Engine, image: str, argv: list[str], *, cpus: tuple[int, ...] | None = None,
              env: dict[str, str] | None = None, binds: list[str] | None = None,
-             name: str | None = None) -> list[str]:
+             name: str | None = None, worker: int = 0) -> list[str]:
     """The argv that runs ``argv`` in a fresh container removed at its end (``run --rm``)."""
     env_args = [a for k, v in (env or {}).items() for a in ("--env", f"{k}={v}")]
     named = ["--name", name] if name else []
     return [*engine.base(), "run", *engine.run_flags(), "--rm", *named,
-            *_options(cpus, binds or []), *env_args, image, *argv]
+            *_options(engine, worker, cpus, binds or []), *env_args, image, *argv]
 
 
 def end_killed_run(engine: Engine, container: str, *, exec_mode: bool) -> None:
@@ -224,7 +235,8 @@ def worker_container(engine: Engine, image: str, *, worker: int, cpus: tuple[int
         name = f"benchlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         _remember(engine, name)
         proc = _engine_cmd([*engine.base(), "run", *engine.run_flags(), "--detach", "--name", name,
-                            *_options(cpus, binds), image, "sleep", "2147483647"])
+                            *_options(engine, worker, cpus, binds), image, "sleep",
+                            "2147483647"])
         if proc.returncode != 0:
             raise UserError(f"{engine.name} cannot start a worker container from {image!r} "
                             f"({_first_error_line(proc.stderr)}); the image needs a sleep command")
@@ -305,6 +317,10 @@ def remove_own_containers() -> None:
             _remove(path, [cid for cid, _ in owned_containers(path, os.getpid())])
         except (UserError, OSError):
             pass  # at exit: the next start's sweep removes what is left
+    if paths:
+        from benchlab.control.container_cgroups import remove_own_parents
+
+        remove_own_parents()  # after the containers: a parent holding one cannot go
 
 
 #: The local image benchlab builds for its built-in isolation suite and tests (no registry).

@@ -90,6 +90,8 @@ class Isolation:
     versions: dict[str, str | None] | None = None  # filled by check(): the tools that ran it
     #: container: the container each worker's last run used (to stop a killed run's program)
     last_container: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
+    #: container: each worker's container CPU counter (ns) when its last run started
+    cpu_before: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def text(self) -> str:
@@ -154,28 +156,47 @@ class Isolation:
         env = {k: v for k, v in (env or {}).items() if k.startswith("BENCHLAB_")}
         if self.per_run:
             name = containers.run_name()
-            self.last_container[worker] = name
-            return containers.run_argv(engine, str(self.image), argv, cpus=cpus, env=env,
-                                       binds=binds, name=name)
-        name = containers.worker_container(engine, str(self.image), worker=worker, cpus=cpus,
-                                           binds=binds)
+            out = containers.run_argv(engine, str(self.image), argv, cpus=cpus, env=env,
+                                      binds=binds, name=name, worker=worker)
+        else:
+            name = containers.worker_container(engine, str(self.image), worker=worker, cpus=cpus,
+                                               binds=binds)
+            out = containers.exec_argv(engine, name, argv, env=env)
         self.last_container[worker] = name
-        return containers.exec_argv(engine, name, argv, env=env)
+        if engine.cgroup_manager == "cgroupfs":
+            from benchlab.control.container_cgroups import cpu_ns
 
-    def after_run(self, worker: int, status: str) -> None:
-        """Called after each run: a run the harness killed (``timeout``, ``signaled``) in a
-        container leaves its program running there; stop it (see
-        :func:`benchlab.control.containers.end_killed_run`). Nothing to do for other levels:
-        a sandbox dies with its process group."""
-        if self.mode != "container" or status not in ("timeout", "signaled"):
-            return
-        name = self.last_container.get(worker)
-        if name is None:
-            return
-        from benchlab.control import containers
+            self.cpu_before[worker] = cpu_ns(worker) or 0  # no parent yet: nothing charged
+        return out
 
-        engine = containers.prepare_engine(str(self.tool), str(self.image), self._forced_runtime)
-        containers.end_killed_run(engine, name, exec_mode=not self.per_run)
+    def after_run(self, worker: int, status: str) -> list[dict]:
+        """Called after each run; returns measurements of the run.
+
+        In a container: the engine's own view of the run's CPU time (source ``container``,
+        ``cpu_ns``: see :mod:`benchlab.control.container_cgroups`; the harness's rusage is the
+        engine client's), and a run the harness killed (``timeout``, ``signaled``) is stopped
+        inside the container (:func:`benchlab.control.containers.end_killed_run`). Nothing for
+        other levels: a sandbox dies with its process group.
+        """
+        if self.mode != "container" or worker not in self.last_container:
+            return []
+        rows = []
+        if worker in self.cpu_before:
+            from benchlab.control.container_cgroups import cpu_ns
+
+            after = cpu_ns(worker)
+            if after is not None and status == "ok":
+                rows.append({"source": "container", "name": "cpu_ns", "unit": "ns",
+                             "value": float(after - self.cpu_before.pop(worker)),
+                             "status": "ok", "note": "the container's cgroup CPU time"})
+        if status in ("timeout", "signaled"):
+            from benchlab.control import containers
+
+            engine = containers.prepare_engine(str(self.tool), str(self.image),
+                                               self._forced_runtime)
+            containers.end_killed_run(engine, self.last_container[worker],
+                                      exec_mode=not self.per_run)
+        return rows
 
     @property
     def _forced_runtime(self) -> str | None:

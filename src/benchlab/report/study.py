@@ -161,10 +161,12 @@ def family_comparisons(intervals: list[dict], suite: Suite) -> tuple[list[dict],
 
 
 #: (time, the outside view, the program's view): the harness's and, under isolate, the
-#: isolator's own (its meta file's ``time-wall`` and ``time``), each against the program's.
+#: isolator's own (its meta file's ``time-wall`` and ``time``), in a container the engine's
+#: (its cgroup's CPU time), each against the program's.
 ERROR_PAIRS = (("wall", "wall", "self_wall"), ("cpu", "cpu", "self_cpu"),
                ("isolate_wall", "isolate:time-wall", "self_wall"),
-               ("isolate_cpu", "isolate:time", "self_cpu"))
+               ("isolate_cpu", "isolate:time", "self_cpu"),
+               ("container_cpu", "container:cpu_ns", "self_cpu"))
 
 
 def measurement_errors(groups: list[Group]) -> list[dict]:

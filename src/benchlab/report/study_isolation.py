@@ -13,7 +13,8 @@ level), per workload and number of workers (other factors equal), one row:
 - ``err_sd_wall_ns`` / ``err_sd_cpu_ns``: SD of (harness − program) time per run: how well the
   harness's view tracks the program's own, in wall and in CPU time (``base_*``: bare's);
   under isolate also ``err_sd_isolate_wall_ns`` / ``err_sd_isolate_cpu_ns``, the isolator's own
-  view (its meta file's time-wall and time) against the program's (CSV only);
+  view (its meta file's time-wall and time) against the program's, and in a container
+  ``err_sd_container_cpu_ns``, the engine's (its cgroup's CPU time) (CSV only);
 - ``parallel_run_ratio``: seed 000's check that several workers really ran in parallel.
 """
 
@@ -76,7 +77,7 @@ def isolation_comparisons(groups: list, detail: list[dict], errors: list[dict],
             x, y = group.values.get(metric), ref.values.get(metric)
             ok = x is not None and y is not None and x.size > 1 and y.size > 1 and y.std() > 0
             row[f"sd_ratio_{metric}"] = float(x.std(ddof=1) / y.std(ddof=1)) if ok else math.nan
-        for kind in ("isolate_wall", "isolate_cpu"):  # the isolator's own view, where it ran
+        for kind in ("isolate_wall", "isolate_cpu", "container_cpu"):  # the isolator's view
             e = err.get((level, *key, kind))
             if e:
                 row[f"err_sd_{kind}_ns"] = e["sd_error_ns"]
@@ -96,4 +97,4 @@ COLUMNS = ["isolation", "workers", "workload", "wall_offset_ns", "startup_ns", "
            "base_err_sd_cpu_ns", "parallel_run_ratio"]
 NS_COLUMNS = {"wall_offset_ns", "startup_ns", "err_sd_wall_ns", "base_err_sd_wall_ns",
               "err_sd_cpu_ns", "base_err_sd_cpu_ns", "err_sd_isolate_wall_ns",
-              "err_sd_isolate_cpu_ns"}
+              "err_sd_isolate_cpu_ns", "err_sd_container_cpu_ns"}
