@@ -93,7 +93,7 @@ class Execution:
                 argv=full, cwd=cwd, env=env, stdin_path=stdin_path, stdout_path=stdout_path,
                     stderr_path=stderr_path,
                 timeout_s=timeout_s, cpus=self.worker_cpus[worker]))
-        self.isolation.after_run(worker, m.status)
+        measurements += self.isolation.after_run(worker, m.status)
         if perf_out is not None:
             try:
                 with open(perf_out) as fh:
