@@ -183,3 +183,17 @@ def test_compare_flow_independence_check_scales_with_n_and_says_effective_n():
         ar[t] = 0.6 * ar[t - 1] + e[t]
     warn = [t for s, t in check_lines(compare(100 + ar, b)) if t.startswith("autocorrelated")]
     assert warn and "count as about" in warn[0]
+
+
+def test_decided_comparison_has_no_power_warning_and_undecided_at_most_one():
+    from benchlab.stats.verdict import compare
+
+    rng = np.random.default_rng(9)
+    decided = compare(_ln(rng, 8, 1e6), _ln(rng, 8, 1.5e6))
+    assert decided.outcome == "faster"
+    plans = [c for c in decided.checks if c.name in ("power_10x", "power_1x", "effect_size")]
+    assert plans and all(c.status != "WARNING" for c in plans)
+    undecided = compare(_ln(rng, 6), _ln(rng, 6))
+    assert undecided.outcome == "undecided"
+    assert sum(c.status == "WARNING" and c.name in ("power_10x", "power_1x", "effect_size")
+               for c in undecided.checks) <= 1

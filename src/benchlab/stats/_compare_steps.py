@@ -194,3 +194,20 @@ def conclude(c: Comparison, p_decision: float) -> None:
         c.samples_needed, c.samples_needed_method = _runs_to_decide(c)
     if c.samples_needed is not None:
         c.additional_runs = max(c.samples_needed - min(c.n_a, c.n_b), 0)
+    if not o.jaybeams_compatible:
+        c.checks = _quiet_plans(c.checks, decided=c.outcome != "undecided")
+
+
+#: Checks about planning more runs: warnings only while a comparison is undecided.
+_PLAN_CHECKS = ("power_10x", "power_1x", "effect_size")
+
+
+def _quiet_plans(checks: list[Check], *, decided: bool) -> list[Check]:
+    """A decided comparison gets no power or plan WARNING (a rejection is valid whatever a
+    power analysis says); an undecided one at most one: the minimum effect's (power_1x) when
+    it warns, else the first."""
+    warnings = [c.name for c in checks if c.name in _PLAN_CHECKS and c.status == WARNING]
+    keep = None if decided or not warnings else (
+        "power_1x" if "power_1x" in warnings else warnings[0])
+    return [Check(c.name, INFO, c.data) if c.name in warnings and c.name != keep else c
+            for c in checks]
