@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -32,14 +33,24 @@ RATIO_GOAL = 2.0
 HEAVY = ("numpy", "scipy", "pandas", "matplotlib", "rich", "dask", "jinja2", "bokeh", "psycopg")
 
 
+#: CPU seconds (user + system) of each command's runs, the same order as its wall times: on a
+#: loaded machine wall time grows with the load, CPU time much less, so both are printed.
+CPU_S: dict[str, list[float]] = {}
+
+
 def wall_s(argv: list[str]) -> float:
-    """Wall time in seconds of one run of ``argv`` (output discarded; a failure is fatal)."""
+    """Wall time in seconds of one run of ``argv`` (output discarded; a failure is fatal); its
+    CPU time (user + system, children included) is appended to ``CPU_S[argv[0] + argv[1]]``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.exit(f"startup: {' '.join(argv)} failed ({proc.returncode}): "
                  f"{proc.stderr.decode(errors='replace').strip()[-500:]}")
+    CPU_S.setdefault(" ".join(argv), []).append(
+        after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return elapsed
 
 
@@ -174,12 +185,13 @@ def main() -> None:
         print(f"start-up, median of {args.runs} interleaved runs "
               f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}, "
               f"{os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f})")
-        print(f"{'command':38} {'median':>9} {'min':>9} {'max':>9} {'target':>8}")
-        for name, (_, key) in cases.items():
+        print(f"{'command':38} {'median':>9} {'min':>9} {'max':>9} {'target':>8}   CPU (median)")
+        for name, (argv, key) in cases.items():
             target = f"{TARGETS_S[key]:.2f} s" if key else ""
             flag = "" if key is None or medians[name] <= TARGETS_S[key] else "  OVER"
+            cpu = statistics.median(CPU_S[" ".join(argv)][1:])  # the warm-up's left out
             print(f"{name:38} {medians[name]:8.3f}s {min(times[name]):8.3f}s "
-                  f"{max(times[name]):8.3f}s {target:>8}{flag}")
+                  f"{max(times[name]):8.3f}s {target:>8}{flag:6} {cpu:8.3f}s")
         print()
         ratio = (medians["benchlab run -q -N -r 100 /bin/true"]
                  / medians["hyperfine -N -r 100 /bin/true"])
