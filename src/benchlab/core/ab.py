@@ -13,7 +13,8 @@ last look spends the error left.
 
 With ``count="instructions"`` each revision of each benchmark is also counted under cachegrind
 (``count_runs`` runs: the count of a deterministic program does not vary) and gated on its own
-threshold.
+threshold. Every look (pairs, seconds, critical value, outcome by metric) is kept in the
+session's metadata (``ab.looks``), so the time each metric took to decide can be read back.
 
 The session is a normal ``run`` session (``show``, ``report``, ``bundle`` work on it); its
 metadata key ``ab`` holds the repository, both revisions (commit, subject, build command, build
@@ -111,6 +112,7 @@ class AbResult:
     pairs: dict[str, int]
     seconds: dict[str, float]
     failure: str | None = None
+    looks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def build_plan(benchmarks: Sequence[AbBenchmark], base: Revision, head: Revision,
@@ -143,6 +145,8 @@ class _Job:
         self.rng = np.random.default_rng([options.seed, 18])
         self.execution = prepare_execution(plan.placement, session_label=writer.ref.uid)
         self.scratch = make_scratch(writer.ref.uid)
+        #: each benchmark's looks: pairs, seconds since its first run, z, outcome by metric
+        self.looks: dict[str, list[dict[str, Any]]] = {}
 
     def run(self, index: int, warmup: bool, iteration: int) -> str | None:
         """Execute and store one run; the failure's one line, or None when it ran ok."""
@@ -213,6 +217,9 @@ class _Job:
             if critical is None:
                 critical = looks.last()
             decisions = [self.decide(k, bench, m, critical) for m in timed]
+            self.looks.setdefault(bench.name, []).append(
+                {"pairs": pairs, "seconds": round(time.monotonic() - start, 3),
+                 "critical": critical, "outcomes": {d.metric: d.outcome for d in decisions}})
             if final or all(d.decided for d in decisions):
                 return decisions, pairs, time.monotonic() - start, None
 
@@ -309,6 +316,7 @@ def run_ab(store: Store, benchmarks: Sequence[AbBenchmark], base: Revision, head
             meta = store.get_session(writer.ref.uid).get("metadata") or {}
             meta["ab"]["decisions"] = [d.to_dict() for d in decisions]
             meta["ab"]["pairs"], meta["ab"]["seconds"] = pairs, seconds
+            meta["ab"]["looks"] = job.looks
             meta["ab"]["failure"] = failure
             writer.update(metadata=meta)
             writer.finish("failed" if failure else "done", load_after=list(load_average()))
@@ -322,4 +330,4 @@ def run_ab(store: Store, benchmarks: Sequence[AbBenchmark], base: Revision, head
         finally:
             if job is not None:
                 job.close()
-    return AbResult(writer.ref, decisions, pairs, seconds, failure)
+    return AbResult(writer.ref, decisions, pairs, seconds, failure, job.looks)

@@ -186,7 +186,8 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
     ----------
     base, head : array_like
         Values of the base and head revisions (ns for wall time, counts for instructions), in
-        measurement order; positive. Fewer than 3 each gives "undecided".
+        measurement order; positive. Fewer than 3 each gives "undecided", unless both are
+        constant (exact counts: one value each decides).
     benchmark, metric : str
         Names carried into the decision.
     threshold : float
@@ -226,7 +227,8 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
                float(np.median(h)) if h.size else math.nan)
     common = dict(benchmark=benchmark, metric=metric, threshold=threshold, n_base=int(b.size),
                   n_head=int(h.size), base_median=medians[0], head_median=medians[1])
-    if b.size < 3 or h.size < 3:
+    exact = b.size and h.size and np.ptp(b) == 0.0 and np.ptp(h) == 0.0
+    if (b.size < 3 or h.size < 3) and not exact:
         return GateDecision(ratio=math.nan, low=math.nan, high=math.nan, confidence=math.nan,
                             outcome=UNDECIDED, reason="fewer than 3 values per revision",
                             **common)
@@ -234,7 +236,7 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
         critical = float(special.ndtri(1.0 - alpha / 2.0))
     confidence = 1.0 - 2.0 * float(special.ndtr(-min(critical, 37.0)))
     lb, lh = np.log(b), np.log(h)
-    if np.ptp(lb) == 0.0 and np.ptp(lh) == 0.0:  # exact counts: the ratio is known exactly
+    if exact:  # counts that do not vary: the ratio is known exactly, from one run each
         ratio = low = high = math.exp(lh[0] - lb[0])
         confidence = 1.0
     elif paired:
