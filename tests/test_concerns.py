@@ -36,10 +36,10 @@ SUBPROCESS_HOME = ("benchlab.measure", "benchlab.control", "benchlab.environment
                    "benchlab.workloads")
 #: Other modules that start processes, with the reason.
 SUBPROCESS_ALLOWED: dict[str, str] = {
-    "benchlab/machines/stressng.py": "runs stress-ng's own metrics mode and reads its YAML "
-                                     "report (a tool, not a measured run)",
-    "benchlab/cli/hyperfine_options.py": "runs the user's hyperfine for --compare-hyperfine "
-                                         "style checks (a tool the user names)",
+    "benchlab/machines/stressng.py": "asks stress-ng for its version and its list of methods "
+                                     "(a query of the tool, not a measured run)",
+    "benchlab/cli/hyperfine_options.py": "checks that -S SHELL behaves like a shell "
+                                         "(SHELL -c 'exit 3') before any session exists",
     "benchlab/core/revisions.py": "checks out and builds git revisions (git, the build "
                                   "command) before they are measured",
 }
