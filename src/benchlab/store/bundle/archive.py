@@ -210,7 +210,10 @@ def _read_members(path: str | os.PathLike, fh) -> dict[str, bytes]:
     of :data:`MAX_TOTAL_BYTES`) before a byte of the member is decompressed."""
     members: dict[str, bytes] = {}
     total = 0
-    with tarfile.open(fileobj=fh, mode="r|gz") as tar:
+    # gzip's own buffered reader under an uncompressed tar stream: tarfile's "r|gz" decompresses
+    # in 512-byte reads, 5 s for 10,000 member headers here against 0.3 s
+    with gzip.GzipFile(fileobj=fh, mode="rb") as unzipped, \
+            tarfile.open(fileobj=unzipped, mode="r|") as tar:
         for info in tar:
             if not members and info.name != MANIFEST:
                 raise UserError(f"{path} has no {MANIFEST} first (every benchlab bundle starts "
