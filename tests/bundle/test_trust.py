@@ -79,6 +79,11 @@ def test_nothing_runs_without_consent(hostile, tmp_path):
                    str(hostile["victim"]), "/etc/hostname", "as root" if os.geteuid() == 0
                    else "as this user"):
         assert needle in text, (needle, text)
+    as_data = json.loads(run_cli("reproduce", str(hostile["bundle"]), "--show-plan", "--json",
+                                 db=db, cwd=tmp_path).stdout)
+    (session,) = as_data["sessions"]
+    assert session["benchmarks"][0]["hooks"] == {"prepare": f"touch {hostile['marks']['prepare']}"}
+    assert session["ignored"]["samples_csv"] == str(hostile["victim"])
     _nothing_ran(hostile)
 
     run_cli("reproduce", str(hostile["bundle"]), "--analysis-only", db=db, cwd=tmp_path)

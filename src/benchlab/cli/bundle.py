@@ -71,7 +71,7 @@ def bundle_cmd(selectors: tuple[str, ...], output: str, take_profile: bool, as_j
               help="Noise allowed on the predicted size band (a fraction).")
 @click.option("--show-plan", is_flag=True,
               help="Only list what the re-measurement would run (commands, hooks, shell, "
-                   "programs, sources and their SHA-256); run nothing.")
+                   "programs, sources and their SHA-256; with --json as data); run nothing.")
 @click.option("--trust", is_flag=True,
               help="Run the bundle's commands without asking (they run on this machine as "
                    "you: read them first with --show-plan).")
@@ -103,9 +103,13 @@ def reproduce_cmd(bundle_path: str, analysis_only: bool, calibrate: bool, tolera
     from benchlab.report.reproduce.disclosure import disclosure_lines
 
     reproduction = read_reproduction(bundle)  # parses and checks; runs and writes nothing
-    lines = disclosure_lines(describe(reproduction, isolation=isolation))
+    what = describe(reproduction, isolation=isolation)
+    lines = disclosure_lines(what)
     if show_plan:
-        click.echo("\n".join(lines))
+        if as_json:
+            echo_json(what, indent=2)
+        else:
+            click.echo("\n".join(lines))
         sys.exit(0)
     _consent(bundle_path, lines, trust)
     from benchlab.core.executor import SessionInterrupted
