@@ -201,12 +201,15 @@ class Queries:
         return [dict(r) for r in self.conn.execute(
             "SELECT * FROM measurements WHERE run_id = ? ORDER BY source, name", (run_id,))]
 
-    def harness_values(self, benchmark_id: int, metric: str = "wall") -> tuple[np.ndarray, np.ndarray]:
-        """Harness series of the benchmark's non-warmup ok runs: (values, run ids)."""
+    def harness_values(self, benchmark_id: int, metric: str = "wall", *,
+                       with_failed: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Harness series of the benchmark's non-warmup ok runs (``with_failed``: and its failed
+        or signaled ones, which ``-i`` keeps and hyperfine compares): (values, run ids)."""
         expr, _unit = HARNESS_METRICS[metric]
+        statuses = "('ok', 'failed', 'signaled')" if with_failed else "('ok')"
         rows = self.conn.execute(
-            f"SELECT id, {expr} FROM runs WHERE benchmark_id = ? AND warmup = 0 AND status = 'ok'"
-            f" AND wall_ns IS NOT NULL ORDER BY seq", (benchmark_id,)).fetchall()
+            f"SELECT id, {expr} FROM runs WHERE benchmark_id = ? AND warmup = 0 AND status IN"
+            f" {statuses} AND wall_ns IS NOT NULL ORDER BY seq", (benchmark_id,)).fetchall()
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         vals = np.array([np.nan if r[1] is None else r[1] for r in rows], dtype=float)
         return vals, ids
@@ -292,8 +295,8 @@ class Queries:
         metric (wall, cpu, user, sys, max_rss, ...) or a program-reported one; by default the
         benchmark's only program metric when it has exactly one, else ``wall`` (for an import
         without wall times: its tool's primary series, :data:`PRIMARY_METRICS`). Only ok,
-        non-warmup runs contribute. The whole selector is tried as a name before a trailing
-        ``/METRIC`` is split off.
+        non-warmup runs contribute (and failed ones of a session run with ``-i``). The whole
+        selector is tried as a name before a trailing ``/METRIC`` is split off.
         """
         splits: list[tuple[str, str | None]] = [(selector, metric)]
         if metric is None and "/" in selector:
@@ -335,7 +338,9 @@ class Queries:
             metric = (program_metrics[0] if len(program_metrics) == 1 else primary[0] if primary
                       and not self.harness_values(bench["id"])[0].size else "wall")
         if metric in HARNESS_METRICS and metric not in program_metrics:
-            values, run_ids = self.harness_values(bench["id"], metric)
+            protocol = self.get_session(sess["uid"]).get("protocol")  # -i: failed runs count
+            values, run_ids = self.harness_values(bench["id"], metric, with_failed=bool(
+                isinstance(protocol, dict) and protocol.get("ignore_failure")))
         elif metric in program_metrics:
             values, run_ids = self.sample_values(bench["id"], metric)
         else:
