@@ -58,6 +58,10 @@ def test_ignore_failure_summarises_and_compares_failed_runs(db_path, tmp_path):
     doc = json.loads((tmp_path / "b.json").read_text())
     assert [len(r["times"]) for r in doc["results"]] == [3, 3]
     assert doc["results"][0]["exit_codes"] == [3, 3, 3]
+    # selected by name, the failing command's series is its 3 runs too (analyze, compare)
+    analysis = json.loads(run_cli("analyze", failing, "--json", db=db_path, check=True).stdout)
+    assert analysis["series"]["n"] == 3
+    run_cli("compare", failing, "sleep 0.03", db=db_path, check=True)
     if HYPERFINE:
         _hyperfine("-i", "-r", "3", failing, "sleep 0.03", "--export-json", "h.json",
                    cwd=tmp_path)
