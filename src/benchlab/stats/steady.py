@@ -211,7 +211,7 @@ def detect_steady_state(
     # Winsorise each value to its local median +- 3 sigma so that a lone spike cannot
     # open a segment but a genuine level shift (which moves the local median) survives.
     half = max(5, block_size)
-    padded = np.pad(series, half, mode="edge")
+    padded = np.pad(series, half, mode="reflect")  # "edge" copied a last spike half times
     local = np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
     signal = np.clip(series, local - 3 * sigma, local + 3 * sigma)
     # In units of sigma about the median: the L2 cost and the penalty (sigma^2 ln m) both
@@ -220,6 +220,18 @@ def detect_steady_state(
     signal = (signal - float(np.median(series))) / sigma
     pen = float(penalty_factor * math.log(m))
     change_points = [c * jump for c in pelt_l2(signal, pen, block_size)]
+    # A level shift moves the median: a change whose two sides' medians differ by less than
+    # three standard errors is a spike or a slow last run, not a shift (issue 16: one slow last run was
+    # reported as a level shift in 200 of 200 series).
+    kept: list[int] = []
+    for i, c in enumerate(change_points):
+        before = arr[(kept[-1] if kept else 0):c]
+        after = arr[c:(change_points[i + 1] if i + 1 < len(change_points) else n)]
+        # 3 standard errors of a difference of medians (1.2533 sigma / sqrt(n) each)
+        se = 1.2533 * sigma * math.sqrt(1 / before.size + 1 / after.size)
+        if abs(float(np.median(after)) - float(np.median(before))) >= 3 * se:
+            kept.append(c)
+    change_points = kept
     bounds = [0, *change_points, n]
     segments = [
         Segment(a, b, b - a, float(np.median(arr[a:b])), float(np.mean(arr[a:b])))
