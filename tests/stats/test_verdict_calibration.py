@@ -1,0 +1,24 @@
+"""bench/verdict_calibration.py --quick runs and its figures hold their goals (issue 16 item 2):
+the calibration script itself is exercised, on the real verdict_model."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_quick_calibration_prints_every_figure_and_no_contradiction():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verdict_calibration.py"),
+                           "--quick", "--families", "lognormal,grid"], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.count("false claims") == 6 and out.count("power") == 6
+    assert len(re.findall(r"'N more runs' decides when redrawn at N: fresh", out)) == 2
+    # by construction the word never contradicts its own interval
+    assert not re.search(r"(decided with 1 inside|word against its interval) +[1-9]", out), out
+    assert not re.search(r"wrong direction +[1-9]", out), out
