@@ -79,6 +79,10 @@ def test_nothing_runs_without_consent(hostile, tmp_path):
                    str(hostile["victim"]), "/etc/hostname", "as root" if os.geteuid() == 0
                    else "as this user"):
         assert needle in text, (needle, text)
+    sandboxed = run_cli("reproduce", str(hostile["bundle"]), "--show-plan", "--isolation",
+                        "bwrap", db=db, cwd=tmp_path).stdout
+    assert "isolation bwrap" in sandboxed and "hooks (and the shell that runs them) run " \
+        "outside --isolation bwrap" in sandboxed, sandboxed
     as_data = json.loads(run_cli("reproduce", str(hostile["bundle"]), "--show-plan", "--json",
                                  db=db, cwd=tmp_path).stdout)
     (session,) = as_data["sessions"]

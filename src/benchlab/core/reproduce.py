@@ -184,10 +184,13 @@ def describe(rep: Reproduction, *, isolation: str = "bare") -> dict[str, Any]:
             ignored["isolation"] = plan.placement.isolation
         if plan.placement.calibration:
             ignored["calibration"] = plan.placement.calibration
+        has_hooks = any(b["hooks"] for b in benches)
         sessions.append({"uid": item.doc.get("uid"), "name": item.doc.get("name"),
                          "shell": plan.shell, "benchmarks": benches, "ignored": ignored,
                          "isolation": isolation, "count": plan.count,
-                         "metrics_from_stdout": bool(plan.metrics)})
+                         "metrics_from_stdout": bool(plan.metrics),
+                         # the core runs hooks through the spawn path, not the isolation level
+                         "hooks_outside_isolation": has_hooks and isolation != "bare"})
     return {"bundle": bundle.path, "bundle_sha256": bundle.sha256, "sessions": sessions,
             "sources": sources, "user": {"uid": os.geteuid(), "root": os.geteuid() == 0}}
 

@@ -53,6 +53,9 @@ def disclosure_lines(what: dict[str, Any]) -> list[str]:
                              f"(bundled sha256 {digest[:16] + '…' if digest else 'unknown'})")
             for hook, command in b["hooks"].items():
                 lines.append(f"      {hook} hook: {_short(command)}")
+        if s.get("hooks_outside_isolation"):
+            lines.append(f"    note: the hooks (and the shell that runs them) run outside "
+                         f"--isolation {s['isolation']}, as benchlab run runs hooks")
         if s.get("count"):
             lines.append(f"    and each command again under valgrind (--count {s['count']})")
         for key, value in s["ignored"].items():
