@@ -227,7 +227,9 @@ def ab_cmd(commands, names, suite, repo, base, head, build, max_time, warmup, mi
             failure = str(exc)
         if failure is None:
             result = run_ab(store, benches, base_tree, head_tree, options, repo=str(root),
-                            argv=["benchlab", "ab", *sys.argv[2:]], name=session_name,
+                            argv=["benchlab", "ab", *sys.argv[2:]],
+                            name=session_name or f"ab {base_tree.commit[:8]}.."
+                                 f"{head_tree.commit[:8]}{'+' if head_tree.dirty else ''}",
                             message=message,
                             on_start=lambda ref: message(f"session {ref.uid}"))
             revisions = {"base": base_tree.to_dict(), "head": head_tree.to_dict()}

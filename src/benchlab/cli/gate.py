@@ -76,8 +76,8 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     """
     from benchlab.cli.ab import parse_benchmarks
     from benchlab.core import baseline as bl
+    from benchlab.core.execute import execute
     from benchlab.core.gate import exit_status
-    from benchlab.core.session import run_plan
     from benchlab.report.ci_outputs import GateReport
 
     if not baseline and not record_branch:
@@ -98,7 +98,7 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     if benches is not None:
         plan = _plan(benches, runs, warmup, count, timeout)
         try:
-            result = run_plan(store, plan, argv=["benchlab", "gate", *sys.argv[2:]],
+            result = execute(plan, store, argv=["benchlab", "gate", *sys.argv[2:]],
                               name=session_name,
                               on_start=lambda ref: message(f"session {ref.uid}"))
             cand = store.get_session(result.session.uid)
