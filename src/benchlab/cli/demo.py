@@ -78,18 +78,12 @@ def demo_cmd(runs, warmup, n, seed, db):
 
 
 def _print_verdicts(store, uid: str, console: Console) -> None:
-    """One-line verdicts of each sort against libc qsort (the baseline)."""
-    from benchlab.report.verdict_text import verdict_text
-    from benchlab.stats.verdict import compare_many
+    """The verdict of each sort against libc qsort (the baseline), as run and show print it."""
+    from benchlab.report.speed_verdict import session_verdict_lines
 
-    base = store.resolve_series(f"{uid}:qsort", "wall")
-    others = {algo: store.resolve_series(f"{uid}:{algo}", "wall").values
-              for algo in ALGORITHMS if algo != "qsort"}
-    results = compare_many(base.values, others, baseline_name="qsort")
-    console.print("[bold]verdicts[/bold] (wall time; Mann-Whitney U, Hodges-Lehmann interval, "
-                  "Holm-corrected over the two comparisons):")
-    for result in results.comparisons:
-        console.print(f"  {verdict_text(result)}")
+    session_id = store.get_session(uid)["id"]
+    for line in session_verdict_lines(store, session_id, reference="qsort", metric="wall"):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print()
 
 
