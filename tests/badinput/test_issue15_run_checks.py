@@ -6,13 +6,12 @@ that signal (it was exit 139 and no signal)."""
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 
 import pytest
 
 from benchlab.store.db import Store
-from tests.conftest import assert_one_line_error, run_cli
+from tests.conftest import assert_one_line_error, needs_tool, run_cli
 
 
 def _sessions(db) -> int:
@@ -22,7 +21,7 @@ def _sessions(db) -> int:
         return len(store.sessions())
 
 
-@pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
+@needs_tool("perf")
 @pytest.mark.parametrize("events", ["bogus", "cycles,no-such-event", "cpu/foo=1/"])
 def test_perf_events_perf_refuses_are_refused_before_the_session(tmp_path, events):
     db = tmp_path / "p.db"
@@ -31,7 +30,7 @@ def test_perf_events_perf_refuses_are_refused_before_the_session(tmp_path, event
     assert _sessions(db) == 0
 
 
-@pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
+@needs_tool("perf")
 def test_perf_events_the_machine_cannot_count_still_run(tmp_path):
     """A VM has no PMU: cycles is '<not supported>', which perf accepts (stored unsupported)."""
     db = tmp_path / "p.db"

@@ -17,11 +17,16 @@ import pytest
 from benchlab.errors import UserError
 from benchlab.measure.isolation import LEVELS, parse_isolate_meta, parse_isolation
 from benchlab.store import Store
-from tests.conftest import BENCHLAB, assert_one_line_error, run_cli, sigint_as_in_a_terminal
+from tests.conftest import (
+    BENCHLAB,
+    assert_one_line_error,
+    needs_tool,
+    run_cli,
+    sigint_as_in_a_terminal,
+)
 
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
-needs_firejail = pytest.mark.skipif(shutil.which("firejail") is None,
-                                    reason="firejail not installed")
+needs_bwrap = needs_tool("bwrap")  # skipped without it here, failed in CI
+needs_firejail = needs_tool("firejail")
 METAS = Path(__file__).parent / "isolate_meta"
 
 

@@ -17,11 +17,17 @@ from benchlab.core.suite import isolation_suite, load_suite
 from benchlab.errors import UserError
 from benchlab.report.study import Group
 from benchlab.report.study_isolation import baseline_level
-from tests.conftest import run_cli
+from tests.conftest import needs_tool, run_cli
 
 HAVE_PODMAN = os.geteuid() == 0 and bool(shutil.which("podman") and shutil.which("busybox"))
-needs_levels = pytest.mark.skipif(not (HAVE_PODMAN and shutil.which("bwrap")),
-                                  reason="podman, busybox-static or bubblewrap missing")
+
+
+def needs_levels(f):
+    """The container and sandbox levels: podman, busybox-static and bubblewrap (setup installs
+    them: a test skipped here without them fails in CI), run as root."""
+    for tool in ("podman", "busybox", "bwrap"):
+        f = needs_tool(tool)(f)
+    return pytest.mark.skipif(os.geteuid() != 0, reason="the container levels need root")(f)
 
 
 def test_the_builtin_isolation_suite_has_the_platforms_levels_here():
