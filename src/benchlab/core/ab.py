@@ -202,16 +202,19 @@ class _Job:
                     return ending(failure)
             pairs += 1
             elapsed = time.monotonic() - start
-            if looks is None:  # the budget in pairs, from the first pair's pace
-                per_pair = max(time.monotonic() - measured_from, 1e-6)
+            if pairs < o.min_pairs:
+                continue
+            if not timed:
+                return ending(None)
+            if looks is None:
+                # the budget in pairs, from the pace of the pairs before the first look (one
+                # pair alone is a poor guess: the first runs load the program's pages)
+                per_pair = max((time.monotonic() - measured_from) / pairs, 1e-6)
                 budget = (o.max_time_s - (measured_from - start)) / per_pair
                 looks = Looks(int(max(o.min_pairs, min(o.max_pairs, budget))),
                               o.alpha / max(len(timed), 1))
-            final = pairs >= min(o.max_pairs, looks.max_values) or (
-                elapsed >= o.max_time_s and pairs >= o.min_pairs)
-            if not timed and pairs >= o.min_pairs:
-                return ending(None)
-            if pairs < o.min_pairs or (pairs % o.look_every and not final):
+            final = pairs >= min(o.max_pairs, looks.max_values) or elapsed >= o.max_time_s
+            if pairs % o.look_every and not final:
                 continue
             critical = looks.critical(looks.max_values if final else pairs)
             if critical is None:
