@@ -172,6 +172,16 @@ def test_guard_detects_links_templates_and_other_stores(store, tmp_path):
     assert output_conflict(tmp_path / "new.json", None) is None
 
 
+def test_a_directory_where_a_file_goes_is_one_line(tmp_path):
+    """Every file option refuses a directory while parsing (the state file, an export...)."""
+    db = tmp_path / "x.db"
+    for args in (["export", "-o", str(tmp_path)], ["run", "--export-json", str(tmp_path), "true"],
+                 ["system", "tune", "--state-file", str(tmp_path)],
+                 ["report", "-o", str(tmp_path)]):
+        assert_one_line_error(run_cli(*args, env={"BENCHLAB_DB": str(db)}), "is a directory")
+    assert not db.exists()
+
+
 def test_run_export_onto_the_store_measures_nothing(tmp_path):
     """The end-to-end case of the issue, through the console script: the command would create a
     marker; it never runs, no session is stored, the store's bytes are unchanged."""

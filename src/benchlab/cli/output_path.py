@@ -76,9 +76,11 @@ def _check(path: str, db: str | None, param: click.Parameter | None) -> None:
         return  # ``--db ''`` is refused by opening the store, with its own message
     name = _option_name(param)
     refuse_output_path(path, default_db_path() if db is None else db, name)
-    if param is not None and getattr(param.type, "directory", False) \
-            and os.path.exists(path) and not os.path.isdir(path):
+    wants_directory = param is not None and getattr(param.type, "directory", False)
+    if wants_directory and os.path.exists(path) and not os.path.isdir(path):
         raise UserError(f"{name} {path} is a file; give a directory")
+    if not wants_directory and os.path.isdir(path):
+        raise UserError(f"{name} {path} is a directory; give a file path in it")
 
 
 def _values(value: Any) -> list[str]:
