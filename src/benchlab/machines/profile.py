@@ -41,6 +41,12 @@ METRIC_UNIT = "bogo-ops/s"
 #: Rate over user+system CPU time (insensitive to time slicing and to the quota), stored beside.
 CPU_METRIC = "bogo_ops_per_cpu_s"
 
+#: The program-reported metrics of a profile session: stress-ng's rates per real and per CPU s.
+PROFILE_METRICS = [{"name": METRIC, "unit": METRIC_UNIT,
+                    "origin": "stress-ng --yaml bogo-ops-per-second-real-time"},
+                   {"name": CPU_METRIC, "unit": METRIC_UNIT,
+                    "origin": "stress-ng --yaml bogo-ops-per-second-usr-sys-time"}]
+
 
 @dataclass
 class MethodResult:
@@ -245,22 +251,16 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
     from benchlab.machines import stressng
 
     binary = stressng.find_stress_ng(binary)
-    if repeat < 1:
-        raise UserError(f"invalid --repeat {repeat}; use 1 or more (3 or more to get a CV)")
-    if int(duration_s) != duration_s or duration_s < 1:
-        raise UserError(f"invalid --duration {duration_s}; stress-ng takes whole seconds (>= 1)")
-    if not methods:
-        raise UserError("no methods to run; pass --methods all or a list of names")
+    _check_profile_options(methods, repeat, duration_s)
     available = stressng.cpu_methods(binary)
     argvs = {m: stressng.method_argv(m, int(duration_s), "{yaml}", binary, available) for m in methods}
-    version = stressng.stress_ng_version(binary)
     if environment is None:
         from benchlab.environment import collect_environment
         # keyed by the store's secret, as every session's environment (names only without one)
         environment = collect_environment(env_key=store.env_key() if store is not None else None)
     metadata: dict[str, Any] = {
-        "tool": "stress-ng", "stress_ng_version": version, "duration_s": int(duration_s),
-        "repeat": repeat, "target_cv": target_cv, "seed": seed,
+        "tool": "stress-ng", "stress_ng_version": stressng.stress_ng_version(binary),
+        "duration_s": int(duration_s), "repeat": repeat, "target_cv": target_cv, "seed": seed,
         "limits": limits.to_dict() if limits is not None else None,
         "cpus": list(cpus) if cpus else None, "nice": nice, "metric": METRIC, "value": "median of repetitions",
         "higher_is_better": {m: True for m in methods}, "source": "measured",
@@ -268,69 +268,91 @@ def run_profile(methods: Sequence[str], *, name: str, duration_s: int = 1, repea
     results = {m: MethodResult(m, [], True, "stressor" if m in stressng.EXTRA_STRESSORS else "cpu-method")
                for m in methods}
     profile = Profile(name=name, methods=results, metadata=metadata, environment=environment)
-
     session = _start_session(
         store, _placement(limits, cpus, nice), limits is not None and not limits.unconstrained,
         name=name, environment=environment, metadata=metadata, source="measured",
         benchmarks=[{"name": m, "argv": argvs[m], "parameters": {
             "kind": results[m].kind, "higher_is_better": True}} for m in methods],
-        metrics=[{"name": METRIC, "unit": METRIC_UNIT,
-                  "origin": "stress-ng --yaml bogo-ops-per-second-real-time"},
-                 {"name": CPU_METRIC, "unit": METRIC_UNIT,
-                  "origin": "stress-ng --yaml bogo-ops-per-second-usr-sys-time"}])
-    notify = observer or (lambda event, **data: None)
-    total = repeat * len(methods)
-    notify("planned", total=total)
-    rng = random.Random(seed)
-    started = time.monotonic()
-    done = 0
-    counts = {m: 0 for m in methods}
+        metrics=PROFILE_METRICS)
+    rounds = _Rounds(session, argvs, results, int(duration_s), nice, random.Random(seed),
+                     observer or (lambda event, **data: None), repeat * len(methods))
     status = "failed"
     try:
-        tmp = session.scratch
-
-        def run_round(round_methods: list[str], round_no: int) -> None:
-            nonlocal done
-            order = list(round_methods)
-            rng.shuffle(order)
-            for method in order:
-                record = run_method(session, method, argvs[method], tmp, round_no,
-                                     int(duration_s), nice)
-                if record.value is not None:
-                    results[method].values.append(record.value)
-                    if record.cpu_value is not None and math.isfinite(record.cpu_value):
-                        results[method].cpu_values.append(record.cpu_value)
-                counts[method] += 1
-                done += 1
-                session.record(method, counts[method] - 1, record_fields(record),
-                               _run_samples(record))
-                notify("run", record=record, done=done, total=total)
-
         for r in range(repeat):
-            run_round(list(methods), r)
+            rounds.run(list(methods), r)
         if target_cv is not None:
-            ceiling = max_repeat if max_repeat is not None else 3 * repeat
-            round_no = repeat
-            while True:
-                noisy = [m for m in methods if counts[m] < ceiling
-                         and not (results[m].cv <= target_cv)]
-                elapsed = time.monotonic() - started
-                per_run = elapsed / max(done, 1)
-                if not noisy or (time_budget_s is not None and elapsed + per_run * len(noisy) > time_budget_s):
-                    break
-                total += len(noisy)
-                notify("extra", total=total)
-                run_round(noisy, round_no)
-                round_no += 1
+            rounds.until_quiet(target_cv, max_repeat if max_repeat is not None else 3 * repeat,
+                               time_budget_s, first_round=repeat)
         status = "done"
     except KeyboardInterrupt:
         status = "interrupted"
         raise
     finally:
-        session.finish(status, _final_metadata(metadata, started, done, methods, counts,
-                                               results, session))
+        session.finish(status, _final_metadata(metadata, rounds.started, rounds.done, methods,
+                                               rounds.counts, results, session))
         session.close()
     return profile
+
+
+def _check_profile_options(methods: Sequence[str], repeat: int, duration_s: float) -> None:
+    """One-line UserErrors for a profile's options (rounds, whole seconds, some methods)."""
+    if repeat < 1:
+        raise UserError(f"invalid --repeat {repeat}; use 1 or more (3 or more to get a CV)")
+    if int(duration_s) != duration_s or duration_s < 1:
+        raise UserError(f"invalid --duration {duration_s}; stress-ng takes whole seconds (>= 1)")
+    if not methods:
+        raise UserError("no methods to run; pass --methods all or a list of names")
+
+
+class _Rounds:
+    """The rounds of a profile: each runs its methods once, in a freshly shuffled order, and
+    stores every run as it ends (counts per method, runs done, the planned total)."""
+
+    def __init__(self, session, argvs: dict[str, list[str]], results: dict[str, MethodResult],
+                 duration_s: int, nice: int | None, rng: random.Random, notify: Observer,
+                 total: int):
+        self.session, self.argvs, self.results = session, argvs, results
+        self.duration_s, self.nice, self.rng, self.notify = duration_s, nice, rng, notify
+        self.total = total
+        self.counts = {m: 0 for m in argvs}
+        self.done = 0
+        self.started = time.monotonic()
+        notify("planned", total=total)
+
+    def run(self, round_methods: list[str], round_no: int) -> None:
+        """One round over ``round_methods`` (shuffled)."""
+        order = list(round_methods)
+        self.rng.shuffle(order)
+        for method in order:
+            record = run_method(self.session, method, self.argvs[method], self.session.scratch,
+                                round_no, self.duration_s, self.nice)
+            if record.value is not None:
+                self.results[method].values.append(record.value)
+                if record.cpu_value is not None and math.isfinite(record.cpu_value):
+                    self.results[method].cpu_values.append(record.cpu_value)
+            self.counts[method] += 1
+            self.done += 1
+            self.session.record(method, self.counts[method] - 1, record_fields(record),
+                                _run_samples(record))
+            self.notify("run", record=record, done=self.done, total=self.total)
+
+    def until_quiet(self, target_cv: float, ceiling: int, time_budget_s: float | None,
+                    first_round: int) -> None:
+        """Extra rounds over the methods whose CV is above ``target_cv`` (a fraction), each at
+        most ``ceiling`` runs, within ``time_budget_s`` (s, from the start; None: no budget)."""
+        round_no = first_round
+        while True:
+            noisy = [m for m in self.argvs if self.counts[m] < ceiling
+                     and not (self.results[m].cv <= target_cv)]
+            elapsed = time.monotonic() - self.started
+            per_run = elapsed / max(self.done, 1)
+            if not noisy or (time_budget_s is not None
+                             and elapsed + per_run * len(noisy) > time_budget_s):
+                return
+            self.total += len(noisy)
+            self.notify("extra", total=self.total)
+            self.run(noisy, round_no)
+            round_no += 1
 
 
 def _final_metadata(metadata: dict, started: float, done: int, methods, counts, results,
