@@ -15,6 +15,9 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
+from benchlab.store.db import Store
 from tests.ci.conftest import git, make_repo
 from tests.ci.test_gate import validate_gate_json
 from tests.conftest import BENCHLAB, require_tool
@@ -37,6 +40,7 @@ def _leftovers(cache: Path) -> list[Path]:
             if p.is_dir() and not (p / ".benchlab-build.json").exists()]
 
 
+@pytest.mark.slow
 def test_a_regression_in_instructions_fails_the_job_and_a_a_passes(tmp_path, cache_env):
     require_tool("valgrind")
     repo = make_repo(tmp_path / "repo", [0, 300])
@@ -66,6 +70,7 @@ def test_a_regression_in_instructions_fails_the_job_and_a_a_passes(tmp_path, cac
     assert not _leftovers(Path(cache_env["XDG_CACHE_HOME"]))
 
 
+@pytest.mark.slow
 def test_the_work_tree_with_uncommitted_changes_is_the_default_head(tmp_path, cache_env):
     """30 % more work in an uncommitted edit is measured (CPU time: 30 % is far above the
     noise of a loaded machine) against the merge-base with main, and removed afterwards."""
@@ -143,6 +148,35 @@ def test_sigterm_and_kill_9_leave_no_worktree(tmp_path, cache_env):
             assert len(_worktrees(repo)) == 1 and not _leftovers(cache)
             assert not list(cache.glob("benchlab/builds/*/worktree-p*"))
     _kill_builds_under(Path(cache_env["XDG_CACHE_HOME"]))
+
+
+def test_sigterm_while_measuring_marks_the_session_and_removes_the_trees(tmp_path, cache_env):
+    repo = make_repo(tmp_path / "repo", [0])
+    (repo / "extra").write_text("5\n")
+    proc = subprocess.Popen([BENCHLAB, "ab", "--build", "make", "--max-time", "60",
+                             "--json", "-", "sleep 0.2"], cwd=repo, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    db = Path(cache_env["BENCHLAB_DB"])
+    while time.monotonic() < deadline and not (db.exists() and _runs(db)):
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1].startswith("benchlab: interrupted; ")
+    with Store.open(db, readonly=True) as store:
+        [sess] = store.sessions()
+        assert sess["status"] == "interrupted" and _runs(db) > 0
+    assert len(_worktrees(repo)) == 1
+    assert not list(Path(cache_env["XDG_CACHE_HOME"]).glob("benchlab/builds/*/worktree-p*"))
+
+
+def _runs(db: Path) -> int:
+    try:
+        with Store.open(db, readonly=True) as store:
+            return sum(s["n_runs"] for s in store.sessions())
+    except Exception:  # the store is being created
+        return 0
 
 
 def _kill_builds_under(cache: Path) -> None:

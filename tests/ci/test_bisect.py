@@ -8,9 +8,13 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from tests.ci.conftest import git, make_repo
 from tests.ci.test_gate import validate_gate_json
 from tests.conftest import BENCHLAB, require_tool
+
+pytestmark = pytest.mark.slow
 
 FAST = ["--metric", "instructions", "--warmup", "0", "--min-pairs", "5", "--max-time", "3"]
 

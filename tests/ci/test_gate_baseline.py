@@ -13,6 +13,8 @@ from tests.ci.conftest import WORK_C
 from tests.ci.test_gate import validate_gate_json
 from tests.conftest import BENCHLAB, require_tool
 
+pytestmark = pytest.mark.slow
+
 GATE = ["-q", "-r", "3", "-w", "0", "--metric", "instructions"]
 
 

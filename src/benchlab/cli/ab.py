@@ -203,7 +203,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, max_time, warmup, mi
     from benchlab.core import revisions as rv
     from benchlab.core.ab import run_ab
     from benchlab.core.gate import exit_status
-    from benchlab.core.session import interruptible
+    from benchlab.core.session import SessionInterrupted, interruptible
     from benchlab.report.ci_outputs import GateReport
 
     benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
@@ -226,12 +226,17 @@ def ab_cmd(commands, names, suite, repo, base, head, build, max_time, warmup, mi
         except rv.BuildFailed as exc:
             failure = str(exc)
         if failure is None:
-            result = run_ab(store, benches, base_tree, head_tree, options, repo=str(root),
-                            argv=["benchlab", "ab", *sys.argv[2:]],
-                            name=session_name or f"ab {base_tree.commit[:8]}.."
-                                 f"{head_tree.commit[:8]}{'+' if head_tree.dirty else ''}",
-                            message=message,
-                            on_start=lambda ref: message(f"session {ref.uid}"))
+            try:
+                result = run_ab(store, benches, base_tree, head_tree, options, repo=str(root),
+                                argv=["benchlab", "ab", *sys.argv[2:]],
+                                name=session_name or f"ab {base_tree.commit[:8]}.."
+                                     f"{head_tree.commit[:8]}{'+' if head_tree.dirty else ''}",
+                                message=message,
+                                on_start=lambda ref: message(f"session {ref.uid}"))
+            except SessionInterrupted as exc:
+                click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in "
+                           f"session {exc.session.uid}", err=True)
+                sys.exit(128 + exc.signum)
             revisions = {"base": base_tree.to_dict(), "head": head_tree.to_dict()}
             for rev in revisions.values():
                 rev.pop("build_log", None)

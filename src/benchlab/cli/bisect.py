@@ -51,7 +51,7 @@ def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_p
     from benchlab.core import revisions as rv
     from benchlab.core.bisect import bisect
     from benchlab.core.gate import exit_status
-    from benchlab.core.session import interruptible
+    from benchlab.core.session import SessionInterrupted, interruptible
     from benchlab.report.ci_outputs import GateReport
 
     if len(gate_metrics) > 1:
@@ -72,6 +72,10 @@ def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_p
                             argv=["benchlab", "bisect", *sys.argv[2:]])
         except rv.BuildFailed as exc:
             failure = str(exc)
+        except SessionInterrupted as exc:
+            click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "
+                       f"{exc.session.uid}", err=True)
+            sys.exit(128 + exc.signum)
     if failure is not None:
         report = GateReport("bisect", None, {}, [], 3, failure=failure)
     else:
