@@ -28,7 +28,6 @@ LONGER_TODAY: dict[str, int] = {
     "stats/verdict_model.py:verdict_model": 103,
     "store/formats/pyperf.py:parse_pyperf": 101,
     "core/suite.py:load_suite": 100,
-    "machines/quota_search.py:search_quota": 96,
     "stats/rank_selection.py:_select": 89,
     "stats/steady.py:detect_steady_state": 85,
     "core/cluster/address.py:open_cluster": 82,

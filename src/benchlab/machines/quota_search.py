@@ -140,6 +140,37 @@ def _effective_quota(trial: Trial, period_us: int) -> float:
     return trial.cpu_share * period_us
 
 
+def _next_quota(lo: Trial | None, hi: Trial | None, trials: list[Trial], period_us: int,
+                min_quota_us: int) -> tuple[float, str, str | None]:
+    """The next quota to try (us) and why ("model" or "secant"), or why the search ends (the
+    third item, then the first two mean nothing). ``lo``/``hi``: the bracket's trials below and
+    above the target ratio (None: not found yet)."""
+    if lo is None:
+        # Proportional model from the lowest quota measured above the target ratio. Its
+        # speed is proportional to the CPU share it actually got, which on a busy machine
+        # is less than the quota (other processes take the rest): scale that share.
+        q_next = _effective_quota(hi, period_us) / hi.ratio
+        if q_next <= min_quota_us and hi.quota_us <= min_quota_us:
+            return q_next, "model", "minimum quota still faster than the base"
+        return q_next, "model", None
+    if hi is None:
+        return _effective_quota(lo, period_us) / lo.ratio, "model", None
+    width = hi.quota_us - lo.quota_us
+    if width <= max(1, 2 * 0.001 * hi.quota_us):
+        return 0.0, "secant", "bracket closed"
+    # Pooled proportional estimate over all binding trials; a log-log secant between
+    # the bracket ends when no trial has bound yet.
+    q_model = _pooled_root(trials, period_us) or _loglog_root(
+        [(_effective_quota(lo, period_us), lo.ratio), (_effective_quota(hi, period_us), hi.ratio)])
+    q_next = q_model if q_model is not None else (lo.quota_us + hi.quota_us) / 2
+    guard = 0.1 * width
+    q_next = min(max(q_next, lo.quota_us + guard), hi.quota_us - guard)
+    # Stop when the bracket is within the quota uncertainty implied by the noise.
+    if width <= max(lo.rel_halfwidth, hi.rel_halfwidth) * q_next:
+        return q_next, "secant", "bracket within noise"
+    return q_next, "secant", None
+
+
 def search_quota(measure: Measure, *, period_us: int, repeat: int = 3, max_trials: int = 15,
                  min_quota_us: int = MIN_QUOTA_US, observer: Callable[[Trial, dict], None] | None = None
                  ) -> tuple[int, list[Trial], str]:
@@ -190,36 +221,10 @@ def search_quota(measure: Measure, *, period_us: int, repeat: int = 3, max_trial
     last = first
     ended = "max trials"
     while len(trials) < max_trials:
-        if lo is None:
-            # Proportional model from the lowest quota measured above the target ratio. Its
-            # speed is proportional to the CPU share it actually got, which on a busy machine
-            # is less than the quota (other processes take the rest): scale that share.
-            q_next = _effective_quota(hi, period_us) / hi.ratio
-            if q_next <= min_quota_us and hi.quota_us <= min_quota_us:
-                ended = "minimum quota still faster than the base"
-                break
-            purpose = "model"
-        elif hi is None:
-            q_next = _effective_quota(lo, period_us) / lo.ratio
-            purpose = "model"
-        else:
-            width = hi.quota_us - lo.quota_us
-            if width <= max(1, 2 * 0.001 * hi.quota_us):
-                ended = "bracket closed"
-                break
-            # Pooled proportional estimate over all binding trials; a log-log secant between
-            # the bracket ends when no trial has bound yet.
-            q_model = _pooled_root(trials, period_us) or _loglog_root(
-                [(_effective_quota(lo, period_us), lo.ratio), (_effective_quota(hi, period_us), hi.ratio)])
-            q_next = q_model if q_model is not None else (lo.quota_us + hi.quota_us) / 2
-            guard = 0.1 * width
-            q_next = min(max(q_next, lo.quota_us + guard), hi.quota_us - guard)
-            purpose = "secant"
-            # Stop when the bracket is within the quota uncertainty implied by the noise.
-            noise = max(lo.rel_halfwidth, hi.rel_halfwidth)
-            if width <= noise * q_next:
-                ended = "bracket within noise"
-                break
+        q_next, purpose, stop = _next_quota(lo, hi, trials, period_us, min_quota_us)
+        if stop is not None:
+            ended = stop
+            break
         if last.contains_one and last.purpose != "repeat":
             t = run(last.quota_us, 2 * repeat, "repeat")
         else:
