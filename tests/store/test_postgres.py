@@ -206,7 +206,7 @@ def test_store_copy_both_ways_verified_and_idempotent(pg_url, tmp_path):
     printed = dict(re.findall(r"^(\w{8})\s+copied\s.*sha256 (\w{64})", out, re.M))
     assert printed == digests, out
     again = run_cli("store", "copy", str(a), pg_url, check=True).stdout
-    assert "0 session(s) copied, 2 already" in again
+    assert "0 sessions copied, 2 already" in again
     with Store.open(pg_url, readonly=True) as store:
         assert store.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 2
         assert store.conn.execute("SELECT COALESCE(SUM(n), 0) FROM sample_blocks").fetchone()[0] == 3 * 5 + 3000

@@ -6,6 +6,7 @@ import click
 
 from benchlab.cli.tidy import vacuum_cmd
 from benchlab.errors import UserError
+from benchlab.units import plural
 
 
 @click.group("store")
@@ -40,10 +41,13 @@ def copy_cmd(src: str, dst: str, sessions: tuple[str, ...]) -> None:
     for item in done:
         totals[item.action] += 1
         c = item.counts
-        click.echo(f"{item.uid}  {item.action:<7}  {c['benchmarks']} benchmarks, {c['runs']} runs, "
-                   f"{c['samples']} samples, {c['measurements']} measurements, "
-                   f"{c['metrics']} metrics  sha256 {item.digest}  {item.name or ''}".rstrip())
-    click.echo(f"{totals['copied']} session(s) copied, {totals['present']} already in {target.path} "
+        click.echo(f"{item.uid}  {item.action:<7}  {plural(c['benchmarks'], 'benchmark')}, "
+                   f"{plural(c['runs'], 'run')}, {plural(c['samples'], 'sample')}, "
+                   f"{plural(c['measurements'], 'measurement')}, "
+                   f"{plural(c['metrics'], 'metric')}  sha256 {item.digest}  "
+                   f"{item.name or ''}".rstrip())
+    click.echo(f"{plural(totals['copied'], 'session')} copied, {totals['present']} already in "
+               f"{target.path} "
                f"(same digest); every copy verified")
 
 

@@ -9,7 +9,7 @@ import click
 
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
-from benchlab.units import parse_age_s
+from benchlab.units import parse_age_s, plural
 
 
 @click.command("delete")
@@ -49,7 +49,8 @@ def delete_cmd(sessions, older_than, yes, db):
             click.echo("nothing deleted")
             return
     done = delete_sessions(store, rows)
-    click.echo(f"deleted {len(done.sessions)} session(s) ({done.runs} runs) from {store.path}; "
+    click.echo(f"deleted {plural(len(done.sessions), 'session')} ({plural(done.runs, 'run')}) "
+               f"from {store.path}; "
                "`benchlab store vacuum` gives the space back")
 
 
