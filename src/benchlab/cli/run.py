@@ -5,18 +5,13 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+
+if TYPE_CHECKING:  # rich is imported where it draws: `run -q` never loads it (~30 ms)
+    from rich.console import Console
+    from rich.progress import Progress
 
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
@@ -50,7 +45,7 @@ from benchlab.units import plural
 class ProgressObserver:
     """Draws a rich progress bar: runs done, the current command, ETA."""
 
-    def __init__(self, console: Console, enabled: bool):
+    def __init__(self, console: Console | None, enabled: bool):
         self.console = console
         self.enabled = enabled
         self.progress: Progress | None = None
@@ -58,6 +53,16 @@ class ProgressObserver:
 
     def __enter__(self):
         if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
             self.progress = Progress(
                 SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                 MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
@@ -263,8 +268,12 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     alpha = until_decided_alpha(alpha, until_decided)
     margin = verdict_margin(min_effect)
     quiet = quiet or hf.quiet
-    console = Console(stderr=True, quiet=quiet, no_color=hf.color is False,
-                      force_terminal=True if hf.style in ("full", "nocolor") else None)
+    console = None  # -q prints nothing, so it needs no console (and no rich)
+    if not quiet:
+        from rich.console import Console
+
+        console = Console(stderr=True, no_color=hf.color is False,
+                          force_terminal=True if hf.style in ("full", "nocolor") else None)
     if report_path is not None:  # a bad --report fails now, not after the measurements
         from benchlab.report.output import check_output
         check_output(report_path, "html", None, option="--report")
@@ -343,6 +352,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                    "verdict": verdict.to_dict() if verdict is not None else None,
                    "benchmarks": [s.to_dict() for s in summaries]}, indent=2)
     elif not quiet:
+        from rich.console import Console
+
         out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
         render_summary_table(summaries, out, plain=hf.plain_tables(sys.stdout.isatty()))
         print_machine_table(store, result.session.id, out)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
+
+if TYPE_CHECKING:  # only a type here: `benchlab run -q` never imports rich (~30 ms)
+    from rich.console import Console
 
 from benchlab.cli.common import failed_runs
 from benchlab.cli.hyperfine_options import HyperfineOptions
