@@ -1,7 +1,7 @@
 """``benchlab list``: the sessions in the store, newest first.
 
-Kept apart from :mod:`benchlab.cli.data` so that listing loads no import format (the machine
-profiles' ``varsys16`` reader pulls numpy and the machines layer): ``list`` over 10,000
+Kept apart from :mod:`benchlab.cli.import_export` so that listing loads no import format (the
+machine profiles' ``varsys16`` reader pulls numpy and the machines layer): ``list`` over 10,000
 sessions is mostly start-up otherwise.
 """
 

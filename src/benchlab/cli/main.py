@@ -29,12 +29,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("analyze", "Analyse each SERIES ([SESSION:]BENCHMARK[/METRIC], or a session with "
                            "one benchmark)."),
     "list": ("listing", "List the sessions in the database, newest first, with their commands."),
-    "show": ("data", "Show a session (default: the newest): timings of each benchmark, the "
+    "show": ("show", "Show a session (default: the newest): timings of each benchmark, the "
                      "verdict between them, failed runs with their stderr, environment, protocol "
                      "and metrics."),
-    "import": ("data", "Import results of another tool (or raw program outputs) as a new "
-                       "session."),
-    "export": ("data", "Export sessions (uid, id or name; default: the newest session)."),
+    "import": ("import_export", "Import results of another tool (or raw program outputs) "
+                                "as a new session."),
+    "export": ("import_export", "Export sessions (uid, id or name; default: the newest "
+                                "session)."),
     "study": ("study", "Run a stability study (a matrix of workloads x isolation x workers x "
                        "affinity x load)."),
     "env": ("env", "Show the machine, kernel settings and software a benchmark would be measured "
