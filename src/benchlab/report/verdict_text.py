@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from benchlab.stats.comparison import Check, Comparison
-from benchlab.units import format_duration, format_value
+from benchlab.units import format_duration, format_value, plural
 
 #: Significant digits of the Hodges-Lehmann shift and interval: enough for seed 001's
 #: printed values (-771.55 µs, [-773.77, -769.32]).
@@ -371,11 +371,6 @@ def percent_text(x: float) -> str:
 #: Metrics whose smaller values mean "ran faster".
 TIME_METRICS = ("wall", "user", "sys", "cpu", "user+sys")
 _NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 10: "ten"}
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """'1 run', '2 runs' ('1 more run', never '1 more runs')."""
-    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def _level(level: float | None) -> str:
