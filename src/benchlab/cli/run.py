@@ -5,13 +5,8 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from typing import TYPE_CHECKING
 
 import click
-
-if TYPE_CHECKING:  # rich is imported where it draws: `run -q` never loads it (~30 ms)
-    from rich.console import Console
-    from rich.progress import Progress
 
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
@@ -33,6 +28,7 @@ from benchlab.cli.run_outcome import (
     until_decided_alpha,
     verdict_margin,
 )
+from benchlab.cli.run_progress import ProgressObserver  # also used by study and demo
 from benchlab.core.executor import SessionInterrupted
 from benchlab.core.parameters import expand_benchmarks, scan_values, substitute_parameters
 from benchlab.core.plan import MetricSpec, Placement, RunPlan, parse_memory
@@ -40,54 +36,6 @@ from benchlab.errors import UserError
 from benchlab.measure.metrics import parse_metric_spec
 from benchlab.report.run_summary import render_summary_table, session_summaries
 from benchlab.units import plural
-
-
-class ProgressObserver:
-    """Draws a rich progress bar: runs done, the current command, ETA."""
-
-    def __init__(self, console: Console | None, enabled: bool):
-        self.console = console
-        self.enabled = enabled
-        self.progress: Progress | None = None
-        self.task = None
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                SpinnerColumn,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self.progress = Progress(
-                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
-                TimeRemainingColumn(), console=self.console, transient=True)
-            self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self.progress is not None:
-            self.progress.__exit__(*exc)
-
-    def started(self, session, protocol, total):
-        if self.progress is not None:
-            self.task = self.progress.add_task(f"session {session.uid}", total=total)
-
-    def run_finished(self, name, run, m, total, done):
-        if self.progress is None:
-            return
-        kind = "warmup" if run.warmup else f"run {run.iteration + 1}"
-        self.progress.update(self.task, completed=done, total=total,
-                             description=f"{name[:40]} ({kind})")
-
-    def message(self, text):
-        if self.enabled:
-            self.console.print(f"[dim]{text}[/dim]")
 
 
 def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, min_time, max_time,
