@@ -44,8 +44,9 @@ def tree_mb(path: Path) -> float:
     return total / 1e6
 
 
-def venv_install(wheel: Path, extra: str, tmp: Path) -> tuple[int, float, list[str]]:
-    """(distributions installed, site-packages MB, their names) for ``wheel[extra]``."""
+def venv_install(wheel: Path, extra: str, tmp: Path) -> tuple[int, float, list[str], float]:
+    """(distributions installed, site-packages MB, their names, MB once bytecode is compiled
+    as pip does) for ``wheel[extra]``."""
     venv = tmp / f"venv{extra or '-base'}"
     uv("venv", "-q", "--python", sys.executable, str(venv))
     python = venv / "bin" / "python"
@@ -53,7 +54,10 @@ def venv_install(wheel: Path, extra: str, tmp: Path) -> tuple[int, float, list[s
     uv("pip", "install", "-q", "--python", str(python), spec)
     names = uv("pip", "freeze", "--python", str(python)).stdout.splitlines()
     site = next((venv / "lib").glob("python3*/site-packages"))
-    return len(names), tree_mb(site), names
+    size = tree_mb(site)
+    subprocess.run([str(python), "-m", "compileall", "-q", "-j", "0", str(site)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return len(names), size, names, tree_mb(site)
 
 
 def tool_install_s(wheel: Path, extra: str, tmp: Path, cold: bool) -> float:
@@ -87,10 +91,10 @@ def main() -> None:
         wheel = next((tmp / "dist").glob("benchlab-*.whl"))
         print(f"wheel: {wheel.name}, {wheel.stat().st_size / 1e6:.2f} MB; "
               f"load average {os.getloadavg()[0]:.1f}")
-        print(f"{'install':10} {'packages':>8} {'size':>9} {'tool install (warm)':>20}"
+        print(f"{'install':10} {'packages':>8} {'size':>9} {'with .pyc':>10} {'tool install (warm)':>20}"
               f"{'  (cold)' if args.cold else ''}")
         for extra in ("", "all"):
-            count, size, names = venv_install(wheel, extra, tmp)
+            count, size, names, compiled = venv_install(wheel, extra, tmp)
             tool_install_s(wheel, extra, tmp, cold=False)  # fills uv's cache
             warm = tool_install_s(wheel, extra, tmp, cold=False)
             cold = f"  {tool_install_s(wheel, extra, tmp, cold=True):6.1f} s" if args.cold else ""
@@ -99,7 +103,7 @@ def main() -> None:
             if not extra:
                 ok = size <= GOAL_MB and count <= GOAL_PACKAGES
                 goal = f"   goal <= {GOAL_MB} MB, <= {GOAL_PACKAGES} packages: {'met' if ok else 'NOT met'}"
-            print(f"{label:10} {count:8d} {size:7.0f} MB {warm:18.2f} s{cold}{goal}")
+            print(f"{label:10} {count:8d} {size:7.0f} MB {compiled:7.0f} MB {warm:18.2f} s{cold}{goal}")
             if not extra:
                 print("  base packages: " + ", ".join(n.split("==")[0].split(" @ ")[0]
                                                       for n in names))
