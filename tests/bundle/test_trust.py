@@ -90,6 +90,9 @@ def test_nothing_runs_without_consent(hostile, tmp_path):
     assert session["ignored"]["samples_csv"] == str(hostile["victim"])
     _nothing_ran(hostile)
 
+    assert_one_line_error(run_cli("reproduce", str(hostile["bundle"]), "--trust",
+                                  "--isolation", "nonsense", db=db, cwd=tmp_path),
+                          "--isolation 'nonsense'")
     run_cli("reproduce", str(hostile["bundle"]), "--analysis-only", db=db, cwd=tmp_path)
     imported = run_cli("import", str(hostile["bundle"]), db=db, cwd=tmp_path)
     assert imported.returncode == 0, imported.stderr

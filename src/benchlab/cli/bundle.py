@@ -96,6 +96,10 @@ def reproduce_cmd(bundle_path: str, analysis_only: bool, calibrate: bool, tolera
     if analysis_only and (calibrate or trust or show_plan):
         raise UserError("--analysis-only runs nothing; drop --calibrate, --trust and "
                         "--show-plan")
+    if not analysis_only:  # a wrong level is refused before the bundle is even read
+        from benchlab.measure.isolation import parse_isolation
+
+        parse_isolation(isolation).check()
     bundle = read_bundle(bundle_path)
     if analysis_only:
         _analysis_only(bundle, show_report, as_json)
