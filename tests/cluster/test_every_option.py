@@ -110,6 +110,8 @@ def test_a_load_whose_client_is_gone_ends_once_no_run_comes(monkeypatch):
     while "idle-load-test" in worker_side._states and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "idle-load-test" not in worker_side._states, "the idle load was not ended"
+    while any(_alive(p) for p in spinners) and time.monotonic() < deadline:
+        time.sleep(0.1)  # released: its processes are being killed and reaped
     assert not any(_alive(p) for p in spinners), "load processes outlived their session"
 
 
