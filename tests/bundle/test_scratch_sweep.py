@@ -1,5 +1,5 @@
 """Scratch directories of every kind left by a benchlab killed with SIGKILL are swept by the next
-session: a reproduction's, a bundle analysis's, cachegrind's and a container root's (before,
+session (or bundle analysis): a reproduction's, a bundle analysis's, cachegrind's and a container root's (before,
 ``benchlab-reproduce-*`` and ``benchlab-counts-*`` carried no pid and stayed forever).
 
 A real process makes them with the real helpers (``core.scratch.make_scratch``, and
@@ -41,6 +41,18 @@ def test_next_session_sweeps_every_kind_left_by_kill_9(tmp_path):
     run_cli("run", "-N", "--runs", "1", "true", "-q", db=tmp_path / "x.db", check=True,
             env={"TMPDIR": str(scratch)})
     assert [p for p in scratch.iterdir()] == [alive]
+
+
+def test_an_analysis_sweeps_too(tmp_path, bundled):
+    """``reproduce --analysis-only`` (no session) sweeps before making its own scratch."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch))
+    assert subprocess.run([sys.executable, "-c", MAKE_AND_DIE], env=env,
+                          timeout=60).returncode == -9
+    assert len(list(scratch.iterdir())) == 4
+    run_cli("reproduce", str(bundled), "--analysis-only", env={"TMPDIR": str(scratch)})
+    assert list(scratch.iterdir()) == []
 
 
 def test_counts_and_rootfs_name_their_pid():

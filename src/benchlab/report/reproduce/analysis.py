@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from benchlab.core.scratch import make_scratch, remove_scratch
+from benchlab.core.scratch import make_scratch, remove_scratch, sweep_dead_scratch
 from benchlab.store.bundle import Bundle, canonical_bytes, load_into_store, session_documents
 from benchlab.store.rows import corrected_wall_ns
 
@@ -182,7 +182,8 @@ def render_reports(bundle: Bundle, *, seed: int = ANALYSIS_SEED,
     from benchlab.store.db import Store
 
     docs = session_documents(bundle)
-    # benchlab-analysis-p<pid>-*: swept by the next session when this process is killed
+    # benchlab-analysis-p<pid>-*: swept by the next session (or analysis) if this one is killed
+    sweep_dead_scratch()
     tmp = make_scratch("analysis")
     try:
         store = Store.open(str(Path(tmp) / "bundle.db"))
