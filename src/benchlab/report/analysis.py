@@ -13,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from benchlab.units import format_value
 from benchlab.stats.bootstrap import bootstrap_distribution, interval_with_fallback
 from benchlab.stats.descriptive import cdf_points, summarize
 from benchlab.stats.independence import check_independence
 from benchlab.stats.outliers import mad_filtered_summary, tukey_outliers
 from benchlab.stats.steady import detect_steady_state
+from benchlab.stats.verdict_pair import LAG1_BAND_Z, series_dependence
 from benchlab.store.db import Series
+from benchlab.units import format_value
 
 CDF_PROBABILITIES = (0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
 
@@ -64,11 +65,15 @@ def analyze_series(series: Series, *, mad_k: float = 3.0, seed: int = 1,
                                "fallback": ci.extra.get("fallback")}
     if x.size >= 3 and np.ptp(x) > 0:
         ind = check_independence(x)
+        # the verdict's rule, whose threshold scales with n (max |ACF| >= 0.05 flagged almost
+        # every independent series of up to 1000 runs): verdict_pair.series_dependence
+        dep = series_dependence(x)
         result["independence"] = {
             "max_abs_acf": ind.max_abs_acf, "at_lag": ind.max_abs_acf_lag, "max_lag": ind.max_lag,
-            "threshold": ind.threshold, "passed": ind.passed,
+            "threshold": LAG1_BAND_Z / float(np.sqrt(x.size)), "passed": not dep.flagged,
             "ljung_box_statistic": ind.ljung_box.statistic,
-            "ljung_box_p": ind.ljung_box.p_value, "effective_n": ind.effective_n}
+            "ljung_box_p": ind.ljung_box.p_value,
+            "effective_n": dep.effective_n if dep.flagged else ind.effective_n}
     if x.size >= 10 and np.ptp(x) > 0:
         steady = detect_steady_state(x)
         result["steady_state"] = {
@@ -117,9 +122,12 @@ def render_analysis(a: dict[str, Any], console) -> None:
     if ind:
         status = "PASSED" if ind["passed"] else "WARNING"
         console.print(f"[bold]independence[/bold] {status}: max |ACF| {ind['max_abs_acf']:.4f} at "
-                      f"lag {ind['at_lag']} (lags 1..{ind['max_lag']}, threshold "
-                      f"{ind['threshold']:g}); Ljung-Box Q {ind['ljung_box_statistic']:.4g}, p "
-                      f"{ind['ljung_box_p']:.3g}; effective n {ind['effective_n']:.1f}")
+                      f"lag {ind['at_lag']} (lags 1..{ind['max_lag']}; warns when lag 1 is above "
+                      f"{ind['threshold']:.3g} = 1.645/sqrt(n) or Ljung-Box p < 0.01); Ljung-Box "
+                      f"Q {ind['ljung_box_statistic']:.4g}, p {ind['ljung_box_p']:.3g}; "
+                      f"effective n {ind['effective_n']:.1f}"
+                      + ("" if ind["passed"] else ": intervals that assume independent runs "
+                         "are too narrow; a verdict counts these as that many"))
     st = a.get("steady_state")
     if st:
         shifts = ", ".join(map(str, st["level_shifts"])) or "none"

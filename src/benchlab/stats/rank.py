@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -48,8 +48,8 @@ from benchlab.errors import UserError
 from benchlab.stats.descriptive import InvalidSampleError, as_sample
 from benchlab.stats.rank_exact import wilcox_cdf, wilcox_quantile, wilcox_sf
 from benchlab.stats.rank_selection import (  # noqa: F401  (public here since before the split)
-    pairwise_difference_quantiles,
     _sorted_difference_quantiles,
+    pairwise_difference_quantiles,
 )
 from benchlab.stats.ratio import median_ratio  # noqa: F401  (re-exported: its old home)
 
