@@ -299,6 +299,9 @@ def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
     proc, modules = _modules_after(["compare", "/bin/true", "/bin/echo", "--db", db], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "scipy.stats" not in modules and "scipy.optimize" not in modules
+    shown, show_modules = _modules_after(["show", "--db", db], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "scipy.special" not in show_modules  # ~0.15 s: show's verdict needs none of it
 
 
 def test_the_power_plans_root_search_is_scipys_brentq():
