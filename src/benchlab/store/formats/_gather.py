@@ -14,6 +14,7 @@ from benchlab.store.formats._common import TIME_UNIT_TO_NS
 from benchlab.store.queries import PRIMARY_METRICS
 from benchlab.store.rows import corrected_wall_ns
 from benchlab.store.sample_blocks import join_blocks
+from benchlab.store.writer import redact_command_line, redact_environment
 
 #: Run statuses whose harness wall time is a complete measurement of the command
 #: (a timed-out run's wall time is cut short; an 'error' run never ran).
@@ -194,3 +195,15 @@ def session_label(session: SessionData) -> str:
     """``name (uid)`` or just the uid."""
     name = session.row.get("name")
     return f"{name} ({session.uid})" if name else session.uid
+
+
+def redacted_row(row: Any) -> dict[str, Any]:
+    """A session row with credentials redacted from its command line and its environment's
+    argv (:func:`benchlab.store.writer.redact_command_line`): new sessions are stored so, and
+    an export or bundle of an older store must not carry a password either."""
+    row = dict(row)
+    if isinstance(row.get("command_line"), list):
+        row["command_line"] = redact_command_line(row["command_line"])
+    if isinstance(row.get("environment"), dict):
+        row["environment"] = dict(redact_environment(row["environment"]))
+    return row

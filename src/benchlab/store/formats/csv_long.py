@@ -35,9 +35,8 @@ import numpy as np
 from benchlab import __version__
 from benchlab.store.db import utc_now
 from benchlab.store.formats._common import CsvWriter, spreadsheet_safe, spreadsheet_unsafe
-from benchlab.store.formats._gather import SessionData
+from benchlab.store.formats._gather import SessionData, redacted_row
 from benchlab.store.rows import corrected_wall_ns
-from benchlab.store.writer import redact_command_line, redact_environment
 
 COLUMNS = ("session", "benchmark", "run", "iteration", "warmup", "status", "metric", "value",
            "unit")
@@ -108,18 +107,6 @@ def _write_samples(out: io.StringIO, writer: CsvWriter, head: tuple, values: Any
 
 def _one_line_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def redacted_row(row: Any) -> dict[str, Any]:
-    """A session row with credentials redacted from its command line and its environment's
-    argv (:func:`benchlab.store.writer.redact_command_line`): new sessions are stored so, and
-    an export or bundle of an older store must not carry a password either."""
-    row = dict(row)
-    if isinstance(row.get("command_line"), list):
-        row["command_line"] = redact_command_line(row["command_line"])
-    if isinstance(row.get("environment"), dict):
-        row["environment"] = dict(redact_environment(row["environment"]))
-    return row
 
 
 def export_csv(sessions: Sequence[SessionData]) -> str:

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from benchlab import __version__
 from benchlab.store.db import RUN_COLUMNS, utc_now
-from benchlab.store.formats._gather import SessionData
-from benchlab.store.formats.csv_long import redacted_row
+from benchlab.store.formats._gather import SessionData, redacted_row
 
 if TYPE_CHECKING:
     from benchlab.store.formats._common import ImportedSession
