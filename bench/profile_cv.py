@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
 
-from benchlab.units import parse_cpu_list  # noqa: E402
 from benchlab.machines import stressng  # noqa: E402
 from benchlab.machines.profile import run_profile  # noqa: E402
+from benchlab.units import parse_cpu_list  # noqa: E402
 
 
 def cv(values) -> float:

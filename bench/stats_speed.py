@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from benchlab.report.verdict_text import verdict_text
 from benchlab.stats.independence import check_independence
 from benchlab.stats.rank import hodges_lehmann, mann_whitney_u
-from benchlab.report.verdict_text import verdict_text
 from benchlab.stats.verdict import CompareOptions, compare, estimate_sd
 
 REPO = Path(__file__).resolve().parents[1]

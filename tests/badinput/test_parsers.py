@@ -10,8 +10,12 @@ from click.testing import CliRunner
 
 from benchlab.cli import params
 from benchlab.errors import UserError
-from benchlab.units import (parse_duration_s, parse_finite_float, parse_positive_int,
-                            parse_size_bytes)
+from benchlab.units import (
+    parse_duration_s,
+    parse_finite_float,
+    parse_positive_int,
+    parse_size_bytes,
+)
 
 
 @pytest.mark.parametrize("text,seconds", [

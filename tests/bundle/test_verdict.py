@@ -8,8 +8,13 @@ import json
 
 import pytest
 
-from benchlab.report.reproduce.verdict import (DIRECTION_ONLY, NOT_REPRODUCED, REPRODUCED,
-                                               judge, size_band)
+from benchlab.report.reproduce.verdict import (
+    DIRECTION_ONLY,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    judge,
+    size_band,
+)
 from tests.bundle.test_archive import members_of
 
 

@@ -12,7 +12,12 @@ from markdown_it import MarkdownIt
 from benchlab.store import SessionWriter, Store
 from benchlab.store.formats import export_sessions, import_path
 from benchlab.store.formats._common import (
-    FORMULA_TRIGGERS, markdown_code, markdown_text, spreadsheet_safe, spreadsheet_unsafe)
+    FORMULA_TRIGGERS,
+    markdown_code,
+    markdown_text,
+    spreadsheet_safe,
+    spreadsheet_unsafe,
+)
 
 HOSTILE = [
     "=HYPERLINK(\"http://evil\",\"x\")", "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd",

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from benchlab.environment.topology import CpuTopology
-from benchlab.units import format_cpu_list, parse_cpu_list
 from benchlab.errors import NotAvailable, UserError
+from benchlab.units import format_cpu_list, parse_cpu_list
 
 __all__ = [
     "AffinitySpec",

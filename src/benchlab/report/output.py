@@ -68,7 +68,8 @@ def write_model(model: ReportModel, output: str | None, *, fmt: str = "html",
     if fmt == "markdown" and output is not None and figure_dir is None:
         figure_dir = Path(output).with_name(Path(output).stem + "_figures")
     if figure_dir is not None:
-        from benchlab.report.plots import FORMATS as PLOT_FORMATS, write_plots
+        from benchlab.report.plots import FORMATS as PLOT_FORMATS
+        from benchlab.report.plots import write_plots
 
         formats = PLOT_FORMATS if plots else ("png",)
         written = write_plots(model.figures(), figure_dir, formats=formats)

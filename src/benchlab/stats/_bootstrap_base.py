@@ -13,7 +13,6 @@ import numpy as np
 
 from benchlab.stats.descriptive import InvalidSampleError
 
-
 KINDS = ("percentile", "basic", "normal", "bca")
 _KIND_ALIASES = {"perc": "percentile", "norm": "normal", "percentile": "percentile",
                  "basic": "basic", "normal": "normal", "bca": "bca"}

@@ -72,25 +72,28 @@ from __future__ import annotations
 # work is split by concern: _bootstrap_base (constants, checks), bootstrap_jackknife (BCa's
 # jackknife), bootstrap_resampling (replicates), bootstrap_intervals (interval definitions).
 # The names below are re-exported so that ``benchlab.stats.bootstrap`` stays the one import.
-
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from benchlab.stats.descriptive import InvalidSampleError
 from benchlab.stats._bootstrap_base import (
-    BootstrapDistribution,
     DEFAULT_JACKKNIFE_GROUPS,
     DEFAULT_MAX_EXACT_JACKKNIFE,
     DEFAULT_N_RESAMPLES,
     KINDS,
     ONE_SAMPLE_STATISTICS,
+    TWO_SAMPLE_STATISTICS,
+    BootstrapDistribution,
     OneSampleStatistic,
     SeedLike,
-    TWO_SAMPLE_STATISTICS,
     _check_kind,
+)
+from benchlab.stats.bootstrap_intervals import (
+    BootstrapCI,
+    interval_from_distribution,
+    interval_with_fallback,
+    norm_inter,
 )
 from benchlab.stats.bootstrap_jackknife import (
     bca_acceleration,
@@ -101,12 +104,38 @@ from benchlab.stats.bootstrap_resampling import (
     bootstrap_distribution,
     bootstrap_distribution_2samp,
 )
-from benchlab.stats.bootstrap_intervals import (
-    BootstrapCI,
-    interval_from_distribution,
-    interval_with_fallback,
-    norm_inter,
-)
+from benchlab.stats.descriptive import InvalidSampleError
+
+# The public face: its own functions and the split modules' names it re-exports.
+__all__ = [
+    "bootstrap_ci",
+    "bootstrap_ci_2samp",
+    "bootstrap_cis",
+    "ci_mean",
+    "ci_median",
+    "ci_sd",
+    "ci_median_ratio",
+    "ci_mean_diff",
+    "InvalidSampleError",
+    "BootstrapDistribution",
+    "DEFAULT_JACKKNIFE_GROUPS",
+    "DEFAULT_MAX_EXACT_JACKKNIFE",
+    "DEFAULT_N_RESAMPLES",
+    "KINDS",
+    "ONE_SAMPLE_STATISTICS",
+    "OneSampleStatistic",
+    "SeedLike",
+    "TWO_SAMPLE_STATISTICS",
+    "bca_acceleration",
+    "jackknife_diffs",
+    "_median_order_sampler",
+    "bootstrap_distribution",
+    "bootstrap_distribution_2samp",
+    "BootstrapCI",
+    "interval_from_distribution",
+    "interval_with_fallback",
+    "norm_inter",
+]
 
 
 # ----------------------------------------------------------------------------- public API

@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from benchlab.stats.descriptive import InvalidSampleError
-from benchlab.stats.bootstrap_jackknife import bca_acceleration
 from benchlab.stats._bootstrap_base import (
     BootstrapDistribution,
     _check_confidence,
     _check_finite_replicates,
     _check_kind,
 )
+from benchlab.stats.bootstrap_jackknife import bca_acceleration
+from benchlab.stats.descriptive import InvalidSampleError
 
 
 @dataclass(frozen=True)

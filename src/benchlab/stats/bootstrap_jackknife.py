@@ -9,11 +9,10 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from benchlab.stats.descriptive import InvalidSampleError, as_sample
 from benchlab.stats._bootstrap_base import (
     DEFAULT_MEMORY_BUDGET,
 )
-
+from benchlab.stats.descriptive import InvalidSampleError, as_sample
 
 # ----------------------------------------------------------------------------- jackknife
 

@@ -10,7 +10,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.stats.descriptive import InvalidSampleError, as_sample
 
 # Few enough remaining candidates to materialise them (values, 8 bytes each, plus indices).
 _MATERIALISE_LIMIT = 1_500_000

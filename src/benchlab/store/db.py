@@ -9,8 +9,15 @@ the names other layers import (``Store``, ``SessionRef``, ``Series``, ``default_
 from __future__ import annotations
 
 from benchlab.store.connection import (
-    BUSY_TIMEOUT_MS, DEFAULT_DB, StoreConnection, canonical_json, default_db_path, digest_of,
-    user_db_path, utc_now)
+    BUSY_TIMEOUT_MS,
+    DEFAULT_DB,
+    StoreConnection,
+    canonical_json,
+    default_db_path,
+    digest_of,
+    user_db_path,
+    utc_now,
+)
 from benchlab.store.queries import HARNESS_METRICS, Queries, Series
 from benchlab.store.rows import RUN_COLUMNS, RowWriter, SessionRef
 

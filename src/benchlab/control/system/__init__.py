@@ -37,15 +37,34 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchlab.control.system.checks import (
-    CONTENTION_OK_RATIO, LOAD_WARN_THRESHOLD, STATUSES, Check, check_aslr, check_boost,
-    check_clocksource, check_governor, check_isolated_cpus, check_load, check_perf_event_paranoid,
-    check_smt, check_swap, check_thp, check_virtualization,
+    CONTENTION_OK_RATIO,
+    LOAD_WARN_THRESHOLD,
+    STATUSES,
+    Check,
+    check_aslr,
+    check_boost,
+    check_clocksource,
+    check_governor,
+    check_isolated_cpus,
+    check_load,
+    check_perf_event_paranoid,
+    check_smt,
+    check_swap,
+    check_thp,
+    check_virtualization,
 )
 from benchlab.control.system.contention import check_cpu_contention, measure_cpu_contention
 from benchlab.control.system.restore import restore
 from benchlab.control.system.tuning import (
-    DEFAULT_STATE_DIR, STATE_DIR_ENV, STATE_FILE_NAME, STATE_FORMAT, TUNABLES, TuneAction,
-    default_state_path, plan_tune, tune,
+    DEFAULT_STATE_DIR,
+    STATE_DIR_ENV,
+    STATE_FILE_NAME,
+    STATE_FORMAT,
+    TUNABLES,
+    TuneAction,
+    default_state_path,
+    plan_tune,
+    tune,
 )
 
 CHEAP_CHECKS = (

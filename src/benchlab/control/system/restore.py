@@ -23,8 +23,15 @@ from typing import Any
 
 from benchlab.control.system.checks import _reason
 from benchlab.control.system.tuning import (
-    STATE_DIR_ENV, STATE_FORMAT, _current_value, _require_root, _write_setting, _write_state,
-    default_state_path, known_setting_path, valid_setting_value,
+    STATE_DIR_ENV,
+    STATE_FORMAT,
+    _current_value,
+    _require_root,
+    _write_setting,
+    _write_state,
+    default_state_path,
+    known_setting_path,
+    valid_setting_value,
 )
 from benchlab.environment import is_unknown
 from benchlab.errors import UserError

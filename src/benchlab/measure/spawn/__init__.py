@@ -30,10 +30,17 @@ from benchlab.measure.spawn import helper_client
 from benchlab.measure.spawn._process import thread_children
 from benchlab.measure.spawn.fallback import _spawn_python
 from benchlab.measure.spawn.helper_client import (
-    HELPER_SOURCE, _servers, _spawn_helper, helper_path,
+    HELPER_SOURCE,
+    _servers,
+    _spawn_helper,
+    helper_path,
 )
 from benchlab.measure.spawn.types import (
-    SPAWN_METHOD_ENV, STATUSES, RunMeasurement, SpawnRequest, _validate,
+    SPAWN_METHOD_ENV,
+    STATUSES,
+    RunMeasurement,
+    SpawnRequest,
+    _validate,
 )
 
 __all__ = [

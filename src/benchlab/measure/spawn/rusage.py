@@ -14,6 +14,7 @@ import time
 from benchlab.measure.spawn._process import _kill_group
 from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest
 
+
 def _error_message(request: SpawnRequest, stage: str, index: int, errno_: int) -> str:
     reason = os.strerror(errno_) if errno_ else "unknown error"
     if stage == "exec":

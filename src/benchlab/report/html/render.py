@@ -12,7 +12,6 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import benchlab
 from benchlab.errors import UserError

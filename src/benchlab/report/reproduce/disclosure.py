@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 #: What the reproduction does instead of a bundle's field (core.reproduce.confine).
 _INSTEAD = {
     "cwd": "the commands run in a new empty directory of the reproduction's scratch",

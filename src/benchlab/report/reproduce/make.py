@@ -32,12 +32,28 @@ from typing import Any, Sequence
 
 from benchlab import __version__
 from benchlab.core.reproduce import file_sha256
-from benchlab.report.reproduce.analysis import (ANALYSIS_MEMBER, ANALYSIS_SEED, REPORT_HTML,
-                                                REPORT_MD, analysis_bytes, render_reports)
-from benchlab.store.bundle import (DATA_MEMBER, Bundle, bundle_bytes, canonical_bytes,
-                                   sessions_data, write_bundle)
-from benchlab.store.bundle.archive import (EXECUTABLES_MEMBER, LOCK_MEMBER, PROFILE_MEMBER,
-                                           SOFTWARE_MEMBER)
+from benchlab.report.reproduce.analysis import (
+    ANALYSIS_MEMBER,
+    ANALYSIS_SEED,
+    REPORT_HTML,
+    REPORT_MD,
+    analysis_bytes,
+    render_reports,
+)
+from benchlab.store.bundle import (
+    DATA_MEMBER,
+    Bundle,
+    bundle_bytes,
+    canonical_bytes,
+    sessions_data,
+    write_bundle,
+)
+from benchlab.store.bundle.archive import (
+    EXECUTABLES_MEMBER,
+    LOCK_MEMBER,
+    PROFILE_MEMBER,
+    SOFTWARE_MEMBER,
+)
 
 
 def workload_of(executable: str) -> str | None:

@@ -12,8 +12,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from benchlab.report.reproduce.analysis import (ANALYSIS_MEMBER, REPORT_HTML, REPORT_MD,
-                                                analysis_bytes, render_reports)
+from benchlab.report.reproduce.analysis import (
+    ANALYSIS_MEMBER,
+    REPORT_HTML,
+    REPORT_MD,
+    analysis_bytes,
+    render_reports,
+)
 from benchlab.report.reproduce.make import software
 from benchlab.store.bundle import Bundle, session_documents
 from benchlab.store.bundle.archive import SOFTWARE_MEMBER

@@ -10,13 +10,30 @@ profile, the analysis and the report) are gathered by :mod:`benchlab.report.repr
 layout is documented in ``docs/bundle.md``. Importing this package registers the import format.
 """
 
-from benchlab.store.bundle.archive import (BUNDLE_FORMAT, BUNDLE_VERSION, MANIFEST,
-                                           MAX_JSON_DEPTH, MAX_MEMBERS, MAX_TOTAL_BYTES, Bundle,
-                                           bundle_bytes, canonical_bytes, known_member,
-                                           loads_bounded, looks_like_bundle, read_bundle,
-                                           sha256_hex, write_bundle)
-from benchlab.store.bundle.data import (DATA_MEMBER, import_bundle, load_into_store,
-                                        session_documents, sessions_data)
+from benchlab.store.bundle.archive import (
+    BUNDLE_FORMAT,
+    BUNDLE_VERSION,
+    MANIFEST,
+    MAX_JSON_DEPTH,
+    MAX_MEMBERS,
+    MAX_TOTAL_BYTES,
+    Bundle,
+    bundle_bytes,
+    canonical_bytes,
+    known_member,
+    loads_bounded,
+    looks_like_bundle,
+    read_bundle,
+    sha256_hex,
+    write_bundle,
+)
+from benchlab.store.bundle.data import (
+    DATA_MEMBER,
+    import_bundle,
+    load_into_store,
+    session_documents,
+    sessions_data,
+)
 from benchlab.store.formats import register_import_format
 
 register_import_format("bundle", import_bundle, detect=looks_like_bundle)

@@ -39,8 +39,13 @@ from typing import Any, Callable, Sequence
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store
 from benchlab.store.formats._common import (
-    ImportedSession, content_digest, find_duplicate, sniff_json, spreadsheet_safe,
-    write_imports)
+    ImportedSession,
+    content_digest,
+    find_duplicate,
+    sniff_json,
+    spreadsheet_safe,
+    write_imports,
+)
 from benchlab.store.formats._gather import resolve_sessions
 from benchlab.store.formats.metric_spec import MetricSpec, parse_metric_spec
 from benchlab.store.formats.readers import open_text, parse_json_text, refuse_special_file

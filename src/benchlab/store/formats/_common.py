@@ -8,9 +8,7 @@ disk, Ctrl-C, kill -9) nothing of the import is committed, and no other session 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path

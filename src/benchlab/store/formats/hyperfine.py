@@ -33,8 +33,15 @@ import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.formats._common import (
-    TIME_UNIT_TO_NS, ImportedBenchmark, ImportedRun, ImportedSession, default_session_name,
-    check_measured, load_json, source_of, wrong_format,
+    TIME_UNIT_TO_NS,
+    ImportedBenchmark,
+    ImportedRun,
+    ImportedSession,
+    check_measured,
+    default_session_name,
+    load_json,
+    source_of,
+    wrong_format,
 )
 from benchlab.store.formats._gather import SessionData, primary_series
 

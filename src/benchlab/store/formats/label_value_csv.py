@@ -31,8 +31,12 @@ import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.store.formats._common import (
-    ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession,
-    default_session_name, source_of,
+    ImportedBenchmark,
+    ImportedMetric,
+    ImportedRun,
+    ImportedSession,
+    default_session_name,
+    source_of,
 )
 from benchlab.store.formats.readers import MAX_LINE_CHARS, iter_lines, open_text
 

@@ -19,11 +19,15 @@ from typing import Sequence
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.store.formats.metric_spec import MetricSpec, extract, parse_metric_spec
 from benchlab.store.formats._common import (
-    ImportedBenchmark, ImportedMetric, ImportedRun, ImportedSession, default_session_name,
+    ImportedBenchmark,
+    ImportedMetric,
+    ImportedRun,
+    ImportedSession,
+    default_session_name,
     source_of,
 )
+from benchlab.store.formats.metric_spec import MetricSpec, extract, parse_metric_spec
 
 
 def _read_output(path: Path) -> str:
