@@ -7,7 +7,8 @@ setup:
 demo: setup
 	.venv/bin/benchlab demo
 
-# Two phases: everything in parallel, then the timing-sensitive tests alone on a quiet machine.
+# Lint (pyflakes rules, import order), then two phases: everything in parallel, then the timing-sensitive tests alone on a quiet machine.
 test: setup
+	.venv/bin/ruff check src tests bench scripts
 	.venv/bin/python -m pytest -q -n 2 --dist loadgroup -m "not serial"
 	.venv/bin/python -m pytest -q -m serial
