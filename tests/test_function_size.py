@@ -27,7 +27,7 @@ LONGER_TODAY: dict[str, int] = {
     "cli/compare.py:compare_cmd": 112,
     "measure/spawn/fallback.py:_spawn_python": 109,
     "store/formats/pyperf.py:parse_pyperf": 109,
-    "stats/verdict_model.py:verdict_model": 103,
+    "stats/verdict_model.py:verdict_model": 105,
     "core/suite.py:load_suite": 100,
     "stats/steady.py:detect_steady_state": 97,
     "core/gate.py:decide": 90,
