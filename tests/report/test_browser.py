@@ -41,8 +41,10 @@ def test_comparison_report_in_chromium(tmp_path):
     with Store.open(db, readonly=True) as store:
         fast = store.resolve_series(f"{uid}:fast").values
     from benchlab.units import format_value
-    assert "Comparison against slow" in page.dom
-    assert "fast vs slow" in page.dom and 'data-outcome="faster"' in page.dom
+    # the baseline is the fastest, as run and show have it (one verdict everywhere)
+    assert "Comparison against fast" in page.dom
+    assert "slow vs fast" in page.dom and 'data-outcome="slower"' in page.dom
+    assert "fast ran 1.05" in page.dom and "faster than slow" in page.dom
     assert format_value(float(np.median(fast)), "ns", 5) in page.dom
     assert "level shifts at runs" in page.dom  # the 3 % shift built into 'slow' at run 300
     screenshot(out, _shots(tmp_path) / "comparison.png", tmp_path, height=4200)
@@ -172,8 +174,8 @@ def test_machine_report_in_chromium(tmp_path, shared):
 
 def test_seed_001_data_shows_seed_001_numbers(tmp_path, shared):
     """seed 001's published workstation data, imported as users import it: the page states
-    the post's verdict and its Hodges-Lehmann estimate and interval (-771.55 µs,
-    [-773.77, -769.32] µs)."""
+    the post's verdict (array is faster) and its Hodges-Lehmann estimate and interval
+    (771.55 µs, [769.32, 773.77] µs, map - array)."""
     db = tmp_path / "jb.db"
     run_cli("import", str(shared / "data" / "jaybeams" / "workstation-results.csv"), db=db,
             check=True)
@@ -181,6 +183,7 @@ def test_seed_001_data_shows_seed_001_numbers(tmp_path, shared):
     run_cli("report", "array", "map", "-o", str(out), db=db, check=True, timeout=300)
     page = open_report(out, tmp_path)
     _assert_figures_drawn(page, 3 + 2 * 4)
-    assert "array is faster than map by 771.5 µs, 95% CI [769.3, 773.8] µs" in page.dom
-    assert "-771.55 µs, 95% CI [-773.77, -769.32] µs" in page.dom
+    assert "array ran 2.95× faster than map" in page.dom
+    assert "map - array: 771.55 µs, 95% CI [769.32, 773.77] µs" in page.dom
+    assert "p = 0)" not in page.dom  # an underflowed p reads p < 1e-300
     screenshot(out, _shots(tmp_path) / "seed001.png", tmp_path, height=4200)

@@ -63,6 +63,11 @@ def test_nct_fallback_agrees_with_scipy_and_simulation():
             epsrel=1e-10, limit=200)[0]
 
     assert by_integral(-q) == pytest.approx(special.nctdtr(nu, ncp, -q), rel=1e-7)
+    for nu_, ncp_, x_ in [(0.5, 2.0, -q), (0.5, 2.0, q), (0.2, 8.0, 3.0), (9240.0, 9.6, -1.96),
+                          (3.0, 1.0, 0.5), (40.0, 4.0, 2.0)]:
+        nu, ncp = nu_, ncp_  # by_integral reads them
+        assert power._chi_square_expectation(x_, nu_, ncp_) == pytest.approx(
+            by_integral(x_), rel=1e-9, abs=1e-15)
     rng = np.random.default_rng(0)
     nu8, q8 = 0.5, float(special.stdtrit(0.5, 0.975))
     t = (rng.standard_normal(400_000) + 8.0) / np.sqrt(rng.chisquare(nu8, 400_000) / nu8)

@@ -384,7 +384,12 @@ def _bracket(low: float, high: float, low_open: bool, high_open: bool) -> str:
 
 def _p_words(c: Any, v: Any) -> str:
     adj = "" if v.correction == "none" else ", Holm-adjusted"
-    return f"p = {c.p_adjusted:.2g}{adj}"
+    return f"{p_equals(c.p_adjusted)}{adj}"
+
+
+def p_equals(p: float) -> str:
+    """``p = 0.0023``; a p-value that underflowed to 0 reads ``p < 1e-300``, never ``p = 0``."""
+    return "p < 1e-300" if p < 1e-300 else f"p = {p:.2g}"
 
 
 def _is_time(v: Any) -> bool:
@@ -479,7 +484,7 @@ def candidate_line(v: Any, c: Any) -> str:
         return (f"{c.name} and {v.baseline} are equivalent within {_within(v)}: {eq} (two "
                 f"one-sided tests at {v.alpha:g})")
     return (f"cannot tell {c.name} and {v.baseline} apart yet: {_ratio_words(c, v)} "
-            f"(p = {c.p_adjusted:.2g}); {_plan_words(c, v)}")
+            f"({p_equals(c.p_adjusted)}); {_plan_words(c, v)}")
 
 
 def verdict_note_lines(v: Any) -> list[str]:

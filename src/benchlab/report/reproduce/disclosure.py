@@ -21,9 +21,11 @@ _INSTEAD = {
 }
 
 
-def _short(text: Any, limit: int = 200) -> str:
+def _short(text: Any, limit: int | None = None) -> str:
+    # What will run is shown whole (a cut command could hide its tail from the reader); only
+    # values benchlab will not use are cut.
     one = " ".join(str(text).split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
+    return one if limit is None or len(one) <= limit else one[: limit - 1] + "…"
 
 
 def disclosure_lines(what: dict[str, Any]) -> list[str]:
@@ -58,7 +60,7 @@ def disclosure_lines(what: dict[str, Any]) -> list[str]:
         if s.get("count"):
             lines.append(f"    and each command again under valgrind (--count {s['count']})")
         for key, value in s["ignored"].items():
-            lines.append(f"    not used: the bundle's {key} {_short(value, 80)!r}; "
+            lines.append(f"    not used: the bundle's {key} {_short(value, 400)!r}; "
                          f"{_INSTEAD.get(key, 'dropped')}")
     for member, digest in sorted(what.get("sources", {}).items()):
         lines.append(f"  C source compiled here: {member} (sha256 {digest or 'not listed'})")
