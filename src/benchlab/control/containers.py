@@ -25,6 +25,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from benchlab.errors import UserError
+from benchlab.processes import pid_alive
 
 ENGINES = ("podman", "docker")
 OWNER_LABEL = "benchlab.owner"
@@ -281,16 +282,6 @@ def owned_containers(path: str, owner: int | None = None) -> list[tuple[str, int
     return out
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _remove(path: str, ids: list[str]) -> None:
     if ids:
         _engine_cmd([path, "rm", "--force", *ids])
@@ -302,7 +293,7 @@ def sweep_dead_owners(name: str) -> list[str]:
     path = shutil.which(name)
     if path is None:
         return []
-    dead = [cid for cid, pid in owned_containers(path) if pid != os.getpid() and not _alive(pid)]
+    dead = [cid for cid, pid in owned_containers(path) if pid != os.getpid() and not pid_alive(pid)]
     _remove(path, dead)
     return dead
 

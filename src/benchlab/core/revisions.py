@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlab.errors import UserError
+from benchlab.processes import pid_alive
 
 MARKER = ".benchlab-build.json"
 #: Characters of a build log kept in the session (the tail: where compilers print the error).
@@ -205,7 +206,7 @@ def sweep_incomplete(repo: Path) -> list[str]:
             continue
         if entry.name.startswith("worktree-p"):
             pid = entry.name.removeprefix("worktree-p").split("-")[0]
-            if pid.isdigit() and not _alive(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(str(entry))
             continue
@@ -227,16 +228,6 @@ def sweep_incomplete(repo: Path) -> list[str]:
             git(repo, "worktree", "unlock", str(path), check=False)
     git(repo, "worktree", "prune", check=False)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass

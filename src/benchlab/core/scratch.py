@@ -19,6 +19,8 @@ import signal
 import stat
 import tempfile
 
+from benchlab.processes import pid_alive
+
 _NAME = re.compile(r"^benchlab-(?P<label>[^/]*)-p(?P<pid>\d+)-[^/]+$")
 
 
@@ -33,16 +35,6 @@ def remove_scratch(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_dead_scratch(tmpdir: str | None = None) -> list[str]:
     """Remove this user's scratch directories of every kind whose creating process is gone;
     return the removed paths. A pid that is alive again (reused) keeps its directory."""
@@ -54,7 +46,7 @@ def sweep_dead_scratch(tmpdir: str | None = None) -> list[str]:
         return removed
     for entry in entries:
         m = _NAME.match(entry)
-        if m is None or int(m.group("pid")) == os.getpid() or _alive(int(m.group("pid"))):
+        if m is None or int(m.group("pid")) == os.getpid() or pid_alive(int(m.group("pid"))):
             continue
         path = os.path.join(root, entry)
         try:

@@ -90,16 +90,6 @@ def remove_dir(path: Path) -> None:
     os.rmdir(path)
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def procs(cgroup: Path) -> list[int]:
     text = read_text(cgroup / "cgroup.procs")
     if not text:

@@ -7,9 +7,10 @@ import os
 import re
 from pathlib import Path
 
-from benchlab.control.cgroups.fs import DEFAULT_PARENT, LEAF_NAME, pid_alive
+from benchlab.control.cgroups.fs import DEFAULT_PARENT, LEAF_NAME
 from benchlab.control.cgroups.layout import CgroupLayout, CgroupMount, detect_layout
 from benchlab.control.cgroups.sweep import list_benchlab_cgroups
+from benchlab.processes import pid_alive
 
 
 def _writable(mount: CgroupMount) -> bool:

@@ -13,8 +13,9 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 from benchlab.control.cgroups import fs
-from benchlab.control.cgroups.fs import DEFAULT_PARENT, LEAF_NAME, os_reason, pid_alive, procs
+from benchlab.control.cgroups.fs import DEFAULT_PARENT, LEAF_NAME, os_reason, procs
 from benchlab.control.cgroups.layout import CgroupLayout, detect_layout
+from benchlab.processes import pid_alive
 
 
 def list_benchlab_cgroups(layout: CgroupLayout | None = None, parent_name: str = DEFAULT_PARENT) -> list[str]:
