@@ -17,6 +17,9 @@ check_python() {  # one line and exit 2 for a Python older than 3.11
 if have "${PYTHON:-python3}"; then check_python; fi
 have cc        || need_pkgs+=(gcc libc6-dev)
 have make      || need_pkgs+=(make)
+have git       || need_pkgs+=(git)            # benchlab ab/bisect build revisions in git worktrees
+have openssl   || need_pkgs+=(openssl)        # docs/cluster.md's certificate recipe (tested verbatim)
+have pgrep     || need_pkgs+=(procps)         # tests check that no process is left behind
 have stress-ng || need_pkgs+=(stress-ng)
 have hyperfine || need_pkgs+=(hyperfine)
 have numactl   || need_pkgs+=(numactl)
