@@ -8,6 +8,9 @@ benchmarks run.
 
 Opening never writes into a file it has not checked: a file that is not SQLite, or fails
 ``PRAGMA quick_check``, is refused (one line) before WAL mode or a migration touches it.
+
+Long because: opening, migrating and the transaction's rules (savepoints, rollback on every exit
+path, a signal's exit included) are one concern, what may happen to the file.
 """
 
 from __future__ import annotations
@@ -303,6 +306,31 @@ class StoreConnection:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _undo_savepoint(self, name: str) -> None:
+        # The outer transaction may be gone already: a signal's exit rolled it back, or the
+        # connection closed before an abandoned thread's generator was finalised. Then the
+        # savepoint went with it, and there is nothing left to undo; the original exception
+        # (SystemExit, GeneratorExit, ...) must not turn into "no such savepoint".
+        try:
+            if not self.conn.in_transaction:
+                return
+            self.conn.execute(f"ROLLBACK TO {name}")
+            self.conn.execute(f"RELEASE {name}")
+        except sqlite3.ProgrammingError:  # closed connection
+            return
+        except sqlite3.OperationalError as exc:
+            if "no such savepoint" not in str(exc):
+                raise
+
+    def _rollback_if_open(self) -> None:
+        # A connection closed under the transaction (a signal's exit path) has nothing to roll
+        # back; the exception that is on its way out must stay the one the caller sees.
+        try:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+        except sqlite3.ProgrammingError:
+            pass
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rollback on error); errors become UserError.
@@ -317,8 +345,7 @@ class StoreConnection:
             try:
                 yield self.conn
             except BaseException:
-                self.conn.execute(f"ROLLBACK TO {name}")
-                self.conn.execute(f"RELEASE {name}")
+                self._undo_savepoint(name)
                 raise
             else:
                 self.conn.execute(f"RELEASE {name}")
@@ -332,14 +359,12 @@ class StoreConnection:
         try:
             yield self.conn
         except sqlite3.Error as exc:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
+            self._rollback_if_open()
             if "permission denied" in str(exc).lower():  # a team store role's missing grant
                 raise translate_error(exc, self.path) from None
             raise
         except BaseException:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
+            self._rollback_if_open()
             raise
         else:
             try:
