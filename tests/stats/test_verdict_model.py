@@ -197,3 +197,19 @@ def test_decided_comparison_has_no_power_warning_and_undecided_at_most_one():
     assert undecided.outcome == "undecided"
     assert sum(c.status == "WARNING" and c.name in ("power_10x", "power_1x", "effect_size")
                for c in undecided.checks) <= 1
+
+
+def test_autocorrelated_small_sample_interval_reaches_no_change_when_undecided():
+    """12 runs that count as about 1 independent run: the inflated test cannot reject, and the
+    interval printed beside "cannot tell" must then reach no-change (it excluded it: a fresh
+    CI run printed "cannot tell ... ratio 9.15, 98.3% CI [8.64, 9.89] (p = 0.44)")."""
+    from benchlab.stats.verdict_pair import pair_statistic
+
+    rng = np.random.default_rng(3)
+    base = 5e6 * (1 + 0.05 * np.cumsum(rng.standard_normal(12)) ** 2 / 10)
+    cand = 9 * base[::-1] * rng.lognormal(0, 0.01, 12)
+    stat = pair_statistic(cand, base, level=0.983, scale="ratio", inflation=12.0)
+    assert stat.p_value >= 1 - 0.983
+    assert stat.low <= 0.0 <= stat.high
+    independent = pair_statistic(cand, base, level=0.983, scale="ratio", inflation=1.0)
+    assert independent.p_value < 1 - 0.983 and independent.low > 0

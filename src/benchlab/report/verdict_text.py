@@ -494,8 +494,9 @@ def verdict_note_lines(v: Any) -> list[str]:
         if note.code == "autocorrelated":
             d = note.data
             out.append(f"WARNING: {d['series']}'s runs are autocorrelated (Ljung-Box p = "
-                       f"{d['ljung_box_p']:.2g}): they count as about {d['effective_n']:.0f} "
-                       f"independent runs of {d['n']}; the intervals and p-values above "
+                       f"{d['ljung_box_p']:.2g}): they count as about "
+                       f"{plural(round(d['effective_n']), 'independent run')} of {d['n']}; "
+                       "the intervals and p-values above "
                        "are widened for it")
     for c in v.candidates:
         if c.has_note("open_end"):
