@@ -8,20 +8,12 @@ import sys
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.execute_options import cluster_on_options, profile_cluster
 from benchlab.cli.output_path import OUTPUT_FILE
+from benchlab.cli.run_progress import progress_bar
 from benchlab.errors import UserError
 
 
@@ -94,9 +86,7 @@ def profile_cmd(methods, duration, repeat, target_cv, max_repeat, time_budget, o
     console = Console(stderr=True)
     store = open_store(db)
     show = not no_progress and sys.stderr.isatty()
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                        MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
-                        TimeRemainingColumn(), console=console, transient=True, disable=not show)
+    progress = progress_bar(console, disable=not show)
     task = progress.add_task("profile", total=len(names) * repeat)
 
     def observer(event, **data):

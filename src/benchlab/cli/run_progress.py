@@ -10,6 +10,24 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
 
+def progress_bar(console: Console | None, *, disable: bool = False) -> Progress:
+    """benchlab's one progress bar (run, study, demo, profile): spinner, what is running, a
+    bar, done of total, time elapsed and left; it disappears when done."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                    MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                    TimeRemainingColumn(), console=console, transient=True, disable=disable)
+
+
 class ProgressObserver:
     """Draws a rich progress bar: runs done, the current command, ETA."""
 
@@ -21,20 +39,7 @@ class ProgressObserver:
 
     def __enter__(self):
         if self.enabled:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                SpinnerColumn,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self.progress = Progress(
-                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
-                TimeRemainingColumn(), console=self.console, transient=True)
+            self.progress = progress_bar(self.console)
             self.progress.__enter__()
         return self
 
