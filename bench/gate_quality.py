@@ -21,16 +21,26 @@ p < 0.05, "significant"), and a fixed 5 % gate (median ratio > 1.05). Every rate
 Clopper-Pearson 95 % interval. Conditions: ``quiet`` (whatever else runs on the machine) and
 ``stress`` (``stress-ng --cpu 2`` started beside the gates).
 
-Gates are run round-robin over scenarios and conditions until ``--gates`` per cell or
-``--budget`` seconds in total; the table says how many fit. Load average printed beside it.
+Gates are run round-robin over scenarios and conditions until ``--gates`` per cell (``--gates-for
+a/a=200`` overrides one scenario), ``--budget`` seconds in total or the ``--until HH:MM`` UTC
+deadline (no gate starts after it). Each gate is appended as one JSON line to ``--results FILE``
+as soon as it ends (scenario, condition, seed, the 1-minute load average before and after, whether
+any ``stress-ng`` ran beside it, outcomes, seconds, the comparators), so a run cut short still
+counts; ``--merge FILE...`` prints the table from any number of such files (runs made in different
+windows add up) without measuring. A gate's condition is what was seen, not what was asked: a
+gate during which any ``stress-ng`` process ran (ours or anyone's) counts as ``stress``. The table
+gives one row per condition, scenario and metric with the load range of its gates.
 
-    .venv/bin/python bench/gate_quality.py --gates 4 --budget 1500
+    .venv/bin/python bench/gate_quality.py --gates 4 --budget 1500 --results /tmp/g.jsonl
+    .venv/bin/python bench/gate_quality.py --merge /tmp/g.jsonl /tmp/h.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import itertools
+import json
 import os
 import shutil
 import signal
@@ -122,69 +132,153 @@ def one_gate(store: Store, builds: dict[str, Path], scenario: str, seed: int) ->
     return out
 
 
+def stress_running() -> bool:
+    """Whether any ``stress-ng`` process runs on the machine now (anyone's)."""
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip().startswith("stress-ng"):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def rate(k: int, n: int) -> str:
     if n == 0:
         return "-"
     ci = stats.binomtest(k, n).proportion_ci(0.95)
-    return f"{100 * k / n:.0f} % [{100 * ci.low:.0f}, {100 * ci.high:.0f}] ({k}/{n})"
+    return f"{100 * k / n:.1f} % [{100 * ci.low:.1f}, {100 * ci.high:.1f}] ({k}/{n})"
 
 
-def table(results: dict[tuple[str, str], list[dict]]) -> list[str]:
-    lines = ["| condition | scenario | metric | gate: alarms / caught | median s to decide | "
-             "asv | pyperf t-test | fixed 5 % |", "|---|---|---|---|---|---|---|---|"]
-    for (cond, scen), runs in sorted(results.items()):
-        metrics = SCENARIOS[scen][4]
-        for metric in metrics:
+def table(records: list[dict]) -> list[str]:
+    """Markdown rows: one per seen condition, scenario and metric."""
+    cells: dict[tuple[str, str], list[dict]] = {}
+    for r in records:
+        cells.setdefault((r["condition"], r["scenario"]), []).append(r)
+    lines = ["| condition | load (1 min) | scenario | metric | gate: alarms / caught "
+             "(95 % CI) | within budget | median s to decide | asv | pyperf t-test | "
+             "fixed 5 % |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (cond, scen), runs in sorted(cells.items()):
+        loads = [x for r in runs for x in (r["load_before"], r["load_after"])]
+        load = f"{min(loads):.1f}-{max(loads):.1f} (median {np.median(loads):.1f})"
+        limit = SCENARIOS[scen][3]
+        for metric in SCENARIOS[scen][4]:
             n = len(runs)
             k = sum(r[metric]["regression"] for r in runs)
-            limit = SCENARIOS[scen][3]
             within = [r[metric]["decided_s"] for r in runs if r[metric]["regression"]
                       and r[metric]["decided_s"] is not None
-                      and (metric == "instructions" or r[metric]["decided_s"] <= limit)]
+                      and r[metric]["decided_s"] <= limit]
             med = f"{np.median(within):.1f}" if within else "-"
+            in_time = "-" if scen == "a/a" else f"{len(within)}/{n}"
             cmp = [rate(sum(r[f"cmp_{metric}"][c] for r in runs), n)
                    if f"cmp_{metric}" in runs[0] else "-"
                    for c in ("asv", "pyperf", "fixed 5%")]
-            lines.append(f"| {cond} | {scen} | {metric} | {rate(k, n)} | {med} | "
-                         + " | ".join(cmp) + " |")
+            lines.append(f"| {cond} | {load} | {scen} | {metric} | {rate(k, n)} | {in_time} | "
+                         f"{med} | " + " | ".join(cmp) + " |")
     return lines
+
+
+def read_results(paths: list[str]) -> list[dict]:
+    """Every gate in the JSON-lines files (a torn last line from a killed run is skipped)."""
+    out = []
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def deadline(text: str | None) -> float:
+    """``HH:MM`` UTC today as a Unix time; infinity when not given."""
+    if not text:
+        return float("inf")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    hh, mm = (int(x) for x in text.split(":"))
+    return now.replace(hour=hh, minute=mm, second=0, microsecond=0).timestamp()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gates", type=int, default=200, help="gates per scenario and condition")
+    parser.add_argument("--gates-for", action="append", default=[],
+                        metavar="[CONDITION:]SCENARIO=N",
+                        help="gates for one scenario (in every or one condition), overriding "
+                             "--gates")
     parser.add_argument("--budget", type=float, default=3600.0, help="total seconds")
+    parser.add_argument("--until", help="start no gate after HH:MM UTC")
     parser.add_argument("--conditions", default="quiet,stress")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--seed-start", type=int, default=0, help="first seed (streams differ)")
+    parser.add_argument("--results", help="append each gate as a JSON line to this file")
+    parser.add_argument("--merge", nargs="+", metavar="FILE",
+                        help="print the table from these results files; measure nothing")
     a = parser.parse_args()
+    if a.merge:
+        records = read_results(a.merge)
+        loads = [x for r in records for x in (r["load_before"], r["load_after"])]
+        print(f"{len(records)} gates from {len(a.merge)} file(s); load average (1 min): "
+              f"median {np.median(loads):.1f}, range {min(loads):.1f}-{max(loads):.1f}")
+        for line in table(records):
+            print(line)
+        return
     conditions = a.conditions.split(",")
     scenarios = a.scenarios.split(",")
+    targets = {(c, s): a.gates for c in conditions for s in scenarios}
+    for item in a.gates_for:
+        name, _, n = item.partition("=")
+        cond, _, scen = name.rpartition(":")
+        for c in [cond] if cond else conditions:
+            targets[(c, scen)] = int(n)
+    stop_at = deadline(a.until)
     work = Path(tempfile.mkdtemp(prefix="benchlab-gate-quality-"))
-    results: dict[tuple[str, str], list[dict]] = {}
+    records: list[dict] = []
+    done: dict[tuple[str, str], int] = {}
     start = time.monotonic()
-    loads = []
+
+    def out_of_time() -> bool:
+        return time.monotonic() - start > a.budget or time.time() > stop_at
+
     try:
         builds = build(work)
         store = Store.open(work / "gates.db")
-        for seed in itertools.count():
-            if seed >= a.gates or time.monotonic() - start > a.budget:
+        for seed in itertools.count(a.seed_start):
+            if out_of_time() or all(done.get(cell, 0) >= n for cell, n in targets.items()):
                 break
             for cond in conditions:
+                todo = [s for s in scenarios if done.get((cond, s), 0) < targets[(cond, s)]]
+                if not todo or out_of_time():
+                    continue
                 stress = None
                 if cond == "stress":
                     stress = subprocess.Popen(["stress-ng", "--cpu", "2", "--quiet"],
                                               start_new_session=True)
                 try:
-                    for scen in scenarios:
-                        if time.monotonic() - start > a.budget:
+                    for scen in todo:
+                        if out_of_time():
                             break
+                        load_before = os.getloadavg()[0]
+                        stressed = stress_running()
+                        started = datetime.datetime.now(datetime.timezone.utc).isoformat(
+                            timespec="seconds")
                         r = one_gate(store, builds, scen, seed)
-                        results.setdefault((cond, scen), []).append(r)
-                        loads.append(os.getloadavg()[0])
-                        print(f"[{time.monotonic() - start:6.0f} s] {cond} {scen} seed {seed}: "
+                        stressed = stressed or stress_running()
+                        done[(cond, scen)] = done.get((cond, scen), 0) + 1
+                        r.update(scenario=scen, asked=cond, seed=seed, started=started,
+                                 condition="stress" if stressed else "quiet",
+                                 load_before=load_before, load_after=os.getloadavg()[0])
+                        records.append(r)
+                        if a.results:
+                            with open(a.results, "a") as f:
+                                f.write(json.dumps(r) + "\n")
+                        print(f"[{time.monotonic() - start:6.0f} s] {r['condition']} {scen} "
+                              f"seed {seed}: "
                               + ", ".join(f"{m} {r[m]['outcome']} {r[m]['ratio']:.4f}"
                                           for m in SCENARIOS[scen][4])
-                              + f" ({r['pairs']} pairs, {r['seconds']:.1f} s)", flush=True)
+                              + f" ({r['pairs']} pairs, {r['seconds']:.1f} s, "
+                              f"load {r['load_after']:.1f})", flush=True)
                 finally:
                     if stress is not None:
                         os.killpg(stress.pid, signal.SIGTERM)
@@ -192,10 +286,14 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print()
-    print(f"{sum(len(v) for v in results.values())} gates in {time.monotonic() - start:.0f} s; "
+    if not records:
+        print("no gate ran")
+        return
+    loads = [x for r in records for x in (r["load_before"], r["load_after"])]
+    print(f"{len(records)} gates in {time.monotonic() - start:.0f} s; "
           f"load average (1 min) during them: median {np.median(loads):.1f}, "
           f"range {min(loads):.1f}-{max(loads):.1f}")
-    for line in table(results):
+    for line in table(records):
         print(line)
 
 
