@@ -9,6 +9,12 @@ a fresh random permutation (seeded, stored), so slow drift in the machine (therm
 daemons, frequency) hits every benchmark alike instead of biasing the one measured last.
 ``sequential`` runs all of one benchmark (its warmups, then its runs), then the next, like
 hyperfine.
+
+The permutations are numpy's ``default_rng([seed, worker, runs done]).permutation(needs)``,
+computed here in pure Python (:class:`OrderRng`: numpy's SeedSequence, PCG64 and Fisher-Yates
+shuffle, bit for bit), so ``benchlab run`` does not import numpy (~80 ms) and a session stored
+or resumed by an older benchlab gets the same order it always got (tests/core/test_planner_rng.py
+compares both on thousands of seeds).
 """
 
 from __future__ import annotations
@@ -16,9 +22,113 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from benchlab.core.plan import RunPlan
+
+_MASK32 = 0xFFFF_FFFF
+_MASK64 = (1 << 64) - 1
+_MASK128 = (1 << 128) - 1
+# numpy.random.SeedSequence's hash constants (bit_generator.pyx), pool of 4 words of 32 bits
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_MULT_L, _MIX_MULT_R = 0xCA01F9DD, 0x4973F715
+_POOL = 4
+# PCG64's 128-bit LCG multiplier (pcg64.h, PCG_DEFAULT_MULTIPLIER_128)
+_PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645
+
+
+def _seed_state(entropy: list[int]) -> list[int]:
+    """``SeedSequence(entropy).generate_state(4, numpy.uint64)`` as Python ints (each entropy
+    int >= 0 is split into 32-bit words, least significant first, 0 being one word)."""
+    words: list[int] = []
+    for value in entropy:
+        words.append(value & _MASK32)
+        value >>= 32
+        while value:
+            words.append(value & _MASK32)
+            value >>= 32
+    hash_const = _INIT_A
+
+    def hashmix(value: int) -> int:
+        nonlocal hash_const
+        value ^= hash_const
+        hash_const = (hash_const * _MULT_A) & _MASK32
+        value = (value * hash_const) & _MASK32
+        return value ^ (value >> 16)
+
+    def mix(x: int, y: int) -> int:
+        result = (_MIX_MULT_L * x - _MIX_MULT_R * y) & _MASK32
+        return result ^ (result >> 16)
+
+    pool = [hashmix(words[i] if i < len(words) else 0) for i in range(_POOL)]
+    for src in range(_POOL):
+        for dst in range(_POOL):
+            if src != dst:
+                pool[dst] = mix(pool[dst], hashmix(pool[src]))
+    for src in range(_POOL, len(words)):
+        for dst in range(_POOL):
+            pool[dst] = mix(pool[dst], hashmix(words[src]))
+    out, hash_const = [], _INIT_B
+    for i in range(8):
+        value = pool[i % _POOL] ^ hash_const
+        hash_const = (hash_const * _MULT_B) & _MASK32
+        value = (value * hash_const) & _MASK32
+        out.append(value ^ (value >> 16))
+    return [out[2 * i] | out[2 * i + 1] << 32 for i in range(4)]
+
+
+class OrderRng:
+    """``numpy.random.default_rng(entropy)`` (PCG64) reduced to what the planner draws:
+    :meth:`permutation` gives numpy's ``Generator.permutation`` of a list, bit for bit.
+
+    ``entropy``: ints >= 0 (numpy's SeedSequence entropy).
+    """
+
+    def __init__(self, entropy: list[int]):
+        s_high, s_low, i_high, i_low = _seed_state(entropy)
+        self._inc = (((i_high << 64 | i_low) << 1) | 1) & _MASK128
+        self._state = 0
+        self._step()
+        self._state = (self._state + (s_high << 64 | s_low)) & _MASK128
+        self._step()
+        self._spare32: int | None = None  # numpy keeps the high half of a 64-bit draw
+
+    def _step(self) -> None:
+        self._state = (self._state * _PCG_MULT + self._inc) & _MASK128
+
+    def next64(self) -> int:
+        """The next 64-bit output (PCG XSL-RR 128/64)."""
+        self._step()
+        state = self._state
+        folded = ((state >> 64) ^ state) & _MASK64
+        rot = state >> 122
+        return ((folded >> rot) | (folded << (-rot & 63))) & _MASK64
+
+    def next32(self) -> int:
+        """The next 32-bit output: the low half of a 64-bit draw, then its high half."""
+        if self._spare32 is not None:
+            value, self._spare32 = self._spare32, None
+            return value
+        value = self.next64()
+        self._spare32 = value >> 32
+        return value & _MASK32
+
+    def interval(self, maximum: int) -> int:
+        """A uniform int in ``[0, maximum]`` (numpy's ``random_interval``: masked rejection)."""
+        if maximum == 0:
+            return 0
+        mask = (1 << maximum.bit_length()) - 1
+        draw = self.next32 if maximum <= _MASK32 else self.next64
+        while True:
+            value = draw() & mask
+            if value <= maximum:
+                return value
+
+    def permutation(self, items: list[int]) -> list[int]:
+        """A shuffled copy of ``items`` (numpy's Fisher-Yates, from the last position down)."""
+        out = list(items)
+        for i in range(len(out) - 1, 0, -1):
+            j = self.interval(i)
+            out[i], out[j] = out[j], out[i]
+        return out
 
 
 @dataclass
@@ -45,8 +155,7 @@ class RunPlanner:
         self.elapsed_s = elapsed_s
         self.first_wall_s: list[float | None] = [None] * len(plan.benchmarks)
         # Seeded by what is done so far, so a resumed session continues with fresh rounds.
-        self._rng = np.random.default_rng([plan.seed, worker,
-                                           sum(done_runs) + sum(done_warmups)])
+        self._rng = OrderRng([plan.seed, worker, sum(done_runs) + sum(done_warmups)])
         self._queue: list[int] = []
 
     def target(self, i: int) -> int | None:
@@ -140,7 +249,7 @@ class RunPlanner:
             return PlannedRun(i, False, self.done_runs[i])
         self._queue = [i for i in self._queue if i in needs]
         if not self._queue:
-            self._queue = list(self._rng.permutation(needs))
+            self._queue = self._rng.permutation(needs)
         i = int(self._queue.pop(0))
         return PlannedRun(i, False, self.done_runs[i])
 
