@@ -182,15 +182,23 @@ def message_printer(quiet: bool):
               help="Head revision (default: the work tree, with uncommitted changes).")
 @click.option("--build", default=None, metavar="CMD",
               help="Build command, run in each revision's own worktree (cached by commit).")
+@click.option("--baseline", default=None, metavar="SESSION",
+              help="Gate head against a stored baseline instead of building a base: a session "
+                   "uid, id or name, or branch:NAME (the newest recorded with benchlab gate "
+                   "--record NAME). Head is built and run -r times, as benchlab gate does.")
+@click.option("-r", "--runs", type=params.count(maximum=10**6), default=None,
+              help="With --baseline: runs of each benchmark (default 30).")
+@click.option("--force", is_flag=True,
+              help="With --baseline: gate even when it ran on another machine.")
 @measure_options
 @output_options
 @click.option("--session-name", default=None, help="Name of the stored session.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @db_option
-def ab_cmd(commands, names, suite, repo, base, head, build, max_time, warmup, min_pairs,
-           max_pairs, look_every, alpha, threshold, instructions_threshold, cpu_threshold,
-           count, gate_metrics, timeout, seed, fail_undecided, json_path, junit_path,
-           markdown_path, session_name, quiet, db):
+def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, force, max_time,
+           warmup, min_pairs, max_pairs, look_every, alpha, threshold, instructions_threshold,
+           cpu_threshold, count, gate_metrics, timeout, seed, fail_undecided, json_path,
+           junit_path, markdown_path, session_name, quiet, db):
     """Measure COMMANDS on two revisions side by side and gate: did head get slower?
 
     Each revision is checked out in its own git worktree and built with --build; '{root}' in
@@ -199,6 +207,10 @@ def ab_cmd(commands, names, suite, repo, base, head, build, max_time, warmup, mi
     the sequential rule decides or --max-time is spent. Exit: 0 no regression decided, 1 a
     regression beyond its threshold (default 2% wall, 0.5% instructions), 2 bad input,
     3 a build or a benchmark failed.
+
+    With --baseline SESSION (or branch:NAME) no base is built: head is built and measured
+    -r times and gated against that stored session, as benchlab gate does (noise learned
+    from the baseline's history; another machine refused unless --force).
     """
     from benchlab.core import revisions as rv
     from benchlab.core.ab import run_ab
@@ -211,6 +223,16 @@ def ab_cmd(commands, names, suite, repo, base, head, build, max_time, warmup, mi
     options = options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count,
                            timeout, seed)
     options.validate()
+    if baseline is not None:
+        if base is not None:
+            raise UserError("give --base REV (build and measure it beside head) or --baseline "
+                            "SESSION (a stored run), not both")
+        return _ab_against_baseline(benches, repo, head, build, baseline, runs or 30, force,
+                                    warmup, alpha, count, timeout, fail_undecided, json_path,
+                                    junit_path, markdown_path, session_name, quiet, db)
+    if runs is not None or force:
+        raise UserError("-r/--runs and --force go with --baseline SESSION; without it ab "
+                        "measures pairs until the gate decides (--max-time)")
     store = open_store(db)
     root = rv.repo_root(repo)
     base_rev = base or rv.default_base(root)
@@ -248,6 +270,64 @@ def ab_cmd(commands, names, suite, repo, base, head, build, max_time, warmup, mi
     if failure is not None:
         report = GateReport("ab", None, {}, [], 3, failure=failure,
                             fail_undecided=fail_undecided)
+    emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
+                 json_path=json_path, quiet=quiet)
+    if report.failure:
+        click.echo(f"benchlab: error: {report.failure}", err=True)
+    sys.exit(report.exit_status)
+
+
+def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warmup, alpha,
+                         count, timeout, fail_undecided, json_path, junit_path, markdown_path,
+                         session_name, quiet, db):
+    """``ab --baseline``: build head only, run it as ``gate`` runs a fresh run, gate it."""
+    from benchlab.core import baseline as bl
+    from benchlab.core import revisions as rv
+    from benchlab.core.gate import exit_status
+    from benchlab.core.session import SessionInterrupted, interruptible
+    from benchlab.report.ci_outputs import GateReport
+
+    store = open_store(db)
+    root = rv.repo_root(repo)
+    base = bl.find_baseline(store, baseline)
+    message = message_printer(quiet)
+    failure, cand = None, None
+    with interruptible(), rv.Trees(root) as trees:
+        try:
+            message(f"building head {head or '(work tree)'}")
+            head_tree = (trees.commit_tree(head, build, "head") if head
+                         else trees.work_tree(build, "head"))
+        except rv.BuildFailed as exc:
+            failure = str(exc)
+        if failure is None:
+            plan = bl.fresh_plan(benches, runs, warmup, count, timeout, root=head_tree.root)
+            try:
+                cand, failure = bl.run_fresh(
+                    store, plan, argv=["benchlab", "ab", *sys.argv[2:]],
+                    name=session_name or f"ab {baseline}..{head_tree.commit[:8]}"
+                                         f"{'+' if head_tree.dirty else ''}",
+                    on_start=lambda ref: message(f"session {ref.uid}"))
+            except SessionInterrupted as exc:
+                click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in "
+                           f"session {exc.session.uid}", err=True)
+                sys.exit(128 + exc.signum)
+    if failure is not None:
+        report = GateReport("ab", None, {}, [], 3, failure=failure,
+                            fail_undecided=fail_undecided)
+    else:
+        head_dict = {k: v for k, v in head_tree.to_dict().items() if k != "build_log"}
+        meta = dict(cand.get("metadata") or {})
+        meta["ab"] = {"repo": str(root), "head": head_dict, "baseline": base["uid"]}
+        store.update_session(cand["id"], metadata=meta)
+        thresholds = {b.name: b.thresholds for b in benches}
+        metrics = {b.name: b.metrics for b in benches}
+        decisions, notes = bl.gate_against(store, base, cand, thresholds, metrics, alpha,
+                                           force)
+        report = GateReport("ab", cand["uid"],
+                            {"baseline": bl.session_revision(base),
+                             "head": {**head_dict, "session": cand["uid"]}},
+                            decisions, exit_status(decisions, fail_undecided=fail_undecided),
+                            fail_undecided=fail_undecided, notes=notes)
     emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
                  json_path=json_path, quiet=quiet)
     if report.failure:

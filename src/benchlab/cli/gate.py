@@ -16,15 +16,6 @@ from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 
 
-def _plan(benches, runs, warmup, count, timeout):
-    from benchlab.core.plan import BenchmarkSpec, RunPlan
-
-    return RunPlan(benchmarks=[BenchmarkSpec(name=b.name, command=b.command.replace(
-        "{root}", ".")) for b in benches], runs=runs, warmup=warmup, order="interleaved",
-        timeout_s=timeout, count="instructions" if any(
-            "instructions" in b.metrics for b in benches) or count else None)
-
-
 @click.command("gate")
 @click.argument("commands", nargs=-1)
 @click.option("-n", "--name", "names", multiple=True, help="Name of each command, in order.")
@@ -76,7 +67,6 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     """
     from benchlab.cli.ab import parse_benchmarks
     from benchlab.core import baseline as bl
-    from benchlab.core.execute import execute
     from benchlab.core.gate import exit_status
     from benchlab.report.ci_outputs import GateReport
 
@@ -96,17 +86,10 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     base = bl.find_baseline(store, baseline) if baseline else None
     failure = None
     if benches is not None:
-        plan = _plan(benches, runs, warmup, count, timeout)
-        try:
-            result = execute(plan, store, argv=["benchlab", "gate", *sys.argv[2:]],
-                              name=session_name,
-                              on_start=lambda ref: message(f"session {ref.uid}"))
-            cand = store.get_session(result.session.uid)
-        except UserError as exc:
-            if "the run is stored in session" not in str(exc):
-                raise
-            failure = str(exc)  # a benchmark failed: exit 3
-            cand = None
+        cand, failure = bl.run_fresh(store, bl.fresh_plan(benches, runs, warmup, count, timeout),
+                                     argv=["benchlab", "gate", *sys.argv[2:]],
+                                     name=session_name,
+                                     on_start=lambda ref: message(f"session {ref.uid}"))
     if failure is not None:
         report = GateReport("gate", None, {}, [], 3, failure=failure,
                             fail_undecided=fail_undecided)
@@ -121,15 +104,11 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
             for b in benches:
                 thresholds[b.name], metrics[b.name] = b.thresholds, b.metrics
         decisions, notes = [], []
-        revisions = {"candidate": _rev(cand)}
+        revisions = {"candidate": bl.session_revision(cand)}
         if base is not None:
-            if base["id"] == cand["id"]:
-                raise UserError(f"the baseline and the candidate are one session "
-                                f"({cand['uid']}); give another --baseline")
-            if not force:
-                bl.refuse_other_machine(base, cand)
-            decisions, notes = bl.gate_sessions(store, base, cand, thresholds, metrics, alpha)
-            revisions = {"baseline": _rev(base), **revisions}
+            decisions, notes = bl.gate_against(store, base, cand, thresholds, metrics, alpha,
+                                               force)
+            revisions = {"baseline": bl.session_revision(base), **revisions}
         else:
             notes.append("no --baseline: recorded only, nothing gated")
         if record_branch:
@@ -145,15 +124,6 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     if report.failure:
         click.echo(f"benchlab: error: {report.failure}", err=True)
     sys.exit(report.exit_status)
-
-
-def _rev(session: dict) -> dict:
-    git = (session.get("environment") or {}).get("git") or {}
-    commit = git.get("commit") if isinstance(git, dict) else None
-    return {"label": session.get("name") or session["uid"],
-            "commit": commit if isinstance(commit, str) else None,
-            "subject": session.get("name") or "", "dirty": git.get("dirty") is True,
-            "session": session["uid"]}
 
 
 commands = [gate_cmd]

@@ -27,12 +27,14 @@ Kalibera, T. and Jones, R. (2013). Rigorous benchmarking in reasonable time. *IS
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from benchlab.core.gate import GateDecision, decide
+from benchlab.core.plan import BenchmarkSpec, RunPlan
 from benchlab.errors import UserError
 from benchlab.store.db import Store
 
@@ -192,3 +194,57 @@ def gate_sessions(store: Store, baseline: dict[str, Any], candidate: dict[str, A
                         f"{baseline['uid']} ({', '.join(sorted(base_names)) or 'none'}); give "
                         f"the same benchmark names")
     return decisions, notes
+
+
+def fresh_plan(benches: Sequence[Any], runs: int, warmup: int, count: str | None,
+               timeout_s: float | None, root: str = ".") -> RunPlan:
+    """The plan of a fresh run to gate: every benchmark (an ``AbBenchmark``) ``runs`` times
+    interleaved after ``warmup`` runs, ``{root}`` replaced by ``root`` (quoted; ``.`` for
+    ``gate``, the head revision's tree for ``ab --baseline``); instructions counted when any
+    benchmark gates on them or ``count`` asks; ``timeout_s`` per run (s)."""
+    where = root if root == "." else shlex.quote(root)
+    return RunPlan(benchmarks=[BenchmarkSpec(name=b.name, command=b.command.replace(
+        "{root}", where)) for b in benches], runs=runs, warmup=warmup, order="interleaved",
+        timeout_s=timeout_s, count="instructions" if any(
+            "instructions" in b.metrics for b in benches) or count else None)
+
+
+def run_fresh(store: Store, plan: RunPlan, *, argv: Sequence[str], name: str | None,
+              on_start: Callable | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """Execute ``plan`` as a normal session: (the session with its environment, None), or
+    (None, the failure line) when a benchmark failed once the session existed (exit 3); bad
+    input raises UserError before anything is stored."""
+    from benchlab.core.execute import execute
+
+    try:
+        result = execute(plan, store, argv=argv, name=name, on_start=on_start)
+    except UserError as exc:
+        if "the run is stored in session" not in str(exc):
+            raise
+        return None, str(exc)
+    return store.get_session(result.session.uid), None
+
+
+def gate_against(store: Store, baseline: dict[str, Any], candidate: dict[str, Any],
+                 thresholds: dict[str, dict[str, float]], metrics: dict[str, list[str]],
+                 alpha: float, force: bool = False) -> tuple[list[GateDecision], list[str]]:
+    """:func:`gate_sessions` after the checks: not one session twice, and (unless ``force``)
+    the same machine; one-line UserError otherwise."""
+    if baseline["id"] == candidate["id"]:
+        raise UserError(f"the baseline and the candidate are one session "
+                        f"({candidate['uid']}); give another --baseline")
+    if not force:
+        refuse_other_machine(baseline, candidate)
+    return gate_sessions(store, baseline, candidate, thresholds, metrics, alpha)
+
+
+def session_revision(session: dict[str, Any]) -> dict[str, Any]:
+    """A stored session as a gate report's revision: label, commit and dirty flag (from its
+    git environment), subject, uid."""
+    git = (session.get("environment") or {}).get("git") or {}
+    commit = git.get("commit") if isinstance(git, dict) else None
+    return {"label": session.get("name") or session["uid"],
+            "commit": commit if isinstance(commit, str) else None,
+            "subject": session.get("name") or "",
+            "dirty": isinstance(git, dict) and git.get("dirty") is True,
+            "session": session["uid"]}

@@ -1,0 +1,57 @@
+"""``benchlab ab --baseline``: head built in its worktree and gated against a stored baseline
+(the workflow of ``benchlab gate``), on instruction counts (exact, whatever the load)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.ci.conftest import git, make_repo
+from tests.ci.test_gate import validate_gate_json
+from tests.conftest import BENCHLAB, require_tool
+
+COMMON = ["-q", "--build", "make", "--metric", "instructions", "-r", "3", "-w", "0",
+          "-n", "work", "{root}/work 20000"]
+
+
+def _run(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([BENCHLAB, *args], cwd=repo, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.slow
+def test_ab_against_a_recorded_baseline_fails_a_regression_and_passes_a_a(tmp_path, cache_env):
+    require_tool("valgrind")
+    repo = make_repo(tmp_path / "repo", [0, 300])
+    git(repo, "checkout", "-q", "HEAD~1")
+    subprocess.run(["make", "-s"], cwd=repo, check=True, capture_output=True)
+    rec = _run(repo, "gate", "-q", "--record", "main", "-r", "3", "-w", "0", "--metric",
+               "instructions", "-n", "work", "./work 20000")
+    assert rec.returncode == 0, rec.stderr
+    git(repo, "checkout", "-q", "main")
+    slow = _run(repo, "ab", "--baseline", "branch:main", "--head", "HEAD", *COMMON,
+                "--json", "-")
+    assert slow.returncode == 1, slow.stderr + slow.stdout
+    doc = json.loads(slow.stdout)
+    validate_gate_json(doc)
+    assert doc["kind"] == "ab" and doc["benchmarks"][0]["outcome"] == "slower"
+    assert doc["revisions"]["head"]["subject"] == "extra=300"
+    assert doc["revisions"]["baseline"]["session"]
+    same = _run(repo, "ab", "--baseline", "branch:main", "--head", "HEAD~1", *COMMON,
+                "--json", "-")
+    assert same.returncode == 0, same.stderr
+    assert json.loads(same.stdout)["benchmarks"][0]["outcome"] == "equivalent"
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+
+
+def test_baseline_options_misused_are_one_line(tmp_path, cache_env):
+    repo = make_repo(tmp_path / "repo", [0])
+    for args, words in ((["--base", "HEAD", "--baseline", "branch:main"], "not both"),
+                        (["-r", "3"], "--baseline"),
+                        (["--baseline", "branch:main"], "no baseline of branch")):
+        res = _run(repo, "ab", "-q", *args, "{root}/work 1")
+        assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert words in res.stderr
