@@ -70,6 +70,16 @@ from benchlab.stats.sequential_boundaries import (  # noqa: F401  (public here s
 Action = Literal["continue", "different", "equivalent", "budget_exhausted"]
 
 
+def look_critical_value(alpha: float, spending: Spending, fractions: tuple[float, ...]) -> float:
+    """Critical value (a z bound) of the last of a history of looks.
+
+    ``fractions``: each look's share of the maximum information (increasing, in (0, 1]);
+    ``alpha``: the total two-sided error spent by ``spending`` over them. Cached per history, so
+    a runner that adds one look at a time integrates one step per look.
+    """
+    return float(_boundary(alpha, spending, tuple(fractions))[0])
+
+
 @dataclass(frozen=True)
 class Decision:
     """Outcome of one look of a :class:`SequentialDesign`.
