@@ -162,19 +162,19 @@ class Looks:
         look, so no new look)."""
         # the cached boundary of this look history (one integration step per new look, where
         # critical_values would redo every earlier look each time)
-        from benchlab.stats.sequential import _boundary
+        from benchlab.stats.sequential import look_critical_value
 
         t = min(n / self.max_values, 1.0)
         if self.fractions and t <= self.fractions[-1]:
             return None
         self.fractions.append(t)
-        return float(_boundary(self.alpha, "obrien-fleming", tuple(self.fractions))[0])
+        return look_critical_value(self.alpha, "obrien-fleming", tuple(self.fractions))
 
     def last(self) -> float:
         """The critical value of the last look taken."""
-        from benchlab.stats.sequential import _boundary
+        from benchlab.stats.sequential import look_critical_value
 
-        return float(_boundary(self.alpha, "obrien-fleming", tuple(self.fractions))[0])
+        return look_critical_value(self.alpha, "obrien-fleming", tuple(self.fractions))
 
 
 def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: float,
