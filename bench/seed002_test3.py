@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from benchlab.measure import _build  # noqa: E402
+from benchlab.measure import build  # noqa: E402
 
 # The fixed amount of work: ``argv[1]`` million LCG steps, nothing else (no I/O, no memory).
 FIXED_TASK = r"""
@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--load", default="cpu:100", help="background load (seed: 100 processes)")
     args = parser.parse_args()
 
-    task = [str(_build.build_source_text("seed002_test3_task", FIXED_TASK)), str(args.work)]
+    task = [str(build.build_source_text("seed002_test3_task", FIXED_TASK)), str(args.work)]
     with tempfile.TemporaryDirectory(prefix="benchlab-seed002-") as tmp:
         db = Path(tmp) / "test3.db"
         alone = subprocess.run([str(ROOT / ".venv" / "bin" / "benchlab"), "run", "--db", str(db),

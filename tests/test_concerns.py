@@ -47,11 +47,6 @@ SUBPROCESS_ALLOWED: dict[str, str] = {
 
 #: Imports of another package's private module, with the reason.
 PRIVATE_ALLOWED: dict[str, str] = {
-    "benchlab/workloads/__init__.py": "builds the bundled C workloads with measure's compiler "
-                                      "helper (measure._build: the build helper of the exec "
-                                      "helper, owned by the measure engineer)",
-    "benchlab/core/reproduce.py": "the bundle's re-measurement, moved from report/ (rebuilds "
-                                  "its workloads with measure._build)",
     "benchlab/report/run_summary.py": "TIMED_STATUSES of store.formats._gather: to become a "
                                       "public name of benchlab.store (owned by the report "
                                       "engineer)",

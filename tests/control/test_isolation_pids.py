@@ -12,7 +12,7 @@ import pytest
 
 from benchlab.control.cgroups import CgroupLimits, detect_layout
 from benchlab.errors import UserError
-from benchlab.measure import _build
+from benchlab.measure import build
 from benchlab.measure.isolation import CGROUP_PIDS_MAX
 from benchlab.store import Store
 from tests.conftest import run_cli
@@ -44,7 +44,7 @@ needs_pids = pytest.mark.skipif(
 
 
 def _forked(db: Path, *options: str) -> tuple[list[float], dict]:
-    exe = _build.build_source_text("forker", FORKER)
+    exe = build.build_source_text("forker", FORKER)
     run_cli("run", "--runs", "2", "-w", "0", "-N", *options, "--metric", r"forked=forked=(\d+)",
             f"{exe} 60", db=db, check=True)
     store = Store.open(db)

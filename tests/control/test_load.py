@@ -10,7 +10,7 @@ import pytest
 
 from benchlab.control.load import BackgroundLoad, LoadSpec, parse_load
 from benchlab.errors import UserError
-from benchlab.measure import _build
+from benchlab.measure import build
 from benchlab.measure.spawn import SpawnRequest, spawn_measured
 from tests.conftest import require_tool
 
@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
 
 @pytest.fixture(scope="module")
 def cpu_loop() -> str:
-    return str(_build.build_source_text("test_load_cpu_loop", LOOP))
+    return str(build.build_source_text("test_load_cpu_loop", LOOP))
 
 
 def _median_wall_s(argv: list[str], runs: int = 3) -> float:

@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 from benchlab.errors import UserError
-from benchlab.measure import _build
+from benchlab.measure import build
 from benchlab.measure.counts import count_instructions, count_runs
 from benchlab.workloads import workload_command
 from tests.conftest import needs_tool
@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
 
 
 def test_five_runs_of_a_deterministic_program_give_identical_counts():
-    program = str(_build.build_source_text("test_counts_fixed_work", FIXED_WORK))
+    program = str(build.build_source_text("test_counts_fixed_work", FIXED_WORK))
     counts = [c.instructions for c in count_runs([program, "200000"], 5)]
     assert statistics.pstdev(counts) / statistics.mean(counts) == 0, counts
     assert counts[0] > 200000 * 3  # at least a multiply, an add and a loop step per iteration
@@ -61,7 +61,7 @@ def test_five_runs_of_quicksort_give_identical_counts_and_more_input_more_instru
 
 
 def test_a_shell_command_counts_the_program_it_runs():
-    program = str(_build.build_source_text("test_counts_fixed_work", FIXED_WORK))
+    program = str(build.build_source_text("test_counts_fixed_work", FIXED_WORK))
     direct = count_instructions([program, "100000"])
     via_shell = count_instructions(["sh", "-c", f"{program} 100000"])
     assert via_shell.processes == 2

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchlab.errors import UserError
-from benchlab.measure import _build
+from benchlab.measure import build
 from benchlab.measure import spawn as spawn_module
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
 
@@ -72,7 +72,7 @@ TEST_PROGRAMS = {
 @pytest.fixture(scope="module")
 def progs() -> dict[str, str]:
     return {
-        name: str(_build.build_source_text(f"test_{name}", textwrap.dedent(text)))
+        name: str(build.build_source_text(f"test_{name}", textwrap.dedent(text)))
         for name, text in TEST_PROGRAMS.items()
     }
 
@@ -457,14 +457,14 @@ def test_build_without_compiler_is_a_user_error(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("CC", raising=False)
     with pytest.raises(UserError, match="no C compiler found; install gcc"):
-        _build.build_source_text("nocc", "int main(void){return 0;}\n/* %d */" % os.getpid())
+        build.build_source_text("nocc", "int main(void){return 0;}\n/* %d */" % os.getpid())
 
 
 def test_build_is_cached_and_safe_under_concurrency(tmp_path):
     source = tmp_path / "prog.c"
     source.write_text("int main(void){return 7;}\n/* %d */\n" % time.time_ns())
     env = dict(os.environ, BENCHLAB_CACHE=str(tmp_path / "cache"))
-    code = ("import sys; from benchlab.measure._build import build; "
+    code = ("import sys; from benchlab.measure.build import build; "
             f"print(build({str(source)!r}))")
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
                               text=True) for _ in range(4)]

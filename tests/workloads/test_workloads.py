@@ -17,7 +17,7 @@ import pytest
 
 import benchlab.workloads as workloads
 from benchlab.errors import UserError
-from benchlab.measure import _build
+from benchlab.measure import build
 from benchlab.measure.metrics import extract, parse_metric_spec
 from benchlab.measure.spawn import SpawnRequest, spawn_measured
 from benchlab.workloads import (
@@ -60,7 +60,7 @@ def private_cache(tmp_path_factory):
 
 
 def compiler() -> str:
-    found = _build.find_c_compiler()
+    found = build.find_c_compiler()
     if found is None:
         pytest.skip("no C compiler on this machine")
     return found
@@ -246,7 +246,7 @@ def test_documented_metric_regexes_pick_the_right_fields():
 def test_build_is_cached_by_content():
     first = build_workload("gray2bin")
     stat = first.stat()
-    _build._build_cached.cache_clear()  # force the on-disk lookup, not the in-process memo
+    build._build_cached.cache_clear()  # force the on-disk lookup, not the in-process memo
     second = build_workload("gray2bin")
     assert second == first
     again = second.stat()

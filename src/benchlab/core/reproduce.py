@@ -197,13 +197,13 @@ def describe(rep: Reproduction, *, isolation: str = "bare") -> dict[str, Any]:
 
 def _rebuild(bundle: Bundle, workload: str, member: str) -> str:
     """Build a bundled workload from the bundle's source; the new executable's path."""
-    from benchlab.measure import _build
+    from benchlab.measure import build
     from benchlab.workloads import CFLAGS, LDLIBS
 
     if member not in bundle.members:
         raise UserError(f"{bundle.path} lacks {member}, the source of workload {workload}; "
                         f"make the bundle again with benchlab bundle")
-    return str(_build.build_source_text(workload, bundle.text(member), flags=CFLAGS,
+    return str(build.build_source_text(workload, bundle.text(member), flags=CFLAGS,
                                         libs=LDLIBS))
 
 

@@ -147,7 +147,7 @@ class Isolation:
     def _container_argv(self, argv: list[str], *, worker: int, cpus: tuple[int, ...] | None,
                         env: dict[str, str] | None) -> list[str]:
         from benchlab.control import containers
-        from benchlab.measure._build import cache_dir
+        from benchlab.measure.build import cache_dir
 
         engine = containers.prepare_engine(str(self.tool), str(self.image), self._forced_runtime)
         containers.note_engine_used(engine)

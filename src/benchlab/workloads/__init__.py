@@ -2,7 +2,7 @@
 
 Each workload is one C file in this directory (``<name>.c``) that includes shared headers
 (``*.h``) next to it. :func:`build_workload` inlines those headers and compiles the result once
-with the system C compiler through :mod:`benchlab.measure._build`, into a cache keyed by a hash
+with the system C compiler through :mod:`benchlab.measure.build`, into a cache keyed by a hash
 of the text, the compiler and the flags: an edited source or header, or a different compiler,
 gives a new binary, and an unchanged one is reused.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchlab.errors import UserError
-from benchlab.measure import _build
+from benchlab.measure import build
 
 WORKLOADS_DIR = Path(__file__).resolve().parent
 
@@ -86,7 +86,7 @@ def build_workload(name: str, *, static: bool = False) -> Path:
     container image, e.g. a busybox rootfs, when its directory is bind-mounted); a static
     binary has its own cache entry.
 
-    Compilation is delegated to :func:`benchlab.measure._build.build_source_text`: the binary
+    Compilation is delegated to :func:`benchlab.measure.build.build_source_text`: the binary
     lives in the benchlab binary cache (``$BENCHLAB_CACHE/bin``, else
     ``~/.cache/benchlab/bin``) under a name keyed by a hash of the source text (headers
     inlined), the compiler and the flags, and is renamed into place atomically. A second call
@@ -97,8 +97,8 @@ def build_workload(name: str, *, static: bool = False) -> Path:
     text = amalgamated_source(name)
     try:
         flags = (*CFLAGS, "-static") if static else CFLAGS
-        return _build.build_source_text(name, text, flags=flags, libs=LDLIBS)
-    except _build.CompileError as exc:
+        return build.build_source_text(name, text, flags=flags, libs=LDLIBS)
+    except build.CompileError as exc:
         if "No such file or directory" in str(exc) and "#include" in str(exc):
             raise UserError(
                 f"building workload {name!r} failed: the C library headers are missing; "

@@ -37,13 +37,13 @@ def helper_path() -> str:
     """Path of the compiled exec helper (compiled once per source/compiler; cached per process).
 
     The first call in a user's cache compiles it into ``$XDG_CACHE_HOME/benchlab/bin`` under a
-    file lock (``benchlab.measure._build``); later calls cost one ``stat``.
+    file lock (``benchlab.measure.build``); later calls cost one ``stat``.
     Raises UserError when no C compiler is installed.
     """
     global _helper_path, unavailable_reason
     if _helper_path is None:
         from benchlab.errors import UserError
-        from benchlab.measure._build import build
+        from benchlab.measure.build import build
 
         try:
             _helper_path = str(build(HELPER_SOURCE, flags=("-O2",), try_static=True))
@@ -296,7 +296,7 @@ def _server() -> _HelperServer:
         except FileNotFoundError:
             # The cached binary was removed (cache cleaned) since this process built it.
             global _helper_path
-            from benchlab.measure._build import _build_cached
+            from benchlab.measure.build import _build_cached
 
             _build_cached.cache_clear()
             _helper_path = None
