@@ -34,7 +34,6 @@ from benchlab.core.parameters import expand_benchmarks, scan_values, substitute_
 from benchlab.core.plan import MetricSpec, Placement, RunPlan, parse_memory
 from benchlab.errors import UserError
 from benchlab.measure.metrics import parse_metric_spec
-from benchlab.report.run_summary import render_summary_table, session_summaries
 from benchlab.units import plural
 
 
@@ -279,8 +278,11 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
             raise
         exit_if_command_failed(store, key, exc)
         raise
-    # -q prints nothing: no statistics to compute (numpy.ma and ~10 ms of CPU per benchmark).
-    summaries = session_summaries(store, result.session.id) if as_json or not quiet else []
+    summaries = []
+    if as_json or not quiet:  # -q prints nothing: no statistics, and no numpy (~80 ms)
+        from benchlab.report.run_summary import session_summaries
+
+        summaries = session_summaries(store, result.session.id)
     reference = _reference_name(hf, result.session.id, store)
     from benchlab.report.speed_verdict import run_verdict  # the verdict, stored with the session
 
@@ -301,6 +303,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                    "benchmarks": [s.to_dict() for s in summaries]}, indent=2)
     elif not quiet:
         from rich.console import Console
+
+        from benchlab.report.run_summary import render_summary_table
 
         out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
         render_summary_table(summaries, out, plain=hf.plain_tables(sys.stdout.isatty()))

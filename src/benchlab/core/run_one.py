@@ -10,11 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import statistics
 import tempfile
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from benchlab.core.placement import Execution
 from benchlab.core.plan import RunPlan
@@ -81,8 +80,9 @@ def measure_shell_cost(shell: str, runs: int = SHELL_CALIBRATION_RUNS) -> dict[s
         walls.append(m.wall_ns)
         users.append(m.user_ns)
         syss.append(m.sys_ns)
-    return {"wall_ns": int(np.median(walls)), "user_ns": int(np.median(users)),
-            "sys_ns": int(np.median(syss)), "runs": runs}
+    # statistics.median: numpy's median (the mean of the middle two), without importing numpy
+    return {"wall_ns": int(statistics.median(walls)), "user_ns": int(statistics.median(users)),
+            "sys_ns": int(statistics.median(syss)), "runs": runs}
 
 
 def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun, worker: int,

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from benchlab.errors import UserError
 from benchlab.store.owner import effective_status
 from benchlab.store.rows import corrected_wall_sql
 from benchlab.store.sample_blocks import decode, run_samples
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported by the methods that return arrays: the store is opened by every command,
+# and `benchlab run` (which reads no series) must not pay numpy's ~80 ms import.
 
 #: Harness-side series every run can provide, by name: (column expression, unit).
 HARNESS_METRICS: dict[str, tuple[str, str]] = {
@@ -210,12 +214,16 @@ class Queries:
         rows = self.conn.execute(
             f"SELECT id, {expr} FROM runs WHERE benchmark_id = ? AND warmup = 0 AND status IN"
             f" {statuses} AND wall_ns IS NOT NULL ORDER BY seq", (benchmark_id,)).fetchall()
+        import numpy as np
+
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         vals = np.array([np.nan if r[1] is None else r[1] for r in rows], dtype=float)
         return vals, ids
 
     def sample_values(self, benchmark_id: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
         """Program-reported samples of a benchmark's non-warmup ok runs, in order: (values, run ids)."""
+        import numpy as np
+
         cur = self.conn.cursor()
         cur.row_factory = None
         values: list[np.ndarray] = []
@@ -412,6 +420,8 @@ class Queries:
         rows = self.conn.execute(
             f"SELECT {expr} FROM runs WHERE benchmark_id = ? AND warmup = 0 AND wall_ns IS NOT"
             f" NULL AND status IN ({marks}) ORDER BY seq", (benchmark_id, *statuses)).fetchall()
+        import numpy as np
+
         return np.array([np.nan if r[0] is None else r[0] for r in rows], dtype=float)
 
     def newest_session_uid(self, kind: str) -> str | None:

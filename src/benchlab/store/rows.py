@@ -11,12 +11,13 @@ import secrets
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from benchlab.errors import UserError
 from benchlab.store.connection import canonical_json, digest_of, utc_now
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RUN_COLUMNS = (
     "status", "exit_code", "signal", "error", "start_unix_ns", "start_mono_ns", "end_mono_ns",

@@ -15,15 +15,22 @@ place. :func:`sample_columns` unpacks every block into one entry per value (the 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported inside the functions that use it: a run that stores no samples (most runs,
+# and every `benchlab run` of a plain command) opens the store without numpy's ~80 ms.
 
 #: Values per stored block (512 KiB of doubles): big enough that a million samples are 16 rows,
 #: small enough that one row is never a large allocation.
 BLOCK_VALUES = 65_536
-#: The on-disk element type: 8-byte IEEE-754 doubles, little-endian whatever the machine.
-DTYPE = np.dtype("<f8")
+#: The on-disk element type (a numpy dtype string): 8-byte IEEE-754 doubles, little-endian
+#: whatever the machine.
+DTYPE = "<f8"
+#: Bytes per stored value.
+ITEMSIZE = 8
 
 #: The columns a block row is written with, in the order of the row tuples.
 COLUMNS = ("run_id", "metric", "first_seq", "n", "data")
@@ -36,6 +43,8 @@ def to_array(values: Any) -> np.ndarray:
     Infinities are kept (they are numbers a program may report); NaN was refused by the
     row-per-value schema's ``NOT NULL`` and stays refused, so a reader never meets one.
     """
+    import numpy as np
+
     arr = np.asarray(values, dtype=float).reshape(-1)
     if np.isnan(arr).any():
         raise ValueError("samples must be numbers: NaN cannot be stored")
@@ -77,8 +86,10 @@ def decode(data: bytes | memoryview, n: int | None = None) -> np.ndarray:
 
     Raises ValueError when the byte length is not a whole number of doubles or disagrees with
     ``n`` (a damaged row is never read as other numbers)."""
+    import numpy as np
+
     raw = bytes(data)
-    if len(raw) % DTYPE.itemsize or (n is not None and len(raw) != n * DTYPE.itemsize):
+    if len(raw) % ITEMSIZE or (n is not None and len(raw) != n * ITEMSIZE):
         raise ValueError(f"a sample block of {len(raw)} bytes does not hold "
                          f"{'whole doubles' if n is None else f'{n} doubles'}")
     return np.frombuffer(raw, dtype=DTYPE).astype(float)
@@ -87,6 +98,8 @@ def decode(data: bytes | memoryview, n: int | None = None) -> np.ndarray:
 def join_blocks(rows: Iterable[tuple[int, int, Any]]) -> tuple[np.ndarray, np.ndarray]:
     """(values, sequence numbers) of one run's metric from its blocks ``(first_seq, n, data)``
     in ``first_seq`` order."""
+    import numpy as np
+
     values, seqs = [], []
     for first, n, data in rows:
         values.append(decode(data, n))
@@ -112,6 +125,8 @@ def sample_columns(conn: Any) -> dict[str, np.ndarray]:
     """Every stored sample as columns of equal length (one entry per value): ``session`` (uid),
     ``benchmark``, ``run`` (the run's seq), ``metric``, ``unit``, ``index`` (the value's seq)
     and ``value``, in session, run, metric and index order (the notebook API's table)."""
+    import numpy as np
+
     cur = conn.cursor()
     cur.row_factory = None
     keys: list[tuple] = []

@@ -176,8 +176,6 @@ CREATE TABLE sample_blocks (
 def _migrate_to_blocks(conn: Any) -> None:
     """Version 2 -> 3: create ``sample_blocks``, move every sample into it (each run's metric
     split where its sequence numbers have a gap), drop ``samples``."""
-    import numpy as np
-
     from benchlab.store.sample_blocks import insert_samples
 
     conn.execute(SCHEMA_V3)
@@ -190,10 +188,10 @@ def _migrate_to_blocks(conn: Any) -> None:
     def flush() -> None:
         if key is None or not seqs:
             return
-        s = np.asarray(seqs, dtype=np.int64)
-        breaks = np.flatnonzero(np.diff(s) != 1) + 1
-        for lo, hi in zip([0, *breaks.tolist()], [*breaks.tolist(), len(s)]):
-            insert_samples(conn, key[0], key[1], values[lo:hi], first_seq=int(s[lo]))
+        # pure Python: creating a fresh store walks this step too, and `run` imports no numpy
+        breaks = [i for i in range(1, len(seqs)) if seqs[i] - seqs[i - 1] != 1]
+        for lo, hi in zip([0, *breaks], [*breaks, len(seqs)]):
+            insert_samples(conn, key[0], key[1], values[lo:hi], first_seq=int(seqs[lo]))
 
     for run_id, metric, seq, value in cur.execute(
             "SELECT run_id, metric, seq, value FROM samples ORDER BY run_id, metric, seq").fetchall():
