@@ -12,14 +12,15 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Sequence
 
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store, canonical_json
 from benchlab.store.formats.readers import load_json, read_text  # noqa: F401  (re-exported)
 from benchlab.store.writer import SessionWriter
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where used: `benchlab run` reaches this package, not numpy
 
 #: Factors from a time unit to nanoseconds (values are stored in ns).
 TIME_UNIT_TO_NS: dict[str, float] = {
@@ -157,6 +158,8 @@ NON_NEGATIVE_FIELDS = ("wall_ns", "user_ns", "sys_ns", "shell_overhead_ns", "sta
 def check_measured(value: Any, where: str, unit: str = "") -> None:
     """Raise a one-line UserError naming ``value`` as written in the file when it is not a
     finite number >= 0 (a time, size or count as a tool reported it)."""
+    import numpy as np
+
     if isinstance(value, bool) or not isinstance(value, (int, float)) or \
             not np.isfinite(value) or value < 0:
         shown = f"{value!r} {unit}".strip()
@@ -171,6 +174,8 @@ def check_import(imp: ImportedSession) -> None:
     and not negative; samples must be finite numbers, and not negative in a time unit.
     Raises a one-line UserError naming the file, the benchmark and the run.
     """
+    import numpy as np
+
     where = imp.source
     units = {m.name: m.unit for m in imp.metrics}
     seen: set[str] = set()

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Sequence
 
 from benchlab.errors import UserError
 from benchlab.store.db import HARNESS_METRICS, SessionRef, Store
@@ -15,6 +13,9 @@ from benchlab.store.queries import PRIMARY_METRICS
 from benchlab.store.rows import corrected_wall_ns
 from benchlab.store.sample_blocks import join_blocks
 from benchlab.store.writer import redact_command_line, redact_environment
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where used: `benchlab run` reaches this package, not numpy
 
 #: Run statuses whose harness wall time is a complete measurement of the command
 #: (a timed-out run's wall time is cut short; an 'error' run never ran).
@@ -149,6 +150,8 @@ def wall_series(bench: BenchData) -> SummarySeries | None:
         runs.append(run)
     if not values:
         return None
+    import numpy as np
+
     return SummarySeries(np.asarray(values), "ns", "wall", runs)
 
 
@@ -164,6 +167,8 @@ def sample_series(session: SessionData, bench: BenchData, metric: str) -> Summar
         runs.extend([run] * len(vals))
     if not values:
         return None
+    import numpy as np
+
     return SummarySeries(np.asarray(values, dtype=float), session.metric_unit(metric), metric, runs)
 
 
