@@ -11,12 +11,15 @@ months later gives exactly what ``run`` gave.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-from benchlab.report.verdict_text import sequential_lines, verdict_lines
-from benchlab.stats.verdict_model import Verdict, verdict_model
+    from benchlab.stats.verdict_model import Verdict
+
+# The statistics and their words are imported by the functions that use them: `run -q` stores
+# the verdict's settings through this module without numpy (issue 19).
 
 #: Key of the verdict's settings in a session's metadata.
 METADATA_KEY = "verdict"
@@ -89,6 +92,7 @@ def session_verdict(store: Any, session_id: int, **overrides: Any) -> Verdict | 
     """The verdict of a stored session, with its stored settings (``overrides`` replace them:
     keys of :func:`verdict_settings`); None with fewer than two measured benchmarks."""
     from benchlab.report.run_summary import default_verdict_metric
+    from benchlab.stats.verdict_model import verdict_model
 
     settings = {**stored_settings(store, session_id), **overrides}
     if settings["metric"] is None:
@@ -115,6 +119,8 @@ def session_verdict_lines(store: Any, session_id: int, verdict: Verdict | None =
     session's stored ``sort`` says; [] with fewer than two measured benchmarks. A session run
     ``--until-decided`` gets its sequential design's decision instead
     (:func:`benchlab.report.verdict_text.sequential_lines`)."""
+    from benchlab.report.verdict_text import sequential_lines, verdict_lines
+
     meta = store.get_session(session_id).get("metadata") or {}
     sequential = meta.get("until_decided") if isinstance(meta, dict) else None
     if isinstance(sequential, dict) and "decision" in sequential:
@@ -145,6 +151,11 @@ def speed_verdict(series: list[tuple[str, Any]], *, sort: str = "auto",
     confidence_level : float
         1 - alpha, the family-wise error rate of the claims.
     """
+    import numpy as np
+
+    from benchlab.report.verdict_text import verdict_lines
+    from benchlab.stats.verdict_model import verdict_model
+
     usable = [(name, np.asarray(v, dtype=float)) for name, v in series]
     if len(usable) < 2:
         return []
