@@ -30,7 +30,7 @@ from tests.cluster.helpers import (
     worker_processes,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.serial]
+pytestmark = [pytest.mark.slow]
 
 
 def _kill_a_worker_mid_run(recorder: Recorder, killed: list[int]) -> threading.Thread:

@@ -26,7 +26,7 @@ from tests.cluster.helpers import (
 )
 from tests.conftest import require_tool
 
-pytestmark = [pytest.mark.slow, pytest.mark.serial]
+pytestmark = [pytest.mark.slow]
 
 # the second invocation naps for 30 s (the run in flight when the client is interrupted); every
 # other one ends at once, so the first run is stored before and the resume is quick

@@ -20,7 +20,7 @@ from benchlab.store.db import Store
 from tests.cluster.helpers import wait_for, worker_processes
 from tests.conftest import run_cli
 
-pytestmark = [pytest.mark.slow, pytest.mark.serial]
+pytestmark = [pytest.mark.slow]
 
 SUITE = """[study]
 name = "two-cells"
