@@ -122,7 +122,8 @@ def test_gitlab_merge_request_job(tmp_path, pr_extra, expected):
 
 def test_the_baseline_travels_in_a_sqlite_file(tmp_path):
     """The baseline workflow: main records (three nights), a pull request doing 30 % more work
-    fails against it, an A/A one does not (CPU time, 30 runs: 30 % is far above its noise)."""
+    fails against it (with gate, and with ab --baseline building it), an A/A one does not (CPU
+    time, 30 runs: 30 % is far above its noise)."""
     clone = origin_and_clone(tmp_path, 300)
     steps = {s["name"]: s for s in github_steps(blocks("yaml")[2])}
     env = _env(tmp_path)
@@ -139,3 +140,6 @@ def test_the_baseline_travels_in_a_sqlite_file(tmp_path):
     assert slow.returncode == 1, slow.stdout + slow.stderr
     nightly = run_script(blocks("sh")[0], clone, env)
     assert nightly.returncode == 0  # three sessions: too few for a change point
+    # the same gate from ab's side: the pull request's head built in a worktree
+    ab = run_script(blocks("shell")[0], clone, env)
+    assert ab.returncode == 1, ab.stdout + ab.stderr

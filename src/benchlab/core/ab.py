@@ -31,12 +31,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from benchlab.core.counted import COUNT_METHOD
+from benchlab.core.executor import ProcessRunner, RunnerFactory
 from benchlab.core.gate import DEFAULT_ALPHA, DEFAULT_THRESHOLDS, GateDecision, Looks, decide
 from benchlab.core.placement import prepare_execution
 from benchlab.core.plan import BenchmarkSpec, RunPlan
 from benchlab.core.planner import PlannedRun
 from benchlab.core.revisions import Revision
-from benchlab.core.run_one import execute_planned_run, run_fields
+from benchlab.core.run_one import run_fields
 from benchlab.core.scratch import make_scratch, remove_scratch
 from benchlab.core.session import SessionInterrupted, interruptible, start_session
 from benchlab.errors import UserError
@@ -135,7 +136,7 @@ class _Job:
     """The measuring loop of one session (see the module docstring)."""
 
     def __init__(self, store: Store, writer: Any, plan: RunPlan, options: AbOptions,
-                 message: Callable[[str], None]):
+                 message: Callable[[str], None], runner: RunnerFactory | None = None):
         self.store, self.writer, self.plan, self.options = store, writer, plan, options
         self.message = message
         benches = store.benchmarks(writer.ref.id)
@@ -145,13 +146,15 @@ class _Job:
         self.rng = np.random.default_rng([options.seed, 18])
         self.execution = prepare_execution(plan.placement, session_label=writer.ref.uid)
         self.scratch = make_scratch(writer.ref.uid)
+        #: what executes each run and each count (the core's seam: processes, or a script)
+        self.runner = (runner or ProcessRunner)(plan, self.execution, self.scratch)
         #: each benchmark's looks: pairs, seconds since its first run, z, outcome by metric
         self.looks: dict[str, list[dict[str, Any]]] = {}
 
     def run(self, index: int, warmup: bool, iteration: int) -> str | None:
         """Execute and store one run; the failure's one line, or None when it ran ok."""
         planned = PlannedRun(index, warmup, iteration)
-        run = execute_planned_run(self.plan, self.execution, planned, 0, self.scratch)
+        run = self.runner.run(planned, 0)
         self.writer.add_run(self.bench_ids[index], seq=self.seq, iteration=iteration,
                             warmup=warmup, worker=0, setup_id=self.setup_ids[index],
                             fields=run_fields(run.measurement, run.extra, None),
@@ -236,31 +239,19 @@ class _Job:
 
     def count(self, k: int, bench: AbBenchmark) -> tuple[GateDecision, str | None]:
         """Instruction counts of both revisions of benchmark ``k``, then their decision."""
-        from benchlab.measure.counts import count_instructions
-
         if not any(m["name"] == "instructions" for m in self.store.metrics(self.writer.ref.id)):
             self.writer.add_metric("instructions", unit="count", origin=COUNT_METHOD)
-        timeout = self.plan.timeout_s * 50 if self.plan.timeout_s else None
         for iteration in range(self.options.count_runs):
             for index in (2 * k, 2 * k + 1):
-                fields: dict[str, Any] = {"spawn_method": COUNT_METHOD}
-                samples: dict[str, list[float]] = {}
-                try:
-                    counted = count_instructions(self.plan.argv_for(index), timeout_s=timeout)
-                except RuntimeError as exc:
-                    fields.update(status="error", error=str(exc))
-                else:
-                    fields.update(status="ok" if counted.exit_code == 0 else "failed",
-                                  exit_code=counted.exit_code)
-                    samples["instructions"] = [float(counted.instructions)]
+                fields, samples = self.runner.count(index)
                 self.writer.add_run(self.bench_ids[index], seq=self.seq, iteration=iteration,
                                     warmup=False, worker=0, setup_id=self.setup_ids[index],
                                     fields=fields, samples=samples)
                 self.seq += 1
-                if fields["status"] != "ok":
+                if fields.get("status") != "ok":
                     return (self.decide(k, bench, "instructions"),
                             f"benchmark {self.plan.benchmarks[index].name} under valgrind: "
-                            f"{fields.get('error') or 'exit code ' + str(fields['exit_code'])}")
+                            f"{fields.get('error') or 'exit code ' + str(fields.get('exit_code'))}")
         return self.decide(k, bench, "instructions"), None
 
     def close(self) -> None:
@@ -271,8 +262,12 @@ class _Job:
 def run_ab(store: Store, benchmarks: Sequence[AbBenchmark], base: Revision, head: Revision,
            options: AbOptions, *, repo: str, argv: Sequence[str] | None = None,
            name: str | None = None, message: Callable[[str], None] = lambda text: None,
-           on_start: Callable[[SessionRef], None] | None = None) -> AbResult:
+           on_start: Callable[[SessionRef], None] | None = None,
+           runner: RunnerFactory | None = None) -> AbResult:
     """Measure every benchmark on both revisions and decide each (see the module docstring).
+
+    ``runner`` makes what executes each run and count (:class:`benchlab.core.executor.Runner`,
+    the core's one seam; default: placed, measured processes; tests script one).
 
     Raises UserError (nothing created) for a bad plan, and SessionInterrupted on Ctrl-C or
     SIGTERM once the session is marked interrupted. A failing run ends the job with
@@ -301,7 +296,7 @@ def run_ab(store: Store, benchmarks: Sequence[AbBenchmark], base: Revision, head
         seconds: dict[str, float] = {}
         failure = None
         try:
-            job = _Job(store, writer, plan, options, message)
+            job = _Job(store, writer, plan, options, message, runner)
             for k, bench in enumerate(benchmarks):
                 timed, n, spent, failure = job.measure(k, bench)
                 decisions += timed
