@@ -10,7 +10,6 @@ from typing import Any
 import click
 
 from benchlab.cli.output_path import guard_outputs
-from benchlab.environment import is_unknown
 from benchlab.store.db import Store, default_db_path
 
 db_option = click.option(
@@ -43,6 +42,8 @@ def commands_of(store: Store, session_ids: list[int]) -> dict[int, list[str]]:
 
 
 def _leaf(value: Any) -> str | None:
+    from benchlab.environment import is_unknown  # list and show need no probe of the machine
+
     if value is None or is_unknown(value):
         return None
     return str(value)

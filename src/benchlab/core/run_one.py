@@ -10,8 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import statistics
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +54,8 @@ def run_hook(command: str | None, what: str, cwd: str | None, shell: str | None 
     """
     if not command:
         return
+    import tempfile  # hooks only: a plain run never needs it
+
     with tempfile.TemporaryDirectory(prefix="benchlab-hook-", dir=scratch) as tmp:
         err_path = os.path.join(tmp, "stderr")
         m = spawn_measured(SpawnRequest(argv=hook_argv(command, shell), cwd=cwd,
@@ -80,7 +80,8 @@ def measure_shell_cost(shell: str, runs: int = SHELL_CALIBRATION_RUNS) -> dict[s
         walls.append(m.wall_ns)
         users.append(m.user_ns)
         syss.append(m.sys_ns)
-    # statistics.median: numpy's median (the mean of the middle two), without importing numpy
+    import statistics  # with a shell only (-N has none): numpy's median, without numpy
+
     return {"wall_ns": int(statistics.median(walls)), "user_ns": int(statistics.median(users)),
             "sys_ns": int(statistics.median(syss)), "runs": runs}
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import platform
-import socket
 from typing import Any
 
 from benchlab.environment._read import is_unknown, iso_from_epoch, read_text, unknown
@@ -57,4 +57,4 @@ def host_section() -> dict[str, Any]:
     up = read_text("/proc/uptime")
     if not is_unknown(up):
         uptime = float(up.split()[0])
-    return {"hostname": socket.gethostname(), "booted_at": booted_at, "uptime_s": uptime}
+    return {"hostname": os.uname().nodename, "booted_at": booted_at, "uptime_s": uptime}

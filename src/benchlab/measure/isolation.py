@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,6 +254,8 @@ class Isolation:
                                 f"that {self.tool} works: {shlex.join(self.wrap(['true']))}")
             walls.append(m.wall_ns)
             cpus.append(m.user_ns + m.sys_ns)
+        import statistics  # an isolator's calibration only, not every run's path
+
         return {"wall_ns": int(statistics.median(walls)), "cpu_ns": int(statistics.median(cpus)),
                 "runs": runs, "command": shlex.join(self.wrap(["true"], "/dev/null"))}
 

@@ -8,7 +8,6 @@ the boot id tells a recycled pid, or a reboot, from the owner still running.
 from __future__ import annotations
 
 import os
-import socket
 from typing import Any, Mapping
 
 
@@ -39,7 +38,7 @@ def process_start(pid: int) -> str | None:
 
 def hostname() -> str:
     """This machine's host name (as recorded in ``sessions.owner_host``)."""
-    return socket.gethostname()
+    return os.uname().nodename  # gethostname(2) itself, without importing socket
 
 
 def current_owner() -> dict[str, Any]:

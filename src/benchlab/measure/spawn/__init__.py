@@ -28,7 +28,6 @@ import os
 from benchlab.errors import UserError
 from benchlab.measure.spawn import helper_client
 from benchlab.measure.spawn._process import thread_children
-from benchlab.measure.spawn.fallback import _spawn_python
 from benchlab.measure.spawn.helper_client import (
     HELPER_SOURCE,
     _servers,
@@ -98,5 +97,8 @@ def spawn_measured(request: SpawnRequest, method: str | None = None) -> RunMeasu
     """
     _validate(request)
     if spawn_method(method) == "python":
+        # imported here: the fallback (and the cgroup helpers it uses) only without a helper
+        from benchlab.measure.spawn.fallback import _spawn_python
+
         return _spawn_python(request)
     return _spawn_helper(request)
