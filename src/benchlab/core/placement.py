@@ -21,7 +21,6 @@ from benchlab.measure.isolation import (
     parse_isolate_meta,
     parse_isolation,
 )
-from benchlab.measure.perf import parse_events, parse_perf_csv, perf_prefix
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
 
 
@@ -65,7 +64,9 @@ class Execution:
         (measurement, extra measurements, extra notes)."""
         full = list(self.numa_prefix) + list(argv)
         perf_out = meta_out = None
-        if self.perf_events:
+        if self.perf_events:  # measure.perf is imported for --perf-events only
+            from benchlab.measure.perf import perf_prefix
+
             perf_out = os.path.join(scratch, f"perf-{worker}.csv")
             full = perf_prefix(self.perf_events, perf_out) + full
         if self.isolation.wants_meta:
@@ -95,6 +96,8 @@ class Execution:
                 timeout_s=timeout_s, cpus=self.worker_cpus[worker]))
         measurements += self.isolation.after_run(worker, m.status)
         if perf_out is not None:
+            from benchlab.measure.perf import parse_perf_csv
+
             try:
                 with open(perf_out) as fh:
                     text = fh.read()
@@ -161,10 +164,12 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
     if spec.kind == "numa":
         numa_prefix = list(numa_membind_prefix(spec, topology))
     isolation = parse_isolation(options.isolation).check()  # one line, before any session
-    perf_events = parse_events(options.perf_events) if options.perf_events else []
-    if perf_events:
-        from benchlab.measure.perf import check_events
+    perf_events: list = []
+    if options.perf_events:
+        from benchlab.measure.perf import check_events, parse_events
 
+        perf_events = parse_events(options.perf_events)
+    if perf_events:
         check_events(perf_events)  # perf installed, and it takes these events (issue 15)
     if options.load:
         from benchlab.control.load import parse_load
