@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from benchlab.core.ab import AbBenchmark, AbOptions, run_ab
+from benchlab.core.executor import RunnerFactory
 from benchlab.core.gate import FASTER, SLOWER, UNDECIDED, GateDecision
 from benchlab.core.revisions import BuildFailed, Revision, Trees, git, resolve
 from benchlab.errors import UserError
@@ -78,8 +79,11 @@ def _middle_order(lo: int, hi: int, tried: set[int]) -> list[int]:
 def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None,
            benchmark: AbBenchmark, options: AbOptions, retries: int = 2,
            message: Callable[[str], None] = lambda text: None,
-           argv: Sequence[str] | None = None) -> BisectResult:
+           argv: Sequence[str] | None = None,
+           runner: RunnerFactory | None = None) -> BisectResult:
     """Find the first commit of ``good..bad`` whose benchmark regressed (module docstring).
+
+    ``runner``: what executes each step's runs (the core's Runner seam; default processes).
 
     Raises UserError for bad revisions and BuildFailed (exit 3) when the good or the bad end
     does not build.
@@ -98,7 +102,8 @@ def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None
         opts, uncertain = options, False
         for attempt in range(retries + 1):
             result = run_ab(store, [benchmark], good_tree, tree, opts, repo=str(trees.repo),
-                            argv=argv, name=f"bisect {commit[:12]}", message=message)
+                            argv=argv, name=f"bisect {commit[:12]}", message=message,
+                            runner=runner)
             if result.failure:
                 raise UserError(f"the benchmark failed on {commit[:12]}: {result.failure}")
             decision = next(d for d in result.decisions if d.metric == metric)

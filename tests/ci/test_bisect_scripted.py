@@ -1,0 +1,98 @@
+"""Bisect's search through the core's Runner seam: real commits built in real worktrees (make
+is fast), each step's runs scripted (tests/core/scripted.py: no process) with a wall time set
+by the ``extra`` file of the tree being measured, so the search, the skipping and the retries
+are tested without measuring. The CLI end to end is test_bisect.py."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from benchlab.core.ab import AbBenchmark, AbOptions
+from benchlab.core.bisect import bisect
+from benchlab.core.revisions import Trees
+from benchlab.store.db import Store
+from tests.ci.conftest import git, make_repo
+from tests.core.scripted import ScriptedRunner
+
+OPTIONS = AbOptions(warmup=0, min_pairs=10, look_every=5, max_time_s=30.0, max_pairs=60)
+
+
+class TreeRunner(ScriptedRunner):
+    """Wall time 10 ms times (1 + extra/1000) of the tree in the run's command, with 0.5 %
+    noise of its own per run; ``noisy`` commits get a log-scale noise SD of 3 (they stay undecided)."""
+
+    def __init__(self, noisy: tuple[str, ...] = ()):
+        super().__init__()
+        self.noisy = noisy
+        self.trees: list[str] = []
+
+    def __call__(self, plan, execution, scratch):
+        self.plan = plan
+        return self
+
+    def run(self, planned, worker):
+        root = Path(shlex.split(self.plan.benchmarks[planned.benchmark].command)[0]).parent
+        self.trees.append(str(root))
+        extra = int((root / "extra").read_text())
+        noise = 3.0 if any(c in root.name for c in self.noisy) else 0.005
+        own = np.random.default_rng(zlib.crc32(f"{root}/{planned.benchmark}/"
+                                               f"{planned.iteration}/{len(self.trees)}".encode()))
+        self.wall_ns = lambda b, i, f=1 + extra / 1000: int(1e7 * f * np.exp(
+            noise * own.normal()))
+        return super().run(planned, worker)
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo", [0, 0])
+    good_work = (repo / "work.c").read_text()
+    (repo / "work.c").write_text("not C at all\n")
+    git(repo, "commit", "-qam", "broken build")
+    (repo / "work.c").write_text(good_work)
+    git(repo, "commit", "-qam", "fixed build")
+    for extra, subject in ((300, "the regression"), (300, "after it"), (300, "later")):
+        (repo / "extra").write_text(f"{extra}\n")
+        (repo / "touched").write_text(subject)
+        git(repo, "add", "extra", "touched")
+        git(repo, "commit", "-qm", subject)
+    return repo
+
+
+def _bisect(repo: Path, db: Path, runner, good: str = "HEAD~6", retries: int = 1):
+    with Store.open(db) as store, Trees(repo) as trees:
+        return bisect(store, trees, good=good, bad="HEAD", build="make",
+                      benchmark=AbBenchmark("work", "{root}/work 1"), options=OPTIONS,
+                      retries=retries, runner=runner)
+
+
+def test_bisect_finds_the_first_bad_commit_and_skips_what_does_not_build(tmp_path, cache_env):
+    repo = _repo(tmp_path)
+    result = _bisect(repo, tmp_path / "b.db", TreeRunner())
+    assert result.first_bad.commit == git(repo, "rev-parse", "HEAD~2")
+    assert result.first_bad.subject == "the regression"
+    assert result.decision.outcome == "slower" and 1.25 < result.decision.ratio < 1.35
+    verdicts = {s.commit: s.verdict for s in result.steps}
+    assert verdicts[git(repo, "rev-parse", "HEAD")] == "bad"
+    assert "skipped" in verdicts.values() or git(repo, "rev-parse", "HEAD~4") not in verdicts
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+
+
+def test_undecided_steps_are_measured_again_then_called_uncertain(tmp_path, cache_env):
+    repo = _repo(tmp_path)
+    first_bad = git(repo, "rev-parse", "HEAD~2")
+    runner = TreeRunner(noisy=(first_bad[:16],))
+    result = _bisect(repo, tmp_path / "b.db", runner, retries=1)
+    step = next(s for s in result.steps if s.commit == first_bad)
+    assert step.uncertain and step.decision.outcome == "undecided"
+    assert result.first_bad is not None
+
+
+def test_nothing_to_bisect_when_bad_is_not_slower(tmp_path, cache_env):
+    repo = make_repo(tmp_path / "repo", [0, 0])
+    result = _bisect(repo, tmp_path / "b.db", TreeRunner(), good="HEAD~1")
+    assert result.first_bad is None and "nothing to bisect" in result.message
+    assert re.search(r"\(equivalent\)", result.message)
