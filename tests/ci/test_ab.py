@@ -150,6 +150,51 @@ def test_sigterm_and_kill_9_leave_no_worktree(tmp_path, cache_env):
     _kill_builds_under(Path(cache_env["XDG_CACHE_HOME"]))
 
 
+def test_a_build_left_running_by_kill_9_is_killed_by_the_next_start(tmp_path, cache_env):
+    repo = make_repo(tmp_path / "repo", [0])
+    cache = Path(cache_env["XDG_CACHE_HOME"])
+    proc = subprocess.Popen([BENCHLAB, "ab", "-q", "--build", "sleep 300 & sleep 300; make",
+                             "{root}/work 1"], cwd=repo, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        records: list[Path] = []
+        while time.monotonic() < deadline and not records:
+            records = list(cache.glob("benchlab/builds/*/*.build.json"))
+            time.sleep(0.1)
+        assert records, "no build record while the build runs"
+        time.sleep(0.3)  # the shell has started both sleeps
+        pgid = json.loads(records[0].read_text())["pgid"]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert _group(pgid), "the build should outlive a benchlab killed with -9"
+        res = _ab(repo, "--base", "nosuchrev", "{root}/work 1")  # the next start sweeps
+        assert res.returncode == 2
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _group(pgid):
+            time.sleep(0.1)
+        assert not _group(pgid), "the orphaned build is still running"
+        assert not list(cache.glob("benchlab/builds/*/*.build.json"))
+        assert len(_worktrees(repo)) == 1 and not _leftovers(cache)
+    finally:
+        _kill_builds_under(cache)
+
+
+def _group(pgid: int) -> list[int]:
+    """Live pids of process group ``pgid``."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            if fields[2] == str(pgid) and fields[0] != "Z":
+                out.append(int(entry.name))
+    return out
+
+
 def test_sigterm_while_measuring_marks_the_session_and_removes_the_trees(tmp_path, cache_env):
     repo = make_repo(tmp_path / "repo", [0])
     (repo / "extra").write_text("5\n")

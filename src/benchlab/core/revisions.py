@@ -14,7 +14,12 @@ repository side by side. Each revision gets a tree of its own, never the user's 
 
 A build that is being made holds an exclusive ``flock`` on ``<tree>.lock``; a tree without the
 ``.benchlab-build.json`` marker whose lock is free is what a killed benchlab left, and
-:func:`sweep_incomplete` removes it (the next start calls it). :class:`Trees` removes its
+:func:`sweep_incomplete` removes it (the next start calls it). The build command runs in a
+process group of its own, recorded while it runs in ``<tree>.build.json`` (its group id and
+start time, and the benchlab that owns it): a benchlab killed with ``kill -9`` cannot kill its
+build, so the next start's sweep kills the group of any record whose owner is gone, when the
+group's leader is still that process (same start time) or, the leader gone, its members
+started after it. :class:`Trees` removes its
 temporary trees on every way out (return, exception, Ctrl-C, and SIGTERM, which the core's
 ``interruptible`` turns into Ctrl-C).
 
@@ -41,6 +46,7 @@ from typing import Any
 
 from benchlab.errors import UserError
 from benchlab.processes import pid_alive
+from benchlab.store.owner import process_start
 
 MARKER = ".benchlab-build.json"
 #: Characters of a build log kept in the session (the tail: where compilers print the error).
@@ -159,13 +165,20 @@ def _run_build(tree: Path, command: str | None, label: str, commit: str) -> tupl
     proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=tree, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
+    record = _build_record(tree)
     try:
+        # for the next start's sweep, should this benchlab be killed with -9
+        record.write_text(json.dumps({"pgid": proc.pid, "start": process_start(proc.pid),
+                                      "owner": os.getpid(),
+                                      "owner_start": process_start(os.getpid())}))
         output, _ = proc.communicate()
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         raise
+    finally:
+        record.unlink(missing_ok=True)
     seconds = time.monotonic() - start
     log = output.decode(errors="replace")[-LOG_KEEP:]
     if proc.returncode != 0:
@@ -173,6 +186,64 @@ def _run_build(tree: Path, command: str | None, label: str, commit: str) -> tupl
         raise BuildFailed(f"the build of {label} ({commit[:12]}) failed with exit code "
                           f"{proc.returncode} ({last}); fix the build or the --build command")
     return seconds, log
+
+
+def _build_record(tree: Path) -> Path:
+    """Where a running build of ``tree`` records its process group (beside the tree)."""
+    return tree.with_name(tree.name + ".build.json")
+
+
+def _ticks(start: str | None) -> int | None:
+    """The clock ticks of a :func:`process_start` value (None when absent)."""
+    tail = (start or "").rpartition(":")[2]
+    return int(tail) if tail.isdigit() else None
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Pids whose process group is ``pgid``, with their start time in ticks."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 19 and fields[2] == str(pgid):
+            out.append(int(fields[19]))
+    return out
+
+
+def kill_orphan_build(record: Path) -> bool:
+    """Kill the build process group of ``record`` (a ``<tree>.build.json``) when the benchlab
+    that ran it is gone, and remove the record; True when a group was killed. The group is
+    ours when its leader is the recorded process (same start time), or, the leader gone, when
+    its members started after the leader (Linux does not reuse a pid still naming a group)."""
+    try:
+        data = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, dict):
+        record.unlink(missing_ok=True)
+        return False
+    owner = data.get("owner")
+    if isinstance(owner, int) and process_start(owner) == data.get("owner_start"):
+        return False  # the benchlab running it is alive
+    pgid, start = data.get("pgid"), data.get("start")
+    killed = False
+    if isinstance(pgid, int) and pgid > 1 and start:
+        leader = process_start(pgid)
+        born = _ticks(start)
+        ours = leader == start if leader is not None else (
+            born is not None and any(t >= born for t in _group_members(pgid)))
+        if ours:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+                killed = True
+    record.unlink(missing_ok=True)
+    return killed
 
 
 def _remove_tree(repo: Path, tree: Path) -> None:
@@ -195,12 +266,15 @@ def _lock(path: Path, blocking: bool = True):
 
 
 def sweep_incomplete(repo: Path) -> list[str]:
-    """Remove trees a killed benchlab left: unbuilt cache trees whose lock is free, and
-    temporary work-tree copies whose process is gone. Returns the removed paths."""
+    """Remove what a killed benchlab left: its builds still running (:func:`kill_orphan_build`),
+    unbuilt cache trees whose lock is free, and temporary work-tree copies whose process is
+    gone. Returns the removed paths."""
     removed: list[str] = []
     root = cache_dir(repo)
     if not root.is_dir():
         return removed
+    for record in root.glob("*.build.json"):  # builds a benchlab killed with -9 left running
+        kill_orphan_build(record)
     for entry in root.iterdir():
         if not entry.is_dir():
             continue
