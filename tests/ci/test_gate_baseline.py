@@ -8,10 +8,13 @@ import subprocess
 
 import pytest
 
+from benchlab.core.execute import Here, execute
+from benchlab.core.plan import BenchmarkSpec, RunPlan
 from benchlab.store.db import Store
 from tests.ci.conftest import WORK_C
 from tests.ci.test_gate import validate_gate_json
 from tests.conftest import BENCHLAB, require_tool
+from tests.core.scripted import ScriptedRunner
 
 pytestmark = pytest.mark.slow
 
@@ -54,23 +57,26 @@ def test_record_then_gate_against_the_branch(programs, tmp_path):
     assert again.returncode == 1
 
 
-def test_another_machine_is_refused_in_one_line_unless_forced(programs, tmp_path):
-    """A second machine cannot be had here: the baseline's stored CPU model is changed."""
+def test_another_machine_is_refused_in_one_line_unless_forced(tmp_path):
+    """A second machine cannot be had here: the baseline's stored CPU model is changed. Both
+    sessions are made through the core with a scripted runner (no process: the refusal is the
+    point), then gated by the CLI as stored sessions (--candidate)."""
     db = tmp_path / "g.db"
-    assert _gate(programs, db, "--record", "main", "-n", "work", "./w0 20000").returncode == 0
-    store = Store.open(db)
-    [sess] = store.sessions()
-    full = store.get_session(sess["uid"])
-    env = full["environment"]
-    env["cpu"]["model"] = "Some Other CPU 9000"
-    store.update_session(full["id"], environment=env)
-    store.close()
-    res = _gate(programs, db, "--baseline", "branch:main", "-n", "work", "./w0 20000")
+    plan = RunPlan(benchmarks=[BenchmarkSpec("work", "true")], runs=20, warmup=0, min_runs=1,
+                   cwd="/tmp", seed=1)
+    with Store.open(db) as store:
+        uids = [execute(plan, store, Here(ScriptedRunner())).session.uid for _ in range(2)]
+        full = store.get_session(uids[0])
+        env = full["environment"]
+        env["cpu"]["model"] = "Some Other CPU 9000"
+        store.update_session(full["id"], environment=env)
+    base = ["gate", "--db", str(db), "-q", "--baseline", uids[0], "--candidate", uids[1]]
+    res = subprocess.run([BENCHLAB, *base], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "another machine" in lines[0] and "Some Other CPU" in lines[0]
-    forced = _gate(programs, db, "--baseline", "branch:main", "--force", "-n", "work",
-                   "./w0 20000")
+    forced = subprocess.run([BENCHLAB, *base, "--force"], capture_output=True, text=True,
+                            timeout=60)
     assert forced.returncode == 0, forced.stderr
 
 
