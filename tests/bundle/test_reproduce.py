@@ -59,7 +59,9 @@ def test_same_machine_reproduces(tmp_path):
     assert outcome["sessions"][0]["original"] == uid
 
 
-@pytest.mark.serial  # a quota's effect on measured times
+# serial: the unthrottled machine must be clearly faster than the 10 % quota; run beside other
+# tests at load 12, stress-ng unthrottled got ~17 % of a CPU, the sizes matched and this failed
+@pytest.mark.serial
 def test_slow_machine_reproduces_in_direction_then_calibrated(tmp_path):
     db = tmp_path / "slow.db"
     quota = ("--cpu-quota", str(QUOTA_US), "--cpu-period", str(PERIOD_US))

@@ -29,7 +29,9 @@ from benchlab.store.db import Store
 from tests.cluster.helpers import plan_of
 from tests.conftest import require_tool
 
-pytestmark = [pytest.mark.slow, pytest.mark.serial]
+# Not in the serial phase: each machine's speed is its CPU quota (20 % and 10 % of a CPU, at the
+# highest CPU weight), which binds whatever else runs; this test passed at load 11-13.
+pytestmark = pytest.mark.slow
 
 PERIOD = 100_000
 QUOTAS = {"127.0.0.1/0": 20_000, "127.0.0.1/1": 10_000}  # machine 0 twice as fast

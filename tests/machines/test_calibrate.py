@@ -98,7 +98,8 @@ def _quota_unavailable() -> str | None:
 @pytest.mark.root
 @pytest.mark.timeout(240)
 @pytest.mark.skipif(_quota_unavailable() is not None, reason=str(_quota_unavailable()))
-@pytest.mark.serial  # compares times measured while other work may run
+# not serial: the searched quotas (about 10 % of a CPU) bind whatever else runs, so the answer
+# does not move with the load (passed at load 11-13); a base that got less skips, said below
 def test_calibration_recovers_a_known_quota_end_to_end():
     """A "slow base machine" is this machine under a known quota; calibrating the unthrottled
     machine against that profile must recover the quota within 25% and shrink the range

@@ -56,7 +56,8 @@ def test_profile_runs_interleaved_and_lands_in_the_store(tmp_path):
 @pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0 or not cgroup_support()["limits"]["cpu_quota"],
                     reason="cgroup CPU quotas need root and a writable cpu controller")
-@pytest.mark.serial  # compares times measured while other work may run
+# not serial: a 10 % quota binds whatever else runs (the test judges the CPU share under it and
+# a ratio below 0.6); passed at load 11-13
 def test_a_quota_slows_the_profile_in_proportion():
     """10% of one CPU is below what even a busy 2-vCPU machine leaves a single worker."""
     free = run_profile(["int64"], name="free", duration_s=1, repeat=2, environment={})
