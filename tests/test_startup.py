@@ -123,6 +123,22 @@ def test_unknown_command_is_one_line_listing_the_commands():
     assert "run" in line and "compare" in line
 
 
+def test_run_parses_short_options_without_clicks_suggestions_and_keeps_them_for_typos(tmp_path):
+    """run's parser skips difflib's suggestions for ``-q`` (a failed long match Click throws
+    away); a mistyped ``--option`` still gets them, an unknown ``-x`` the same one line."""
+    db = str(tmp_path / "t.db")
+    typo = subprocess.run([BENCHLAB, "run", "--quiett", "-r", "1", "/bin/true", "--db", db],
+                          capture_output=True, text=True, timeout=60)
+    assert typo.returncode == 2 and "Did you mean" in typo.stderr and "'--quiet'" in typo.stderr
+    unknown = subprocess.run([BENCHLAB, "run", "-qx", "-r", "1", "/bin/true", "--db", db],
+                             capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 2, unknown.stderr
+    assert unknown.stderr.startswith("benchlab: error: No such option '-x'."), unknown.stderr
+    ok = subprocess.run([BENCHLAB, "run", "-q", "-N", "-r1", "-w", "0", "/bin/true", "--db", db],
+                        capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and ok.stdout == "", ok.stderr
+
+
 _INTERRUPT_DURING_IMPORT = """
 import signal
 from benchlab.cli.main import main
@@ -295,6 +311,7 @@ def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
         ["run", "-q", "-N", "-r", "5", "/bin/true", "/bin/echo", "--db", db], tmp_path)
     assert run_proc.returncode == 0, run_proc.stderr
     assert "numpy" not in run_modules  # the planner's order, the store: no numpy (~80 ms)
+    assert "difflib" not in run_modules  # Click's suggestions, for -q, -N and -r (~3 ms)
     assert not [m for m in run_modules if m.split(".")[0] == "rich"]  # nothing is printed
     proc, modules = _modules_after(["compare", "/bin/true", "/bin/echo", "--db", db], tmp_path)
     assert proc.returncode == 0, proc.stderr
