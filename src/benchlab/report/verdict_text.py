@@ -498,6 +498,12 @@ def verdict_note_lines(v: Any) -> list[str]:
                        f"{plural(round(d['effective_n']), 'independent run')} of {d['n']}; "
                        "the intervals and p-values above "
                        "are widened for it")
+        if note.code == "session_autocorrelated":
+            d = note.data
+            out.append(f"WARNING: the runs of this session drift together (lag-1 "
+                       f"autocorrelation {d['lag1']:.2f} pooled over {d['n']} runs of "
+                       f"{d['series']} commands): the intervals and p-values above are widened "
+                       "for it")
     for c in v.candidates:
         if c.has_note("open_end"):
             out.append(f"({c.name}: the interval's end at exactly 1 is excluded by the test "

@@ -59,6 +59,7 @@ from benchlab.stats.verdict_pair import (
     pair_statistic,
     scale_of,
     series_dependence,
+    session_dependence,
 )
 from benchlab.stats.verdict_types import (  # noqa: F401  (public here: the verdict's types)
     BASELINE_RULES,
@@ -224,7 +225,9 @@ def verdict_model(
     family = len(pairs)
     deps = {k: series_dependence(v, jaybeams_compatible=jaybeams_compatible)
             for k, v in data.items()}
-    infl = {k: d.inflation for k, d in deps.items()}
+    pooled = (session_dependence(list(data.values())) if not jaybeams_compatible
+              else session_dependence([]))
+    infl = {k: max(d.inflation, pooled.inflation(d.n)) for k, d in deps.items()}
 
     def testable(a: str, b: str) -> bool:
         return min(data[a].size, data[b].size) >= 3
@@ -245,6 +248,9 @@ def verdict_model(
                                           "ljung_box_p": d.ljung_box_p,
                                           "max_abs_acf": d.max_abs_acf})
                   for k, d in deps.items() if d.flagged)
+    if pooled.flagged and not any(d.flagged for d in deps.values()):
+        notes += (Note("session_autocorrelated", {"lag1": pooled.lag1, "n": pooled.n_total,
+                                                  "series": pooled.series}),)
     return Verdict(base, rule, metric, unit, float(confidence_level), float(alpha),
                    "holm" if family > 1 else "none", family, float(equivalence_margin),
                    float(power), min_n, tuple(out), notes,

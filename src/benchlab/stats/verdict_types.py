@@ -27,7 +27,9 @@ class Note:
     ratio is 1 + shift / baseline median); ``no_ratio`` {} (baseline median 0);
     ``within_margin`` {margin} (decided, yet inside the equivalence margin);
     ``test_interval_disagree`` {p_adjusted} (rare tie corner: the test rejects, the interval
-    holds 1 inside; reported as undecided); ``identical`` {} (both constant and equal).
+    holds 1 inside; reported as undecided); ``identical`` {} (both constant and equal);
+    ``session_autocorrelated`` {lag1, n, series} (the lag-1 autocorrelation pooled over the
+    session's series is beyond its band while no single series is flagged).
     """
 
     code: str
@@ -58,7 +60,8 @@ class CandidateVerdict:
         Mann-Whitney p (two-sided, deflated for autocorrelation) and Holm-adjusted over the
         family.
     test : str
-        "exact", "normal" or "constant".
+        "exact", "normal" or "constant" (Mann-Whitney), or "inflated" (autocorrelated runs: the
+        Wald test of the Hodges-Lehmann estimate with its standard error widened).
     outcome : {"faster", "slower", "equivalent", "undecided"}
         The candidate relative to the baseline.
     reason : str
