@@ -223,11 +223,7 @@ def verdict_model(
     else:
         pairs = [(k, base) for k in cands]
     family = len(pairs)
-    deps = {k: series_dependence(v, jaybeams_compatible=jaybeams_compatible)
-            for k, v in data.items()}
-    pooled = (session_dependence(list(data.values())) if not jaybeams_compatible
-              else session_dependence([]))
-    infl = {k: max(d.inflation, pooled.inflation(d.n)) for k, d in deps.items()}
+    infl, notes = _dependence(data, jaybeams_compatible)
 
     def testable(a: str, b: str) -> bool:
         return min(data[a].size, data[b].size) >= 3
@@ -244,6 +240,20 @@ def verdict_model(
                       power, min_n, levels[index[frozenset((k, base))]],
                       float(p_adj[index[frozenset((k, base))]]), max(infl[k], infl[base]))
            for k in cands]
+    return Verdict(base, rule, metric, unit, float(confidence_level), float(alpha),
+                   "holm" if family > 1 else "none", family, float(equivalence_margin),
+                   float(power), min_n, tuple(out), notes,
+                   None if equivalence_margin_abs is None else float(equivalence_margin_abs))
+
+
+def _dependence(data: dict[str, np.ndarray],
+                jaybeams_compatible: bool) -> tuple[dict[str, float], tuple[Note, ...]]:
+    """Each series' variance inflation (the larger of its own and the session's pooled one)
+    and the autocorrelation notes."""
+    deps = {k: series_dependence(v, jaybeams_compatible=jaybeams_compatible)
+            for k, v in data.items()}
+    pooled = session_dependence([] if jaybeams_compatible else list(data.values()))
+    infl = {k: max(d.inflation, pooled.inflation(d.n)) for k, d in deps.items()}
     notes = tuple(Note("autocorrelated", {"series": k, "n": d.n, "effective_n": d.effective_n,
                                           "ljung_box_p": d.ljung_box_p,
                                           "max_abs_acf": d.max_abs_acf})
@@ -251,10 +261,7 @@ def verdict_model(
     if pooled.flagged and not any(d.flagged for d in deps.values()):
         notes += (Note("session_autocorrelated", {"lag1": pooled.lag1, "n": pooled.n_total,
                                                   "series": pooled.series}),)
-    return Verdict(base, rule, metric, unit, float(confidence_level), float(alpha),
-                   "holm" if family > 1 else "none", family, float(equivalence_margin),
-                   float(power), min_n, tuple(out), notes,
-                   None if equivalence_margin_abs is None else float(equivalence_margin_abs))
+    return infl, notes
 
 
 def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: int, m: int,
