@@ -8,17 +8,11 @@ steps share its state; split, a reader would follow it across files.
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-from benchlab.errors import NotAvailable, UserError
-from benchlab.units import format_cpu_list, parse_cpu_list
-
-log = logging.getLogger(__name__)
 
 from benchlab.control.cgroups import fs
 from benchlab.control.cgroups.accounting import CgroupUsage, read_usage
@@ -38,6 +32,8 @@ from benchlab.control.cgroups.fs import (
 from benchlab.control.cgroups.layout import CgroupLayout, CgroupMount, detect_layout
 from benchlab.control.cgroups.limits import CgroupLimits, weight_to_shares
 from benchlab.control.cgroups.registry import leaf_counter, live_cgroups, registry_lock
+from benchlab.errors import NotAvailable, UserError
+from benchlab.units import format_cpu_list, parse_cpu_list
 
 
 @dataclass
@@ -404,7 +400,10 @@ class RunCgroup:
                     if err.errno != errno.EBUSY or time.monotonic() > deadline:
                         # Not printed from control: the caller gets the path back, and the next
                         # start's sweep_stale removes it and reports through its observer.
-                        log.debug("could not remove cgroup %s: %s", leaf.path, os_reason(err))
+                        import logging  # here only: logging costs every run ~3 ms to import
+
+                        logging.getLogger(__name__).debug("could not remove cgroup %s: %s",
+                                                          leaf.path, os_reason(err))
                         failed.append(str(leaf.path))
                         break
                     self.kill_remaining()
