@@ -312,6 +312,7 @@ def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
     assert run_proc.returncode == 0, run_proc.stderr
     assert "numpy" not in run_modules  # the planner's order, the store: no numpy (~80 ms)
     assert "difflib" not in run_modules  # Click's suggestions, for -q, -N and -r (~3 ms)
+    assert "logging" not in run_modules  # two debug lines of the cgroup sweep (~3 ms)
     assert not [m for m in run_modules if m.split(".")[0] == "rich"]  # nothing is printed
     proc, modules = _modules_after(["compare", "/bin/true", "/bin/echo", "--db", db], tmp_path)
     assert proc.returncode == 0, proc.stderr
