@@ -62,23 +62,39 @@ def show_cmd(session: str | None, as_json: bool, db: str | None,
     _print_session(info, summaries, verdict, failures)
 
 
+def _print_grid(console, rows: list[tuple[str, str]], key_style: str) -> None:
+    """Key-value rows: a rich grid on a terminal; in a pipe or CI log plain aligned lines at
+    full width (rich assumes 80 columns there and folded long command lines)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    if not console.is_terminal:
+        width = max((len(k) for k, _ in rows), default=0)
+        for k, v in rows:
+            console.print(f"{k:<{width}}  {v}", markup=False, highlight=False, soft_wrap=True)
+        return
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style=key_style)
+    grid.add_column(overflow="fold")
+    for k, v in rows:
+        grid.add_row(escape(k), escape(v))
+    console.print(grid)
+
+
 def _print_session(info: dict, summaries: list, verdict: list[str], failures: list[dict]) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     console = Console()
-    head = Table.grid(padding=(0, 2))
-    head.add_column(style="bold")
-    head.add_column(overflow="fold")
-    for key in ("uid", "name", "kind", "status", "created_utc", "finished_utc", "source"):
-        if info.get(key) is not None:
-            head.add_row(key, escape(str(info[key])))
+    head = [(key, str(info[key])) for key in ("uid", "name", "kind", "status", "created_utc",
+                                               "finished_utc", "source")
+            if info.get(key) is not None]
     if info.get("command_line"):
         cl = info["command_line"]
-        head.add_row("command line", escape(shlex.join(map(str, cl)) if isinstance(cl, list)
-                                            else str(cl)))
-    console.print(head)
+        head.append(("command line", shlex.join(map(str, cl)) if isinstance(cl, list)
+                     else str(cl)))
+    _print_grid(console, head, "bold")
     if info.get("resume"):
         click.echo(f"{info['status']}: resume with {info['resume']}")
     if any(x.wall.n or x.program for x in summaries):
@@ -102,12 +118,7 @@ def _print_session(info: dict, summaries: list, verdict: list[str], failures: li
     env = info["environment_summary"]
     console.print("\n[bold]environment[/bold]")
     if env:
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="dim")
-        grid.add_column(overflow="fold")
-        for k, v in env.items():
-            grid.add_row(k, escape(v))
-        console.print(grid)
+        _print_grid(console, list(env.items()), "dim")
     else:
         console.print("  [dim]not recorded (imported results carry their own metadata)[/dim]")
 
@@ -115,12 +126,7 @@ def _print_session(info: dict, summaries: list, verdict: list[str], failures: li
         lines = metadata_lines(value)
         if lines:
             console.print(f"\n[bold]{title}[/bold]")
-            grid = Table.grid(padding=(0, 2))
-            grid.add_column(style="dim")
-            grid.add_column(overflow="fold")
-            for k, v in lines:
-                grid.add_row(escape(str(k)), escape(v))
-            console.print(grid)
+            _print_grid(console, [(str(k), v) for k, v in lines], "dim")
 
     table = Table(title="benchmarks")
     table.add_column("#", justify="right")
