@@ -55,6 +55,20 @@ def test_a_pipe_gets_every_digit_of_a_long_row(db_path):
     assert re.search(r"\d ± \d", wall), wall  # mean ± sd on one line
 
 
+def test_show_header_grid_prints_full_width_in_a_pipe(db_path):
+    """`show`'s header (uid ... command line) and environment grids: in a pipe the command
+    line is one line, whole (rich folded it at 80 columns), and no line has trailing padding."""
+    tail = "x" * 120
+    run = run_cli("run", "-r", "2", f"sleep 0.001; : {tail}", "sleep 0.002", db=db_path)
+    uid = re.search(r"stored as session (\w+)", run.stdout).group(1)
+    out = run_cli("show", uid, db=db_path).stdout
+    line = next(line for line in out.splitlines() if line.startswith("command line"))
+    assert line.endswith(f"'sleep 0.001; : {tail}' 'sleep 0.002' --db {db_path}"), line
+    assert len(line) > 160
+    grid = out.split("\n\n")[0].splitlines()
+    assert grid[0].startswith("uid ") and all(not g.endswith(" ") for g in grid), grid
+
+
 @pytest.mark.parametrize("style", ["basic", "nocolor", "color", "full", "none"])
 def test_style_is_honoured_in_a_pipe(db_path, style):
     proc = run_cli("run", "-N", "-r", "2", "--style", style, "true", "sleep 0.001",
