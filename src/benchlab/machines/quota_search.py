@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats as _st
 
 from benchlab.errors import UserError
+from benchlab.stats.distributions import t as student_t
 
 MIN_QUOTA_US = 1000  # the kernel's smallest CFS quota
 
@@ -83,7 +83,7 @@ def ratio_interval(log_speedups: Sequence[Sequence[float]], level: float = 0.95)
         return (math.exp(center), math.exp(center))
     s2 = sum(float(((g - g.mean()) ** 2).sum()) for g in groups) / df
     se = math.sqrt(sum(s2 / g.size for g in groups)) / len(groups)
-    half = float(_st.t.ppf(0.5 + level / 2, df)) * se
+    half = float(student_t.ppf(0.5 + level / 2, df)) * se
     return (math.exp(center - half), math.exp(center + half))
 
 

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
-from scipy import stats as sps
 
+from benchlab.stats import distributions as special
 from benchlab.stats.descriptive import InvalidSampleError, as_sample
+from benchlab.stats.distributions import t as student_t
+from benchlab.stats.rank import _average_ranks
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,15 @@ def _pair(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return xa, ya
 
 
+def _pearson_r(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r as ``scipy.stats.pearsonr`` computes it (scaled by the largest magnitude
+    against overflow, centred, normalised, then one dot product), without scipy."""
+    x = x / np.max(np.abs(x))
+    y = y / np.max(np.abs(y))
+    xm, ym = x - x.mean(), y - y.mean()
+    return float(np.dot(xm / np.linalg.norm(xm), ym / np.linalg.norm(ym)))
+
+
 def pearson(x: ArrayLike, y: ArrayLike, *, confidence: float = 0.95) -> CorrelationResult:
     """Pearson's r with two-sided t-test p-value and Fisher-z interval.
 
@@ -60,10 +70,9 @@ def pearson(x: ArrayLike, y: ArrayLike, *, confidence: float = 0.95) -> Correlat
     """
     xa, ya = _pair(x, y)
     n = xa.size
-    res = sps.pearsonr(xa, ya)
-    r = float(np.clip(res.statistic, -1.0, 1.0))
+    r = float(np.clip(_pearson_r(xa, ya), -1.0, 1.0))
     t = r * np.sqrt((n - 2) / (1 - r * r)) if abs(r) < 1 else np.copysign(np.inf, r)
-    p = float(2 * sps.t.sf(abs(t), n - 2))
+    p = float(2 * student_t.sf(abs(t), n - 2))
     ci = None
     if n > 3:
         z = float(special.ndtri((1 + confidence) / 2))
@@ -85,11 +94,11 @@ def spearman(x: ArrayLike, y: ArrayLike) -> CorrelationResult:
     """
     xa, ya = _pair(x, y)
     n = xa.size
-    rx, ry = sps.rankdata(xa), sps.rankdata(ya)
+    rx, ry = _average_ranks(xa), _average_ranks(ya)
     rho = float(np.clip(np.corrcoef(rx, ry)[0, 1], -1.0, 1.0))
     if abs(rho) < 1:
         t = rho * np.sqrt((n - 2) / (1 - rho * rho))
-        p = float(2 * sps.t.sf(abs(t), n - 2))
+        p = float(2 * student_t.sf(abs(t), n - 2))
     else:
         p = 0.0
     s_stat = float((n**3 - n) * (1 - rho) / 6)

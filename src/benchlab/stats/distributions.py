@@ -43,7 +43,6 @@ Moshier, S. L. Cephes Math Library (``ndtr``, ``stdtr``, ``chdtrc``, ``bdtr``).
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 from typing import Callable
 
 import numpy as np
@@ -51,7 +50,7 @@ import numpy as np
 _EPS = 2.220446049250313e-16
 _TINY = 1e-300
 _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_STANDARD_NORMAL = NormalDist()
+_standard_normal = None  # statistics.NormalDist(), made at the first quantile
 
 
 # --------------------------------------------------------------------------- normal
@@ -70,7 +69,12 @@ def _ndtri_scalar(p: float) -> float:
         return -math.inf
     if p == 1.0:
         return math.inf
-    return _STANDARD_NORMAL.inv_cdf(p)
+    global _standard_normal
+    if _standard_normal is None:
+        from statistics import NormalDist  # ~4 ms of import, for quantiles only
+
+        _standard_normal = NormalDist()
+    return _standard_normal.inv_cdf(p)
 
 
 _ndtr_array = np.frompyfunc(_ndtr_scalar, 1, 1)
@@ -92,7 +96,8 @@ def ndtr(x):
     """
     if np.ndim(x) == 0:
         return _ndtr_scalar(float(x))
-    return _ndtr_array(np.asarray(x, dtype=float)).astype(float)
+    with np.errstate(all="ignore"):  # the element functions handle inf and nan themselves
+        return _ndtr_array(np.asarray(x, dtype=float)).astype(float)
 
 
 def ndtri(p):
@@ -110,7 +115,8 @@ def ndtri(p):
     """
     if np.ndim(p) == 0:
         return _ndtri_scalar(float(p))
-    return _ndtri_array(np.asarray(p, dtype=float)).astype(float)
+    with np.errstate(all="ignore"):
+        return _ndtri_array(np.asarray(p, dtype=float)).astype(float)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -357,7 +363,10 @@ def _solve_decreasing(f: Callable[[float], tuple[float, float]], lo: float, hi: 
     derivative). Newton steps inside the bracket, bisection (geometric across decades)
     when a step would leave it."""
     x = min(max(start, lo), hi)
+    previous_step = math.inf
     for _ in range(400):
+        if math.isinf(x):  # the root overflows a double
+            return x
         value, slope = f(x)
         if value == 0.0:
             return x
@@ -366,6 +375,10 @@ def _solve_decreasing(f: Callable[[float], tuple[float, float]], lo: float, hi: 
         else:
             hi = x
         step = value / slope if slope < 0.0 else math.nan
+        if abs(step) <= 4.0 * _EPS * abs(x):
+            return x - step
+        if abs(step) <= 1e-13 * abs(x) and abs(step) >= 0.5 * previous_step:
+            return x - step  # no longer shrinking: the function's rounding is reached
         candidate = x - step
         if not (lo < candidate < hi) or math.isnan(candidate):
             if math.isinf(hi):
@@ -374,9 +387,10 @@ def _solve_decreasing(f: Callable[[float], tuple[float, float]], lo: float, hi: 
                 candidate = math.sqrt(lo * hi)
             else:
                 candidate = 0.5 * (lo + hi)
-        if abs(candidate - x) <= 4.0 * _EPS * abs(x) or (
-                math.isfinite(hi) and hi - lo <= 4.0 * _EPS * hi):
+            step = x - candidate
+        if math.isfinite(hi) and hi - lo <= 4.0 * _EPS * hi:
             return candidate
+        previous_step = abs(step)
         x = candidate
     return x
 
@@ -391,7 +405,7 @@ def _t_tail(df: float, t: float) -> float:
     if math.isinf(df) or df > 1e20:
         return _ndtr_scalar(-t)
     t2 = t * t
-    if df >= 60.0 and t2 <= 16.0 * df:  # x = df / (df + t^2) near 1: the continued
+    if df >= 30.0 and t2 <= 16.0 * df:  # x = df / (df + t^2) near 1: the continued
         # fraction is ill-conditioned there for large df, the expansion in df is not
         return 0.5 * _beta_large_a(0.5 * df, 0.5, -math.log1p(t2 / df))
     if t2 > 1e200:  # x = df / t^2 would underflow: the series' first term, in logarithms
@@ -434,26 +448,17 @@ def _t_pdf(df: float, t: float) -> float:
 
 
 def _t_start(df: float, tail: float) -> float:
-    """Hill's (1970) approximation of the t with P(T > t) = tail (a starting point)."""
-    p = 2.0 * tail
-    a = 1.0 / (df - 0.5)
-    b = 48.0 / (a * a)
-    c = ((20700.0 * a / b - 98.0) * a - 16.0) * a + 96.36
-    d = ((94.5 / (b + c) - 3.0) / b + 1.0) * math.sqrt(a * math.pi / 2.0) * df
-    y = (d * p) ** (2.0 / df) if d * p > 0 else 0.0
-    if not y > 0.05 + a:
-        x = _ndtri_scalar(0.5 * p)
-        y = x * x
-        if df < 5:
-            c += 0.3 * (df - 4.5) * (x + 0.6)
-        c = (((0.05 * d * x - 5.0) * x - 7.0) * x - 2.0) * x + b + c
-        y = (((((0.4 * y + 6.3) * y + 36.0) * y + 94.5) / c - y - 3.0) / b + 1.0) * x
-        y = math.expm1(a * y * y)
-    else:
-        y = ((1.0 / (((df + 6.0) / (df * y) - 0.089 * d - 0.822) * (df + 2.0) * 3.0)
-              + 0.5 / (df + 4.0)) * y - 1.0) * (df + 1.0) / (df + 2.0) + 1.0 / y
-    start = math.sqrt(df * y) if y > 0 and math.isfinite(y) else 1.0
-    return start if math.isfinite(start) and start > 0 else 1.0
+    """A starting t with P(T > t) ~ tail: the Cornish-Fisher expansion about the normal
+    quantile where the tail is mild for ``df``, else the power-law tail
+    P(T > t) ~ Gamma((df+1)/2) df^((df-1)/2) / (Gamma(df/2) sqrt(pi)) t^-df."""
+    z = -_ndtri_scalar(tail)
+    if z * z <= df:
+        return (z + (z ** 3 + z) / (4.0 * df)
+                + (5.0 * z ** 5 + 16.0 * z ** 3 + 3.0 * z) / (96.0 * df * df))
+    log_c = (math.lgamma(0.5 * (df + 1.0)) + 0.5 * (df - 1.0) * math.log(df)
+             - math.lgamma(0.5 * df) - 0.5 * math.log(math.pi))
+    log_t = (log_c - math.log(tail)) / df
+    return math.exp(min(log_t, 700.0))
 
 
 def _t_tail_inverse(df: float, tail: float) -> float:
@@ -475,11 +480,7 @@ def _t_tail_inverse(df: float, tail: float) -> float:
             return -math.inf, -1.0
         return math.log(upper) - log_target, -_t_pdf(df, t) / upper
 
-    try:
-        start = _t_start(df, tail)
-    except (OverflowError, ValueError, ZeroDivisionError):
-        start = 1.0
-    return _solve_decreasing(excess, 0.0, math.inf, start)
+    return _solve_decreasing(excess, 0.0, math.inf, _t_start(df, tail))
 
 
 def stdtrit(df: float, p: float) -> float:
@@ -619,7 +620,9 @@ def chdtri(df, y):
     """
     if np.ndim(df) == 0 and np.ndim(y) == 0:
         return _chdtri_scalar(float(df), float(y))
-    return _chdtri_array(np.asarray(df, dtype=float), np.asarray(y, dtype=float)).astype(float)
+    with np.errstate(all="ignore"):
+        return _chdtri_array(np.asarray(df, dtype=float), np.asarray(y, dtype=float)).astype(
+            float)
 
 
 # --------------------------------------------------------------------------- binomial
@@ -698,20 +701,9 @@ def _binomial_side_sum(start: float, n: float, p: float, downwards: bool) -> flo
 # --------------------------------------------------------------------------- noncentral t
 
 
-def _nct_cdf_nonnegative(df: float, nc: float, t: float) -> float:
-    """P(T' <= t) for t >= 0 (Benton & Krishnamoorthy 2003, summed from the Poisson mode)."""
-    base = _ndtr_scalar(-nc)
-    if t == 0.0:
-        return base
-    if math.isinf(t):
-        return 1.0
-    t2 = t * t
-    x = t2 / (df + t2)
-    y = df / (df + t2)
-    lam = 0.5 * nc * nc
-    b = 0.5 * df
-    k = int(lam)
-    # Poisson weight e^-lam lam^k / k! and its companion nc/sqrt(2) e^-lam lam^k / Gamma(k+3/2)
+def _nct_mode_weights(nc: float, lam: float, k: int) -> tuple[float, float]:
+    """The Poisson weight e^-lam lam^k / k! (Loader's saddle point form for k >= 10) and its
+    companion nc/sqrt(2) e^-lam lam^k / Gamma(k + 3/2), lam = nc^2 / 2."""
     if lam == 0.0:
         p_weight = 1.0
     elif k >= 10:
@@ -719,12 +711,38 @@ def _nct_cdf_nonnegative(df: float, nc: float, t: float) -> float:
             2.0 * math.pi * k)
     else:
         p_weight = math.exp(-lam + k * math.log(lam) - math.lgamma(k + 1.0))
-    if k >= 10:
+    if k >= 10:  # ln(Gamma(k + 1) / Gamma(k + 3/2)) without two large lgamma
         log_ratio = (-(k + 1.0) * math.log1p(0.5 / (k + 1.0)) - 0.5 * math.log(k + 1.0) + 0.5
                      + _stirling_correction(k + 1.0) - _stirling_correction(k + 1.5))
     else:
         log_ratio = math.lgamma(k + 1.0) - math.lgamma(k + 1.5)
-    q_weight = p_weight * nc / math.sqrt(2.0) * math.exp(log_ratio)
+    return p_weight, p_weight * nc / math.sqrt(2.0) * math.exp(log_ratio)
+
+
+def _nct_cdf_nonnegative(df: float, nc: float, t: float) -> float:
+    """P(T' <= t) for t >= 0 (Benton & Krishnamoorthy 2003, summed from the Poisson mode)."""
+    base = _ndtr_scalar(-nc)
+    if t == 0.0:
+        return base
+    if math.isinf(t):
+        return 1.0
+    # Far from the bulk the sum runs over ~10 sqrt(nc^2 / 2) Poisson terms (thousands in a
+    # power search's upper bracket) for a result a double cannot tell from 0 or 1. With
+    # T' = (Z + nc) / S, S = sqrt(V / df): P(T' <= t) <= Phi(-nc/2) + P(S >= nc / (2 t)) for
+    # nc > 0, and P(T' > t) <= Phi(nc) for nc < 0.
+    if nc < 0.0 and _ndtr_scalar(nc) < 1e-17:
+        return 1.0
+    if nc > 0.0:
+        s0 = nc / (2.0 * t)
+        if s0 > 1.0 and _ndtr_scalar(-0.5 * nc) + chdtrc(df, df * s0 * s0) < 1e-300:
+            return 0.0
+    t2 = t * t
+    x = t2 / (df + t2)
+    y = df / (df + t2)
+    lam = 0.5 * nc * nc
+    b = 0.5 * df
+    k = int(lam)
+    p_weight, q_weight = _nct_mode_weights(nc, lam, k)
     a_p, a_q = k + 0.5, k + 1.0
     i_p = _betainc_pair(a_p, b, x, y)[0]
     i_q = _betainc_pair(a_q, b, x, y)[0]

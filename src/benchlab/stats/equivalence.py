@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats as sps
 
 from benchlab.stats.descriptive import InvalidSampleError, as_sample
+from benchlab.stats.distributions import t as student_t
 
 
 @dataclass(frozen=True)
@@ -111,9 +111,9 @@ def tost_welch(
     df = float((vx + vy) ** 2 / (vx**2 / (xa.size - 1) + vy**2 / (ya.size - 1)))
     diff = my - mx
     delta = abs(margin_percent / 100.0 * mx)
-    p_lower = float(sps.t.sf((diff + delta) / se, df))
-    p_upper = float(sps.t.cdf((diff - delta) / se, df))
-    half = float(sps.t.ppf(1 - alpha, df)) * se
+    p_lower = float(student_t.sf((diff + delta) / se, df))
+    p_upper = float(student_t.cdf((diff - delta) / se, df))
+    half = float(student_t.ppf(1 - alpha, df)) * se
     lo, hi = diff - half, diff + half
     p = max(p_lower, p_upper)
     return TostResult(

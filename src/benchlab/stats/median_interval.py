@@ -52,8 +52,7 @@ def median_order_interval(x: ArrayLike, confidence: float = 0.95) -> MedianInter
         that is defined; for n too small to reach ``confidence`` (n <= 5 at 95 %) the range
         ``[min, max]`` with its achieved coverage ``1 - 2 / 2**n`` instead of NaN.
     """
-    # scipy.special only (loaded by the bootstrap anyway); scipy.stats would cost ~1 s.
-    from scipy.special import bdtr
+    from benchlab.stats.distributions import bdtr
 
     if not 0.0 < confidence < 1.0:
         raise InvalidSampleError(f"confidence={confidence} must be in (0, 1)")

@@ -30,11 +30,12 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-# scipy.stats is imported where used (~0.5 s of every `benchlab compare`, which needs only
-# scipy.special); root searches use _brentq below instead of scipy.optimize.
-from scipy import special
-
 from benchlab.errors import UserError
+
+# The special functions and Brent's root search come from benchlab.stats.distributions, not
+# scipy: the base install has no scipy, and importing it cost `benchlab compare` ~0.15-0.5 s.
+from benchlab.stats import distributions as special
+from benchlab.stats.distributions import brentq as _brentq
 
 Sidedness = Literal["two-sided", "one-sided"]
 
@@ -88,8 +89,6 @@ def t_test_power(
         raise UserError(f"delta must be finite (got {delta!r})")
     nu = 2.0 * (n - 1.0)
     tside = 2 if alternative == "two-sided" else 1
-    # scipy.special directly: the scipy.stats wrappers cost ~0.5 ms per call, and the sample
-    # size solver evaluates this a few dozen times.
     q = float(special.stdtrit(nu, 1.0 - alpha / tside))
     ncp = math.sqrt(n / 2.0) * abs(delta) / sd
     power = 1.0 - _nct_cdf(q, nu, ncp)
@@ -101,17 +100,16 @@ def t_test_power(
 def _nct_cdf(x: float, nu: float, ncp: float) -> float:
     """P(T' <= x) for the noncentral t; ``ncp >= 0``.
 
-    scipy's ``nctdtr`` (and ``stats.nct``) return NaN in parts of the far tails (nu = 9240,
-    ncp = 9.6, x = -1.96; and at tiny degrees of freedom, nu = 0.2 to 1 with ncp = 8, where
-    ``strict=True`` asks for the lower tail). There the probability is the expectation over
-    the chi-square variable V of the normal probability, P(T' <= x) = E[Phi(x sqrt(V/nu) -
-    ncp)], integrated over V's quantiles (a bounded integrand on [0, 1]): it agrees with
-    nctdtr to 1e-12 where both are defined and with simulation where nctdtr is not. (The
-    normal approximation used before, Abramowitz & Stegun 26.7.10, is for large nu: at nu =
-    0.2 it gave 0.56 for a lower tail of 2e-17.)
+    ``distributions.nctdtr`` sums the upper side directly, so for x >= 0 and the bulk of x < 0
+    it is good to ~1e-15; far in the lower tail (below 1e-8 for x < 0, where ``strict=True``
+    asks for it) it is a difference from 1. There the probability is the expectation over the
+    chi-square variable V of the normal probability, P(T' <= x) = E[Phi(x sqrt(V/nu) - ncp)],
+    integrated over V's quantiles (a bounded integrand on [0, 1]), which keeps its relative
+    accuracy: it agrees with scipy's nctdtr to 1e-12 where that is defined and with
+    simulation where it is not (nu = 9240, ncp = 9.6, x = -1.96; nu = 0.2 to 1 with ncp = 8).
     """
     value = float(special.nctdtr(nu, ncp, x))
-    if math.isfinite(value):
+    if x >= 0 or value > 1e-8:
         return value
     return min(max(_chi_square_expectation(x, nu, ncp), 0.0), 1.0)
 
@@ -119,9 +117,8 @@ def _nct_cdf(x: float, nu: float, ncp: float) -> float:
 def _chi_square_expectation(x: float, nu: float, ncp: float) -> float:
     """E[Phi(x sqrt(V/nu) - ncp)] over V ~ chi-square(nu), as an integral over V's quantile
     p in [0, 1]: composite 30-point Gauss-Legendre on a mesh graded towards both ends (where
-    the quantile runs off to 0 and infinity). Written here, not with ``scipy.integrate.quad``,
-    because importing scipy.integrate pulls in scipy.optimize (~0.2 s) for a rarely taken path
-    of ``benchlab compare``; it agrees with quad to 1e-10 (tests/stats)."""
+    the quantile runs off to 0 and infinity). Written here, not with ``scipy.integrate.quad``:
+    the base install has no scipy; it agrees with quad to 1e-10 (tests/stats)."""
     import numpy as np
 
     ends = np.array([10.0 ** -k for k in range(40, 0, -1)])
@@ -132,50 +129,6 @@ def _chi_square_expectation(x: float, nu: float, ncp: float) -> float:
     quantiles = special.chdtri(nu, 1.0 - p)
     values = special.ndtr(x * np.sqrt(quantiles / nu) - ncp)
     return float(np.sum((hi - lo) / 2 * weights * values))
-
-
-def _brentq(f, xa: float, xb: float, xtol: float, rtol: float, maxiter: int = 100) -> float:
-    """A root of ``f`` in [xa, xb] (signs differ at the ends): scipy's ``brentq`` (its C code,
-    ``Zeros/brentq.c``, step for step), here so that a power plan does not import
-    scipy.optimize (~0.1-0.3 s of ``benchlab compare``). Raises RuntimeError when ``maxiter``
-    steps do not converge."""
-    xpre, xcur = float(xa), float(xb)
-    xblk = fblk = spre = scur = 0.0
-    fpre, fcur = float(f(xpre)), float(f(xcur))
-    if fpre == 0:
-        return xpre
-    if fcur == 0:
-        return xcur
-    if math.copysign(1.0, fpre) == math.copysign(1.0, fcur):
-        raise ValueError("f(a) and f(b) must have different signs")
-    for _ in range(maxiter):
-        if fpre != 0 and fcur != 0 and math.copysign(1.0, fpre) != math.copysign(1.0, fcur):
-            xblk, fblk = xpre, fpre
-            spre = scur = xcur - xpre
-        if abs(fblk) < abs(fcur):
-            xpre, xcur, xblk = xcur, xblk, xcur
-            fpre, fcur, fblk = fcur, fblk, fcur
-        delta = (xtol + rtol * abs(xcur)) / 2
-        sbis = (xblk - xcur) / 2
-        if fcur == 0 or abs(sbis) < delta:
-            return xcur
-        if abs(spre) > delta and abs(fcur) < abs(fpre):
-            if xpre == xblk:  # interpolate
-                stry = -fcur * (xcur - xpre) / (fcur - fpre)
-            else:  # extrapolate
-                dpre = (fpre - fcur) / (xpre - xcur)
-                dblk = (fblk - fcur) / (xblk - xcur)
-                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
-            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):  # good short step
-                spre, scur = scur, stry
-            else:  # bisect
-                spre = scur = sbis
-        else:  # bisect
-            spre = scur = sbis
-        xpre, fpre = xcur, fcur
-        xcur += scur if abs(scur) > delta else (delta if sbis > 0 else -delta)
-        fcur = float(f(xcur))
-    raise RuntimeError(f"root search did not converge in {maxiter} steps")
 
 
 def t_test_sample_size(

@@ -53,9 +53,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import special
 
 from benchlab.errors import UserError
+from benchlab.stats import distributions as special
 from benchlab.stats.rank import hodges_lehmann, mann_whitney_u
 from benchlab.stats.sequential_boundaries import (  # noqa: F401  (public here since the start)
     Spending,

@@ -11,10 +11,10 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from scipy import optimize, special
-from scipy.stats import norm
 
 from benchlab.errors import UserError
+from benchlab.stats import distributions as special
+from benchlab.stats.distributions import brentq
 
 Spending = Literal["obrien-fleming", "pocock"]
 
@@ -104,7 +104,7 @@ def _critical_value(tracker: _BoundaryTracker, t: float, to_spend: float) -> flo
         return 0.0
     if excess(_MAX_CRITICAL) >= 0.0:
         return _MAX_CRITICAL
-    return float(optimize.brentq(excess, 0.0, _MAX_CRITICAL, xtol=1e-10))
+    return float(brentq(excess, 0.0, _MAX_CRITICAL, xtol=1e-10))
 
 
 def critical_values(
@@ -191,12 +191,12 @@ def max_sample_inflation(
     """
     fractions = np.arange(1, looks + 1) / looks
     bounds = critical_values(fractions, alpha=alpha, spending=spending)
-    fixed_drift = norm.isf(alpha / 2) + norm.isf(1 - power)
+    fixed_drift = -special.ndtri(alpha / 2) - special.ndtri(1 - power)
 
     def gap(drift: float) -> float:
         return rejection_probability(fractions, bounds, drift)[0] - power
 
-    drift = optimize.brentq(gap, fixed_drift * 0.5, fixed_drift * 2.0, xtol=1e-9)
+    drift = brentq(gap, fixed_drift * 0.5, fixed_drift * 2.0, xtol=1e-9)
     return float((drift / fixed_drift) ** 2)
 
 

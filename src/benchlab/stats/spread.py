@@ -72,7 +72,7 @@ def _bound_mc_error(ci: Any, kind: str, end: str, confidence: float) -> float:
     se/sqrt(2B), so the end has se * sqrt((1 + z^2/2) / B). A quantile end at level p has
     sqrt(p (1 - p) / B) / f(q), with f the (normal-approximated) replicate density.
     """
-    from scipy import special  # deferred: this module is imported by the verdict at start-up
+    from benchlab.stats import distributions as special
 
     b, se = ci.n_resamples, ci.standard_error
     z = float(special.ndtri((1 + confidence) / 2))

@@ -124,11 +124,16 @@ def _resolve(program: str | None, cwd: str | None) -> str | None:
 def software() -> dict[str, Any]:
     """The versions the analysis ran with (compared with a warning by ``reproduce``)."""
     import numpy
-    import scipy
 
+    try:  # not part of the base install since issue 19; recorded when present
+        from importlib.metadata import version
+
+        scipy_version: str | None = version("scipy")
+    except Exception:  # PackageNotFoundError, or metadata unreadable
+        scipy_version = None
     return {"benchlab": __version__, "python": platform.python_version(),
             "implementation": platform.python_implementation(), "numpy": numpy.__version__,
-            "scipy": scipy.__version__, "platform": sys.platform,
+            "scipy": scipy_version, "platform": sys.platform,
             "machine": platform.machine(), "analysis_seed": ANALYSIS_SEED}
 
 
