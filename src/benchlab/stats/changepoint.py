@@ -118,7 +118,7 @@ def change_points(medians: Any, *, alpha: float = 0.01, min_effect: float = 0.01
         raise UserError("change points need one positive, finite median per session")
     if not 0.0 < alpha < 1.0 or min_size < 2 or permutations < 19:
         raise UserError("alpha must be in (0, 1), min_size >= 2 and permutations >= 19")
-    from scipy import stats as sps
+    from benchlab.stats import distributions as sps
 
     logs = np.log(m)
     rng = np.random.default_rng(seed)

@@ -137,7 +137,7 @@ def chi2_sf_integer_df(q: float, df: int) -> float:
     incomplete gamma function Q(df/2, q/2): without importing scipy.special, which costs
     `benchlab show` ~0.15 s. Other df (or a huge one) go to scipy's chdtrc."""
     if not (isinstance(df, int) and 0 < df <= 200) or not math.isfinite(q):
-        from scipy.special import chdtrc
+        from benchlab.stats.distributions import chdtrc
 
         return float(chdtrc(df, q))
     if q <= 0:

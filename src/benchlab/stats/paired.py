@@ -75,7 +75,7 @@ def paired_shift(d: Any, *, conf_level: float = 0.95, z: float | None = None,
         raise UserError("a paired interval needs at least 3 finite differences")
     if not 0.0 < conf_level < 1.0:
         raise UserError(f"conf_level={conf_level} must be in (0, 1)")
-    from scipy import special
+    from benchlab.stats import distributions as special
 
     if z is None:
         z = float(special.ndtri(1.0 - (1.0 - conf_level) / 2.0))
