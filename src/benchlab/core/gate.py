@@ -211,7 +211,7 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
     -------
     GateDecision
     """
-    from scipy import special
+    from benchlab.stats import distributions as special
 
 
     b = np.asarray(base, dtype=np.float64)
