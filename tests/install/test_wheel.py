@@ -1,7 +1,9 @@
 """The package as a user gets it: ``uv build`` makes an sdist and a wheel; the wheel, installed
 into a fresh venv (uv's cache and PyPI only), runs, compares and reports.
 
-The base install has no report extra, so ``benchlab report`` ends in one line naming
+The base install has no scipy (issue 19): its run with a verdict, show, compare, analyze,
+history and export/import give, on one store, the same numbers as the developers' install
+(which has scipy). The base install has no report extra, so ``benchlab report`` ends in one line naming
 ``pip install 'benchlab[report]'``; after installing that extra it writes the report. The
 exec helper is compiled at first use into the venv user's cache (XDG_CACHE_HOME). Without a
 C compiler (``CC`` pointing nowhere) the same wheel measures with the Python fallback.
@@ -64,6 +66,59 @@ def test_sdist_and_wheel_carry_the_c_sources(dist):
     assert "benchlab/report/html/templates/report.html.j2" in names
     assert not any("__pycache__" in n or n.startswith("tests/") for n in names)
     assert list(dist.glob("benchlab-*.tar.gz"))
+
+
+def _dev_benchlab(home: Path, *args: str) -> subprocess.CompletedProcess:
+    """The developers' install (.venv: every extra and scipy) on the same store."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "COLUMNS": "160",
+           "XDG_CACHE_HOME": str(home / "cache"), "LANG": "C.UTF-8"}
+    return subprocess.run([str(Path(sys.executable).parent / "benchlab"), *args, "--db",
+                           str(home / "b.db")], capture_output=True, text=True, timeout=300,
+                          cwd=home, env=env)
+
+
+def _numbers(text: str) -> object:
+    """The JSON document without what differs between two installs reading one store."""
+    import json
+
+    def strip(node):
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items()
+                    if k not in ("benchlab_version", "python", "generated", "generated_at")}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return strip(json.loads(text))
+
+
+def test_base_install_has_no_scipy_and_the_full_installs_numbers(venv, tmp_path):
+    """Issue 19: no scipy in the base install; its verdict (run between two commands), show,
+    compare, analyze, history and export/import work, and compare's and show's JSON equal
+    those of the developers' install (scipy installed) on the same store."""
+    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import scipy"],
+                           capture_output=True, text=True, timeout=60)
+    assert probe.returncode != 0 and "No module named 'scipy'" in probe.stderr
+    run = _benchlab(venv, tmp_path, "run", "-N", "-r", "12", "-n", "fast", "-n", "slow",
+                    "sleep 0.01", "sleep 0.02")
+    assert run.returncode == 0, run.stderr
+    assert "fast" in run.stdout and "slow" in run.stdout
+    assert "scipy" not in run.stderr and "Traceback" not in run.stderr
+    exported = tmp_path / "hf.json"
+    for args in (["show"], ["analyze", "fast"], ["history", "fast"],
+                 ["export", "--format", "hyperfine", "-o", str(exported)],
+                 ["import", str(exported), "--format", "hyperfine"]):
+        proc = _benchlab(venv, tmp_path, *args)
+        assert proc.returncode == 0, (args, proc.stderr)
+    documents = []
+    for args in (["compare", "fast", "slow", "--json"], ["show", "--json"]):
+        base, full = _benchlab(venv, tmp_path, *args), _dev_benchlab(tmp_path, *args)
+        assert base.returncode == 0 and full.returncode == 0, (args, base.stderr, full.stderr)
+        assert _numbers(base.stdout) == _numbers(full.stdout), args
+        documents.append(_numbers(base.stdout))
+    judged = documents[0]["verdict"]["candidates"][0]
+    assert 0 < judged["ratio_low"] <= judged["ratio"] <= judged["ratio_high"]
+    assert 0 <= judged["p_value"] <= 1
 
 
 def test_wheel_runs_compares_and_reports(venv, dist, tmp_path):
