@@ -101,6 +101,13 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
         baseline = names.pop()
     store = open_store(db)
     base = store.resolve_series(baseline, metric)
+    counted = []
+    if metric is None and base.metric == "instructions" and not any(
+            n.endswith("/instructions") for n in [*names, baseline]):
+        # --count instructions alone: judge wall time with the exact counts beside, as run does
+        counted = [store.resolve_series(n, "instructions") for n in [*names, baseline]]
+        metric = "wall"
+        base = store.resolve_series(baseline, metric)
     cands = [store.resolve_series(n, metric) for n in names]
     for c in cands:
         if c.unit != base.unit:
@@ -158,6 +165,7 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
                            for l, c in zip(labels, cands)],
             "adjustment": "holm" if len(cands) > 1 else None,
             "verdict": verdict.to_dict(),
+            "instructions": _count_lines(labels, counted),
             "comparisons": [dict(r.to_dict(), verdict=line(r),
                                  notes_text=notes_text(r, unit)) for r in results],
             "environment_differences": {k: [list(map(_plain, d)) for d in v]
@@ -176,6 +184,8 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
         console.print()
     for note in verdict_note_lines(verdict):
         console.print(escape(note), highlight=False)
+    for text in _count_lines(labels, counted):
+        console.print(escape(text), highlight=False, soft_wrap=True)
     for label, d in diffs.items():
         if not d:
             console.print(f"environment: {label} and {labels[-1]} were measured in the same "
@@ -186,6 +196,20 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
             console.print(f"  {key}: {_plain(va)} | {_plain(vb)}")
         if len(d) > 40:
             console.print(f"  ... and {len(d) - 40} more (--json lists all)")
+
+
+def _count_lines(labels: list[str], counted: list) -> list[str]:
+    """The exact instruction counts beside the wall verdict (run's words): each candidate's
+    median count and its difference against the baseline's (the last)."""
+    if not counted:
+        return []
+    base = float(np.median(counted[-1].values))
+    out = [f"instructions (exact counts under valgrind, baseline {labels[-1]}: {base:,.0f}):"]
+    for label, c in zip(labels[:-1], counted[:-1]):
+        count = float(np.median(c.values))
+        rel = f" ({100 * (count - base) / base:+.2f} %)" if base > 0 else ""
+        out.append(f"  {label}: {count:,.0f}, {count - base:+,.0f}{rel} against {labels[-1]}")
+    return out
 
 
 def _margin(c) -> float:
