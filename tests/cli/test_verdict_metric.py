@@ -53,6 +53,18 @@ def test_count_instructions_prints_the_exact_difference_beside_wall_time(db_path
     diff = next(line for line in out.splitlines() if line.strip().startswith("seq 2000:")
                 or line.strip().startswith("seq 1000:"))
     assert "%" in diff and "," in diff  # '452,624, +84,634 (+23.00 %) against seq 1000'
+    # compare by name and compare SESSION default to the same: wall, with the counts beside
+    by_name = _verdict(db_path, "compare", "seq 2000", "seq 1000")
+    assert by_name["verdict"]["metric"] == "wall" and by_name["baseline"]["metric"] == "wall"
+    assert by_name["instructions"][1].startswith("  seq 2000: ") and "+" in by_name[
+        "instructions"][1]
+    text = run_cli("compare", "seq 2000", "seq 1000", db=db_path, check=True).stdout
+    assert "instructions (exact counts under valgrind, baseline seq 1000" in text
+    session = _verdict(db_path, "compare", by_name["baseline"]["session"])
+    assert session["verdict"]["metric"] == "wall"
+    # asked for, the counts are judged
+    assert _verdict(db_path, "compare", "seq 2000", "seq 1000", "--metric",
+                    "instructions")["verdict"]["metric"] == "instructions"
 
 
 def test_run_min_effect_is_the_equivalence_margin(db_path):
