@@ -319,6 +319,10 @@ def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
     assert "scipy.stats" not in modules and "scipy.optimize" not in modules
     shown, show_modules = _modules_after(["show", "--db", db], tmp_path)
     assert shown.returncode == 0, shown.stderr
+    # reading stored environments runs no probe: no subprocess, no CPU or topology reader
+    for modules_of_command in (modules, show_modules):
+        assert "subprocess" not in modules_of_command
+        assert "benchlab.environment.collect" not in modules_of_command
     assert "scipy.special" not in show_modules  # ~0.15 s: show's verdict needs none of it
 
 

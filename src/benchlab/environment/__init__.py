@@ -12,20 +12,37 @@ Nothing here changes the machine; ``benchlab.control`` does, and reads its state
 
 from __future__ import annotations
 
-from benchlab.environment._read import is_unknown, read_text, unknown, utc_now_iso
-from benchlab.environment.collect import SCHEMA_VERSION, collect, collect_environment
-from benchlab.environment.cpu import boost_state, frequency_state, online_cpus, smt_state
-from benchlab.environment.diff import diff_environments
-from benchlab.environment.fingerprint import environment_digest, flatten
-from benchlab.environment.kernel import (
-    aslr_setting,
-    cgroup_state,
-    kernel_cmdline_params,
-    thp_setting,
-)
-from benchlab.environment.memory import meminfo
-from benchlab.environment.process import env_var_digests, load_average
-from benchlab.environment.virtualization import virtualization_state
+import importlib
+from typing import Any
+
+#: Each public name and the reader module that defines it. The package imports a module when
+#: one of its names is first used: compare needs only the diff, show only ``is_unknown``, and
+#: neither should pay for the probes (subprocess, the CPU and topology readers).
+_HOME = {
+    "is_unknown": "_read", "read_text": "_read", "unknown": "_read", "utc_now_iso": "_read",
+    "SCHEMA_VERSION": "collect", "collect": "collect", "collect_environment": "collect",
+    "boost_state": "cpu", "frequency_state": "cpu", "online_cpus": "cpu", "smt_state": "cpu",
+    "diff_environments": "diff",
+    "environment_digest": "fingerprint", "flatten": "fingerprint",
+    "aslr_setting": "kernel", "cgroup_state": "kernel", "kernel_cmdline_params": "kernel",
+    "thp_setting": "kernel",
+    "meminfo": "memory",
+    "env_var_digests": "process", "load_average": "process",
+    "virtualization_state": "virtualization",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``benchlab.environment.NAME``: imported from its reader module on first use."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    loaded = importlib.import_module(f"{__name__}.{module}")
+    for other, home in _HOME.items():  # all of its names at once; importing ``.collect``
+        if home == module:              # bound the module to ``collect``: the function it is
+            globals()[other] = getattr(loaded, other)
+    return globals()[name]
+
 
 __all__ = [
     "SCHEMA_VERSION", "aslr_setting", "boost_state", "cgroup_state", "collect",

@@ -11,12 +11,13 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
 
 SUBPROCESS_TIMEOUT_S = 1.0
 
@@ -101,6 +102,9 @@ class Probe:
             self.known = Probe._remembered.get(self.cache_key) or _read_cached(self.cache_key)
             if self.known is not None:
                 return
+        import shutil
+        import subprocess  # here: compare and show read environments, they run no probe
+
         exe = shutil.which(self.argv[0])
         if exe is None:
             self.error = f"{self.argv[0]} is not installed"
@@ -128,6 +132,8 @@ class Probe:
             return self.known
         if self.proc is None:
             return self.error or "not started"
+        import subprocess
+
         try:
             out, err = self.proc.communicate(timeout=max(0.01, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
