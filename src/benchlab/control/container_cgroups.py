@@ -96,11 +96,14 @@ def _remove_tree(path: Path) -> None:
     """rmdir a cgroup directory and its sub-cgroups, deepest first (cgroupfs needs rmdir)."""
     if not path.is_dir():
         return
-    for sub in sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
-        try:
-            sub.rmdir()
-        except OSError:
-            pass
+    # os.walk bottom-up, not rglob: another benchlab's sweep or the engine may remove a
+    # sub-cgroup while this one walks (rglob raised FileNotFoundError; os.walk skips it).
+    for parent, dirs, _files in os.walk(path, topdown=False):
+        for name in dirs:
+            try:
+                os.rmdir(os.path.join(parent, name))
+            except OSError:
+                pass
     try:
         path.rmdir()
     except OSError:
