@@ -132,8 +132,11 @@ def session_verdict_lines(store: Any, session_id: int, verdict: Verdict | None =
         verdict = session_verdict(store, session_id, **overrides)
     if verdict is None:
         return []
+    from benchlab.store.formats.tool_metadata import repetition_hint
+
     sort = {**stored_settings(store, session_id), **overrides}["sort"]
-    return verdict_lines(verdict, sort=sort)
+    # an imported session gets its tool's way to more values (--benchmark_repetitions=10)
+    return verdict_lines(verdict, sort=sort, more_runs=repetition_hint(meta))
 
 
 def speed_verdict(series: list[tuple[str, Any]], *, sort: str = "auto",

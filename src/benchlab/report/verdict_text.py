@@ -435,13 +435,15 @@ def _decided_words(c: Any, v: Any) -> str:
             f"{_bracket(low, high, low_open, high_open)} ({_p_words(c, v)})")
 
 
-def _too_few_words(c: Any, v: Any) -> str:
+def _too_few_words(c: Any, v: Any, more_runs: str | None = None) -> str:
     note = next(n for n in c.notes if n.code == "too_few_runs")
     n, fam = note.data["n"], note.data["family"]
     across = "" if fam == 1 else f" across {_NUMBER_WORDS.get(fam, str(fam))} comparisons"
     interval = f"{_ratio_words(c, v)}; " if c.ratio_low is not None else ""
     text = (f"cannot tell {c.name} and {v.baseline} apart: {interval}with {plural(n, 'run')} "
             f"each no result can reach p < {v.alpha:g}{across}")
+    if more_runs:  # an import: its tool's own way to get repetitions, not run's -r
+        return f"{text} (at least {note.data['attainable_min_n']} values each): {more_runs}"
     return text + f"; use -r {note.data['attainable_min_n']} or more"
 
 
@@ -464,13 +466,15 @@ def _plan_words(c: Any, v: Any) -> str:
     return text
 
 
-def candidate_line(v: Any, c: Any) -> str:
-    """One candidate of a :class:`~benchlab.stats.verdict_model.Verdict` in one sentence."""
+def candidate_line(v: Any, c: Any, *, more_runs: str | None = None) -> str:
+    """One candidate of a :class:`~benchlab.stats.verdict_model.Verdict` in one sentence.
+    ``more_runs``: how to get more values when there are too few (an import's tool option,
+    e.g. Google Benchmark's --benchmark_repetitions); default run's ``-r N``."""
     if c.reason == "identical":
         same = "took exactly the same time" if _is_time(v) else "had the same value"
         return f"{c.name} and {v.baseline} {same} in every run"
     if c.reason == "too_few_runs":
-        return _too_few_words(c, v)
+        return _too_few_words(c, v, more_runs)
     if c.decided:
         return _decided_words(c, v)
     if c.outcome == "equivalent":
@@ -524,13 +528,15 @@ def verdict_header(v: Any) -> str:
             "Hodges-Lehmann ratio with the interval of that test):")
 
 
-def verdict_lines(v: Any, *, sort: str = "auto") -> list[str]:
+def verdict_lines(v: Any, *, sort: str = "auto", more_runs: str | None = None) -> list[str]:
     """The whole verdict: a header, one line per candidate (sorted by median unless
-    ``sort="command"``), then the notes. Plain text, no markup."""
+    ``sort="command"``), then the notes. Plain text, no markup. ``more_runs``: see
+    :func:`candidate_line`."""
     cands = list(v.candidates)
     if sort != "command":
         cands.sort(key=lambda c: c.median)
-    return [verdict_header(v), *(f"  {candidate_line(v, c)}" for c in cands),
+    return [verdict_header(v), *(f"  {candidate_line(v, c, more_runs=more_runs)}"
+                                 for c in cands),
             *(f"  {line}" for line in verdict_note_lines(v))]
 
 
