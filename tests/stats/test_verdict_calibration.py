@@ -17,7 +17,9 @@ def test_quick_calibration_prints_every_figure_and_no_contradiction():
                           text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert out.count(": false claims") == 6 and out.count(": power") == 6
+    assert out.count(": false claims") == 8 and out.count(": power") == 6
+    drift = out.split("drift by up to 40 %", 1)[1].splitlines()[1]
+    assert drift.strip().startswith("0.0%"), drift  # a 9x difference never "cannot tell"
     assert len(re.findall(r"'N more runs' decides when redrawn at N: fresh", out)) == 2
     # by construction the word never contradicts its own interval
     assert not re.search(r"(decided with 1 inside|word against its interval) +[1-9]", out), out
