@@ -29,9 +29,9 @@ from benchlab.cli.run_outcome import (
     verdict_margin,
 )
 from benchlab.cli.run_progress import ProgressObserver  # also used by study and demo
-from benchlab.core.executor import SessionInterrupted
 from benchlab.core.parameters import expand_benchmarks, scan_values, substitute_parameters
 from benchlab.core.plan import MetricSpec, Placement, RunPlan, parse_memory
+from benchlab.core.session_types import SessionInterrupted
 from benchlab.errors import UserError
 from benchlab.measure.metrics import parse_metric_spec
 from benchlab.units import plural
