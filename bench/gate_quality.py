@@ -154,19 +154,22 @@ def stress_running() -> bool:
 
 def _interval(r: dict) -> tuple[float, float]:
     start = datetime.datetime.fromisoformat(r["started"]).timestamp()
-    return start, start + r["seconds"] + 1.0  # 'started' is to the second
+    return start, start + r["seconds"]
 
 
 def relabel(records: list[dict]) -> list[dict]:
-    """Each gate's condition from the timestamps: ``stress`` when its run overlapped a gate
-    that was asked to run beside this script's stressor (whose stress-ng runs from before the
-    first to after the last of them), in any of the merged files; else ``quiet``. (Results
+    """Each gate's condition from the timestamps: ``stress`` when it was asked to run beside
+    this script's stressor, or when it overlapped (by more than the 1 s resolution of
+    ``started``) a gate of another results file that was (that stream's stress-ng runs from
+    before the first to after the last of them); else ``quiet``. Gates of one file ran one
+    after another, so a file's quiet gates are never counted stressed by its own. (Results
     written before the condition was recorded this way counted any stress-ng.)"""
-    windows = sorted(_interval(r) for r in records if r.get("asked") == "stress")
+    windows = [(r.get("file"), *_interval(r)) for r in records if r.get("asked") == "stress"]
     for r in records:
         lo, hi = _interval(r)
         r["condition"] = "stress" if r.get("asked") == "stress" or any(
-            a < hi and lo < b for a, b in windows) else "quiet"
+            f != r.get("file") and min(hi, b) - max(lo, a) > 1.0 for f, a, b in windows) \
+            else "quiet"
     return records
 
 
@@ -215,7 +218,7 @@ def read_results(paths: list[str]) -> list[dict]:
     for path in paths:
         for line in Path(path).read_text().splitlines():
             try:
-                out.append(json.loads(line))
+                out.append({**json.loads(line), "file": str(path)})
             except json.JSONDecodeError:
                 continue
     return out
