@@ -1,6 +1,8 @@
 """Reports opened in real headless Chromium: figures drawn, no console errors, the verdict
-and key numbers on the page, hostile names inert. Screenshots go to $BENCHLAB_SCREENSHOTS
-(default: the test's temporary directory) to be looked at."""
+and key numbers on the page, hostile names inert. Screenshots (to be looked at) go to
+$BENCHLAB_SCREENSHOTS; without it only the comparison report's is taken (into the test's
+temporary directory, so the screenshot helper stays tested): each one is a second Chromium
+start, and nothing but a person reads them."""
 
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ pytestmark = [needs_chromium, pytest.mark.slow]
 
 def _shots(tmp_path: Path) -> Path:
     return Path(os.environ.get("BENCHLAB_SCREENSHOTS") or tmp_path)
+
+
+def _look(out: Path, name: str, tmp_path: Path, height: int = 3000) -> None:
+    """A screenshot of ``out`` into $BENCHLAB_SCREENSHOTS when a person asked for them."""
+    if os.environ.get("BENCHLAB_SCREENSHOTS"):
+        screenshot(out, _shots(tmp_path) / name, tmp_path, height=height)
 
 
 def _assert_figures_drawn(page, expected: int) -> None:
@@ -63,8 +71,7 @@ def test_hostile_names_stay_text(tmp_path):
                     env=environment(**{"host.hostname": "<script>window.__pwned=5</script>"}),
                     failed={next(iter(names)): "</pre><script>window.__pwned=7</script>"})
     out = tmp_path / "hostile.html"
-    run_cli("report", "1", "-o", str(out), "--plots", str(tmp_path / "plots"), db=db,
-            check=True)
+    run_cli("report", "1", "-o", str(out), db=db, check=True)
     page = open_report(out, tmp_path)
     assert page.pwned == "undefined"
     assert page.javascript_links == 0
@@ -72,16 +79,19 @@ def test_hostile_names_stay_text(tmp_path):
     assert "<img" not in page.dom
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page.dom
     assert "&lt;/pre&gt;&lt;script&gt;window.__pwned=7" in page.dom
+    md = tmp_path / "hostile.md"
+    # the figure files are written once, by the markdown report (each set costs seconds)
+    run_cli("report", "1", "--format", "markdown", "-o", str(md), "--plots",
+            str(tmp_path / "plots"), db=db, check=True)
     # figure files keep to the plots directory whatever the names
     assert {p.parent for p in (tmp_path / "plots").iterdir()} == {tmp_path / "plots"}
-    md = tmp_path / "hostile.md"
-    run_cli("report", "1", "--format", "markdown", "-o", str(md), db=db, check=True)
+    assert len(list((tmp_path / "plots").iterdir())) >= 3 + 3 * 4
     text = md.read_text()
     assert "<script" not in text and "<img" not in text
     import re
     assert re.search(r"(?<!\\)\]\(javascript", text) is None  # only an escaped \](
     assert "\\](javascript" in text
-    screenshot(out, _shots(tmp_path) / "hostile.png", tmp_path)
+    _look(out, "hostile.png", tmp_path)
 
 
 def test_history_report_in_chromium(tmp_path):
@@ -92,7 +102,7 @@ def test_history_report_in_chromium(tmp_path):
     page = open_report(out, tmp_path)
     _assert_figures_drawn(page, 1)
     assert "Regression at" in page.dom and "kernel: 6.1.0 → 6.5.0" in page.dom
-    screenshot(out, _shots(tmp_path) / "history.png", tmp_path, height=1600)
+    _look(out, "history.png", tmp_path, height=1600)
 
 
 STUDY_SUITE = """
@@ -135,7 +145,7 @@ def test_study_report_in_chromium(tmp_path):
     keys = {p.stem for p in (tmp_path / "plots").glob("*.svg")}
     assert {"interval_comparisons", "harness_vs_program", "parallel_ratios",
             "perf_correlations", "cpu_by_cell-exp_float", "box_workers-gray2bin"} <= keys
-    screenshot(out, _shots(tmp_path) / "study.png", tmp_path, height=3600)
+    _look(out, "study.png", tmp_path, height=3600)
 
 
 def test_machine_report_in_chromium(tmp_path, shared):
@@ -169,7 +179,7 @@ def test_machine_report_in_chromium(tmp_path, shared):
     assert f"{len(apps)} application(s) checked" in page.dom
     assert f": {len(outside)} outside." in page.dom and all(n in page.dom for n in outside)
     assert "Figure 2" in out.read_text() and "Figure 3" in out.read_text()
-    screenshot(out, _shots(tmp_path) / "machines.png", tmp_path, height=1400)
+    _look(out, "machines.png", tmp_path, height=1400)
 
 
 def test_seed_001_data_shows_seed_001_numbers(tmp_path, shared):
@@ -186,4 +196,4 @@ def test_seed_001_data_shows_seed_001_numbers(tmp_path, shared):
     assert "array ran 2.95× faster than map" in page.dom
     assert "map - array: 771.55 µs, 95% CI [769.32, 773.77] µs" in page.dom
     assert "p = 0)" not in page.dom  # an underflowed p reads p < 1e-300
-    screenshot(out, _shots(tmp_path) / "seed001.png", tmp_path, height=4200)
+    _look(out, "seed001.png", tmp_path, height=4200)
