@@ -383,7 +383,9 @@ def _solve_decreasing(f: Callable[[float], tuple[float, float]], lo: float, hi: 
         if not (lo < candidate < hi) or math.isnan(candidate):
             if math.isinf(hi):
                 candidate = max(2.0 * x, 1.0)
-            elif lo > 0.0 and hi / lo > 4.0:
+            elif lo == 0.0:  # down by decades: a root may be as small as 1e-300
+                candidate = hi / 16.0
+            elif hi / lo > 4.0:
                 candidate = math.sqrt(lo * hi)
             else:
                 candidate = 0.5 * (lo + hi)
