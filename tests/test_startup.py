@@ -343,3 +343,21 @@ def test_the_power_plans_root_search_is_scipys_brentq():
 
         assert _brentq(f, -20.0, 20.0, 1e-10, 1e-15, 500) == optimize.brentq(
             f, -20.0, 20.0, xtol=1e-10, rtol=1e-15, maxiter=500)
+
+
+def test_the_digests_fast_exclusion_is_excluded():
+    """environment_digest's set lookups decide exactly what ``excluded`` decides."""
+    from benchlab.environment import collect_environment
+    from benchlab.environment.fingerprint import (
+        DIGEST_EXCLUDED,
+        _excluded_from_digest,
+        excluded,
+        flatten,
+    )
+
+    paths = [path for path, _ in flatten(collect_environment())]
+    paths += ["load", "loadx", "load.1m", "gitx", "cpu.affinity", "cpu.affinityx", "x.load",
+              "cpu.frequency", "cpu.frequency.cpuinfo_mhz", "cpu.frequency.cpuinfo_mhz.x"]
+    assert any(_excluded_from_digest(p) for p in paths)
+    assert any(not _excluded_from_digest(p) for p in paths)
+    assert [p for p in paths if _excluded_from_digest(p) != excluded(p, DIGEST_EXCLUDED)] == []

@@ -51,6 +51,22 @@ def excluded(path: str, prefixes: Sequence[str]) -> bool:
     return any(path == p or path.startswith(p + ".") for p in prefixes)
 
 
+_DIGEST_EXCLUDED_SET = frozenset(DIGEST_EXCLUDED)
+
+
+def _excluded_from_digest(path: str) -> bool:
+    """:func:`excluded` with ``DIGEST_EXCLUDED``, by set lookups of the path's dotted prefixes
+    (every session computes the digest over ~150 paths)."""
+    if path in _DIGEST_EXCLUDED_SET:
+        return True
+    dot = path.find(".")
+    while dot != -1:
+        if path[:dot] in _DIGEST_EXCLUDED_SET:
+            return True
+        dot = path.find(".", dot + 1)
+    return False
+
+
 def environment_digest(env: Mapping[str, Any]) -> str:
     """sha256 (first 16 hex digits) of the canonical JSON of the machine and software fields.
 
@@ -58,6 +74,6 @@ def environment_digest(env: Mapping[str, Any]) -> str:
     out (see ``DIGEST_EXCLUDED``), so two sessions on the same, identically configured machine
     share the digest, while a changed kernel, setting, CPU or Python version changes it.
     """
-    kept = {path: value for path, value in flatten(env) if not excluded(path, DIGEST_EXCLUDED)}
+    kept = {path: value for path, value in flatten(env) if not _excluded_from_digest(path)}
     canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
