@@ -171,7 +171,7 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
             "environment_differences": {k: [list(map(_plain, d)) for d in v]
                                         for k, v in diffs.items()}}, indent=2)
         return
-    console = Console()
+    console = Console(soft_wrap=True)  # one line per sentence: a pipe or CI log cuts nothing
     for r in results:
         console.print(f"[bold]{r.name_a}[/bold] vs baseline [bold]{r.name_b}[/bold] "
                       f"({base.metric}, n = {r.n_a} and {r.n_b})")
