@@ -69,6 +69,19 @@ def test_show_header_grid_prints_full_width_in_a_pipe(db_path):
     assert grid[0].startswith("uid ") and all(not g.endswith(" ") for g in grid), grid
 
 
+def test_compare_check_lines_are_one_line_each_in_a_pipe(db_path):
+    """compare A B in a pipe: every check and the verdict are one line each (rich folded them
+    at 80 columns: 'reject \\nthe hypothesis')."""
+    run_cli("run", "-N", "-r", "5", "sleep 0.001", "sleep 0.02", db=db_path)
+    out = run_cli("compare", "sleep 0.001", "sleep 0.02", db=db_path).stdout
+    lines = out.splitlines()
+    verdict = next(line for line in lines if line.startswith("  verdict: "))
+    assert verdict.rstrip().endswith(")"), verdict  # '... (p = 0.0079)' on the same line
+    indented = [line for line in lines[1:] if line and not line.startswith("  ")]
+    assert not indented, indented  # no continuation line of a folded sentence
+    assert max(map(len, lines)) > 80
+
+
 @pytest.mark.parametrize("style", ["basic", "nocolor", "color", "full", "none"])
 def test_style_is_honoured_in_a_pipe(db_path, style):
     proc = run_cli("run", "-N", "-r", "2", "--style", style, "true", "sleep 0.001",
