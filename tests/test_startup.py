@@ -361,3 +361,54 @@ def test_the_digests_fast_exclusion_is_excluded():
     assert any(_excluded_from_digest(p) for p in paths)
     assert any(not _excluded_from_digest(p) for p in paths)
     assert [p for p in paths if _excluded_from_digest(p) != excluded(p, DIGEST_EXCLUDED)] == []
+
+
+def test_a_store_checked_whole_and_unchanged_is_not_checked_again(tmp_path, monkeypatch):
+    """Store.open's quick_check reads every page (200-300 ms for 50 MB); it is remembered for
+    a store unchanged since, and a store changed after it (a damaged page) is checked again."""
+    import sqlite3
+
+    from benchlab.errors import UserError
+    from benchlab.store import verified
+    from benchlab.store.db import Store
+
+    monkeypatch.setenv("BENCHLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(verified, "SETTLED_S", 0.05)
+    db = str(tmp_path / "s.db")
+    with Store.open(db) as store:  # a new store: created, nothing to check
+        store.sessions()
+    conn = sqlite3.connect(db)  # grow it past a few pages, then one self-contained file
+    conn.execute("CREATE TABLE filler (b BLOB)")
+    conn.executemany("INSERT INTO filler VALUES (?)", [(b"x" * 3000,) for _ in range(20)])
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert not verified.unchanged_since_check(db)
+    time.sleep(0.1)  # settled: a later change has later file times
+    with Store.open(db, readonly=True) as store:
+        store.sessions()
+    assert verified.unchanged_since_check(db)
+    with Store.open(db, readonly=True):  # unchanged: no check, nothing re-noted
+        pass
+    assert verified.unchanged_since_check(db)
+    with open(db, "r+b") as fh:  # wreck a page after the header page
+        fh.seek(2 * 4096)
+        fh.write(b"\xff" * 4096)
+    assert not verified.unchanged_since_check(db)
+    with pytest.raises(UserError, match="corrupt"):
+        Store.open(db, readonly=True)
+
+
+def test_a_check_right_after_a_change_is_not_remembered(tmp_path, monkeypatch):
+    """A change in the same coarse clock tick as the check could keep the file's times, so a
+    check run less than SETTLED_S after the last change is not remembered."""
+    from benchlab.store import verified
+    from benchlab.store.db import Store
+
+    monkeypatch.setenv("BENCHLAB_CACHE", str(tmp_path / "cache"))
+    db = str(tmp_path / "s.db")
+    with Store.open(db):
+        pass
+    with Store.open(db, readonly=True):  # checked at once: the file changed just now
+        pass
+    assert not verified.unchanged_since_check(db)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from benchlab.errors import UserError
+from benchlab.store import verified
 from benchlab.store.paths import refuse_output_path, store_files  # noqa: F401  (re-exported)
 from benchlab.store.sample_blocks import insert_samples
 from benchlab.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -215,12 +216,15 @@ class StoreConnection:
         try:
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            if exists:
-                # before anything writes (WAL switch, migration): refuse a damaged file
+            if exists and not verified.unchanged_since_check(path):
+                # before anything writes (WAL switch, migration): refuse a damaged file. It
+                # reads every page, so a store checked once and unchanged is not read again.
+                before = verified.identity(path)
                 verdict = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
                 if verdict != "ok":
                     raise UserError(f"database {path} is corrupt (quick_check: {verdict}); nothing "
                                     f"was written to it; restore a backup or use --db PATH")
+                verified.remember_check(path, before)
             conn.execute("PRAGMA foreign_keys = ON")
             if not readonly:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
