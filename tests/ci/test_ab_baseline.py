@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from benchlab.core.execute import Here, execute
+from benchlab.core.plan import BenchmarkSpec, RunPlan
+from benchlab.store.db import Store
 from tests.ci.conftest import git, make_repo
 from tests.ci.test_gate import validate_gate_json
 from tests.conftest import BENCHLAB, require_tool
+from tests.core.scripted import ScriptedRunner
 
 COMMON = ["-q", "--build", "make", "--metric", "instructions", "-r", "3", "-w", "0",
           "-n", "work", "{root}/work 20000"]
@@ -55,3 +59,19 @@ def test_baseline_options_misused_are_one_line(tmp_path, cache_env):
         res = _run(repo, "ab", "-q", *args, "{root}/work 1")
         assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
         assert words in res.stderr
+
+
+def test_a_failing_head_build_against_a_baseline_exits_3_and_leaves_no_tree(tmp_path,
+                                                                            cache_env):
+    repo = make_repo(tmp_path / "repo", [0])
+    plan = RunPlan(benchmarks=[BenchmarkSpec("work", "true")], runs=5, warmup=0, min_runs=1,
+                   cwd="/tmp", seed=1)
+    with Store.open(cache_env["BENCHLAB_DB"]) as store:
+        uid = execute(plan, store, Here(ScriptedRunner())).session.uid
+    res = _run(repo, "ab", "-q", "--baseline", uid, "--build", "echo nope >&2; exit 4",
+               "-n", "work", "{root}/work 1")
+    assert res.returncode == 3, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "failed with exit code 4" in lines[0] and "nope" in lines[0]
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+    assert not list(Path(cache_env["XDG_CACHE_HOME"]).glob("benchlab/builds/*/worktree-p*"))
