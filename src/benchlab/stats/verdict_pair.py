@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchlab.stats.distributions import stdtr, stdtrit
 from benchlab.stats.independence import SEED001_MAX_ACF, independence_and_acf
 
 #: Level of the Ljung-Box test that flags a series as autocorrelated: 1 % keeps false alarms
@@ -242,7 +243,18 @@ def inflated_wald(a: np.ndarray, b: np.ndarray, scale: str,
     if not (math.isfinite(se) and se > 0):
         return None
     se *= math.sqrt(inflation)
-    return float(hl.estimate), float(se), float(2 * _ndtr(-abs(hl.estimate) / se))
+    df = wald_df(a.size, b.size, inflation)
+    return float(hl.estimate), float(se), float(2 * stdtr(df, -abs(hl.estimate) / se))
+
+
+def wald_df(n_a: int, n_b: int, inflation: float) -> float:
+    """Degrees of freedom of the inflated Wald test's Student t reference: the spread of n
+    AR(1) runs with rho carries about n (1 - rho^2) / (1 + rho^2) values' worth of information
+    (Bartlett 1946), which for the inflation v = (1 + rho) / (1 - rho) is n 2v / (v^2 + 1);
+    both series, minus 2, at least 1. A normal reference with 5 AR(1) commands at n = 20 gave
+    5.5 % false claims at alpha 5 %."""
+    v = max(inflation, 1.0)
+    return max((n_a + n_b) * 2 * v / (v * v + 1) - 2, 1.0)
 
 
 def _ndtr(x: float) -> float:
@@ -299,7 +311,7 @@ def pair_statistic(a: np.ndarray, b: np.ndarray, *, level: float, scale: str,
         # the interval that inverts the inflated Wald test: it excludes no-change exactly when
         # p < 1 - level
         est, se, _ = wald
-        half = _ndtri((1 + level) / 2) * se
+        half = stdtrit(wald_df(a.size, b.size, inflation), (1 + level) / 2) * se
         return PairStatistic(scale, est, est - half, est + half, False, False, float(level),
                              float(p), "inflated", float(inflation))
     # With autocorrelation on tied values the rank test's z is divided by sqrt(inflation): the
