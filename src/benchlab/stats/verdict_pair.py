@@ -12,21 +12,20 @@ the raw values; the ratio is then 1 + shift / median(baseline), a monotone map o
 interval.
 
 Autocorrelated runs (lag-1 autocorrelation above its 1.645 / sqrt(n) band, or Ljung-Box p below
-:data:`LJUNG_BOX_LEVEL`: thresholds that scale with n, unlike seed 001's fixed max |ACF| >= 0.05,
-which :func:`series_dependence` keeps for ``jaybeams_compatible``) make every i.i.d. interval too narrow: the variance-inflation factor
-n / n_eff (:func:`benchlab.stats.independence.effective_sample_size`) widens the interval about
-its estimate (the level whose z is sqrt(n / n_eff) larger) and shrinks the test's z
-by its square root, so the verdict counts the runs as
-about n_eff independent ones.
-
-The inflated test is the Wald test of the Hodges-Lehmann estimate with its standard error
-widened by sqrt(inflation) (:func:`inflated_wald`), not the rank test's z deflated: ranks
-saturate, so a 9x difference between 12 drifting runs each read "cannot tell". Each series is
-widened by the larger of its own inflation and the session's pooled one
-(:func:`session_dependence`), whose estimate is k times steadier.
+:data:`LJUNG_BOX_LEVEL`: thresholds that scale with n, unlike seed 001's fixed max |ACF| >=
+0.05, which :func:`series_dependence` keeps for ``jaybeams_compatible``) make every i.i.d.
+interval too narrow. The variance-inflation factor n / n_eff (:attr:`Dependence.inflation`, at
+least the session's pooled one, :func:`session_dependence`, whose estimate is k times steadier)
+widens the Hodges-Lehmann estimate's standard error by its square root, and the test is the
+Wald test of that estimate against a Student t (:func:`inflated_wald`, :func:`wald_df`), so the
+verdict counts the runs as about n_eff independent ones. Not the rank test's z deflated: ranks
+saturate, so a 9x difference between 12 drifting runs read "cannot tell". Tied values whose
+i.i.d. interval has no width keep the deflated rank test.
 
 References
 ----------
+Bartlett, M. S. (1946). On the theoretical specification and sampling properties of
+autocorrelated time-series. *JRSS Suppl.* 8, 27-41.
 Bayley, G. V. and Hammersley, J. M. (1946). The "effective" number of independent observations
 in an autocorrelated time series. *JRSS Suppl.* 8, 184-197.
 Bauer, D. F. (1972). Constructing confidence sets using rank statistics. *JASA* 67, 687-690.
