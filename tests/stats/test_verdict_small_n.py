@@ -106,3 +106,23 @@ def test_ar1_five_commands_false_claims_near_alpha():
                                                         for i in range(5)}).candidates)
                  for _ in range(1000))
     assert claims <= 45
+
+
+def test_session_wide_autocorrelation_is_said_when_no_single_series_is_flagged():
+    """Four AR(1) series (phi 0.35) of 20 runs, none beyond its own band: the pooled lag-1 is,
+    and the verdict widens and says so in words."""
+    rng = np.random.default_rng(1)
+
+    def ar(n: int, phi: float = 0.35) -> np.ndarray:
+        x = np.empty(n)
+        x[0] = rng.normal()
+        for t in range(1, n):
+            x[t] = phi * x[t - 1] + rng.normal(0, np.sqrt(1 - phi**2))
+        return 1e6 * np.exp(0.05 * x)
+
+    v = verdict_model({f"c{i}": ar(20) for i in range(4)})
+    assert [n.code for n in v.notes] == ["session_autocorrelated"]
+    assert v.notes[0].data["n"] == 80 and v.notes[0].data["series"] == 4
+    assert any(c.test == "inflated" for c in v.candidates)
+    assert "drift together (lag-1 autocorrelation 0.20 pooled over 80 runs of 4 commands)" in (
+        "\n".join(verdict_lines(v)))
