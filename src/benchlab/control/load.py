@@ -97,6 +97,13 @@ class BackgroundLoad:
                 os.sched_setaffinity(proc.pid, self.cpus)
             self._procs.append(proc)
         time.sleep(0.2)  # let the load reach steady state before the first measured run
+        # stress-ng forks its workers itself: on a busy machine that takes longer than 0.2 s,
+        # and the placement recorded below counted the parent alone (1 process of 9, at load 16)
+        expected = len(self._procs) + (self.spec.workers if self.backend == "stress-ng" else 0)
+        deadline = time.monotonic() + 10
+        while len(self.worker_pids()) < expected and time.monotonic() < deadline \
+                and all(p.poll() is None for p in self._procs):
+            time.sleep(0.05)
         dead = [p for p in self._procs if p.poll() is not None]
         if dead:
             self.__exit__(None, None, None)
