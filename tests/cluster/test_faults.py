@@ -156,7 +156,10 @@ def test_machine_that_never_comes_back_is_named_and_the_others_finish(db_path):
     recorder = Recorder()
 
     def kill_b_mid_run():
-        wait_for(lambda: len(recorder.finished) >= 2, 60, "two stored runs")
+        # b itself must have stored a run (two stored runs could both be a's) and be running
+        # another one: 0.5 s runs leave a window of seconds for a poller on a loaded machine
+        wait_for(lambda: recorder.machines.get("127.0.0.1/b", 0) >= 1, 60,
+                 "a stored run of machine b")
         wait_for(lambda: any(comm(d) == "sleep" for d in descendants(workers["b"].pid)), 30,
                  "a run on machine b")
         stop_group(workers["b"])
@@ -165,7 +168,7 @@ def test_machine_that_never_comes_back_is_named_and_the_others_finish(db_path):
         killer = threading.Thread(target=kill_b_mid_run, daemon=True)
         killer.start()
         with pytest.raises(Exception) as info:
-            run_cluster_plan(store, plan_of("sleep 0.3", runs=5), address, observer=recorder,
+            run_cluster_plan(store, plan_of("sleep 0.5", runs=5), address, observer=recorder,
                              machine_grace_s=3)
         killer.join(5)
         message = str(info.value)
