@@ -129,7 +129,7 @@ timed(session, "_sweep_leftovers", "  sweep of leftovers")
 timed(session, "prepare_execution", "  placement (cgroups, affinity)")
 timed(writer.SessionWriter, "create", "  store: session created")
 timed(session, "run_session", "  the runs, each stored")
-timed(session, "start_session", " session start (all of the above but runs)")
+timed(session, "_start", " session start (all of the above but runs)")
 from benchlab.cli.main import main
 t = clock()
 try:

@@ -205,9 +205,12 @@ def ending_session(writer: SessionWriter) -> Iterator[None]:
 
 
 def run_session(writer: SessionWriter, plan: RunPlan, *, observer: Observer | None = None,
-                runner: RunnerFactory | None = None) -> SessionResult:
+                runner: RunnerFactory | None = None,
+                execution: Execution | None = None) -> SessionResult:
     """Run (or continue) a session on this machine until its plan is complete; see the module
-    docstring. ``runner``: makes the :class:`Runner` (default :class:`ProcessRunner`).
+    docstring. ``runner``: makes the :class:`Runner` (default :class:`ProcessRunner`);
+    ``execution``: the plan's placement as the session's start prepared it (default: prepared
+    here, labelled with the session's uid).
 
     Raises :class:`SessionInterrupted` on Ctrl-C and :class:`UserError` when a command or hook
     fails; in both cases everything measured so far stays stored and the session is finished.
@@ -219,7 +222,8 @@ def run_session(writer: SessionWriter, plan: RunPlan, *, observer: Observer | No
     recorder: RunRecorder | None = None
     try:
         with ending_session(writer):
-            execution = prepare_execution(plan.placement, session_label=writer.ref.uid)
+            if execution is None:
+                execution = prepare_execution(plan.placement, session_label=writer.ref.uid)
             work = (runner or ProcessRunner)(plan, execution, scratch)
             recorder = RunRecorder(writer, plan, observer)
             lanes = LocalLanes(recorder, work)

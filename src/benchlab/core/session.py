@@ -18,7 +18,7 @@ import threading
 from typing import Any, Callable, Iterator, Sequence
 
 from benchlab.core.executor import RunnerFactory, run_session
-from benchlab.core.placement import prepare_execution
+from benchlab.core.placement import Execution, prepare_execution
 from benchlab.core.plan import RunPlan
 from benchlab.core.scratch import sweep_dead_scratch
 from benchlab.core.session_types import Observer, SessionInterrupted, SessionResult
@@ -145,12 +145,24 @@ def start_session(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = N
     Raises UserError (nothing created) for any bad value, a missing executable, or a placement
     this machine cannot provide.
     """
+    return _start(store, plan, argv=argv, name=name, metadata=metadata, parent=parent,
+                  observer=observer)[0]
+
+
+def _start(store: Store, plan: RunPlan, *, argv: Sequence[str] | None, name: str | None,
+           metadata: dict[str, Any] | None, parent: SessionRef | None,
+           observer: Observer | None) -> tuple[SessionWriter, Execution]:
+    """:func:`start_session`, also giving the placement it validated: :func:`run_plan` runs
+    with it rather than preparing it again (a second topology read, and in cgroup mode a second
+    trial cgroup)."""
     plan.validate(store)
     _sweep_leftovers(observer)
     execution = prepare_execution(plan.placement)
-    return create_session(store, plan, argv=argv, name=name, metadata=metadata, parent=parent,
-                          checks=_system_checks(),
-                          setup=lambda: store.put_setup(execution.setup_dict(plan.shell)))
+    writer = create_session(store, plan, argv=argv, name=name, metadata=metadata, parent=parent,
+                            checks=_system_checks(),
+                            setup=lambda: store.put_setup(execution.setup_dict(plan.shell)))
+    execution.session_label = writer.ref.uid  # names its run cgroups, as run_session's would
+    return writer, execution
 
 
 def run_plan(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = None,
@@ -163,11 +175,11 @@ def run_plan(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = None,
     :func:`~benchlab.core.executor.run_session`.
     """
     with interruptible():
-        writer = start_session(store, plan, argv=argv, name=name, observer=observer,
-                               parent=parent)
+        writer, execution = _start(store, plan, argv=argv, name=name, metadata=None,
+                                   parent=parent, observer=observer)
         if on_start is not None:
             on_start(writer.ref)
-        return run_session(writer, plan, observer=observer, runner=runner)
+        return run_session(writer, plan, observer=observer, runner=runner, execution=execution)
 
 
 def resume_session(store: Store, key: str, *, observer: Observer | None = None,
