@@ -314,6 +314,9 @@ def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
     assert "difflib" not in run_modules  # Click's suggestions, for -q, -N and -r (~3 ms)
     assert "logging" not in run_modules  # two debug lines of the cgroup sweep (~3 ms)
     assert not [m for m in run_modules if m.split(".")[0] == "rich"]  # nothing is printed
+    # MetricSpec alone from store.formats: not its importers' helpers (~10 ms)
+    assert not {"benchlab.store.formats._gather", "benchlab.store.formats._common",
+                "benchlab.store.formats.readers"} & run_modules
     proc, modules = _modules_after(["compare", "/bin/true", "/bin/echo", "--db", db], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "scipy.stats" not in modules and "scipy.optimize" not in modules
@@ -412,3 +415,32 @@ def test_a_check_right_after_a_change_is_not_remembered(tmp_path, monkeypatch):
     with Store.open(db, readonly=True):  # checked at once: the file changed just now
         pass
     assert not verified.unchanged_since_check(db)
+
+
+def test_a_session_reads_the_topology_once_and_prepares_its_placement_once(tmp_path):
+    """The placement was prepared at the session's start and again by run_session, and the
+    topology read by each and twice by the environment probe (4 reads, 2 placements)."""
+    code = textwrap.dedent(f"""
+        import benchlab.core.executor as executor, benchlab.core.session as session
+        import benchlab.environment.topology as topology
+        calls = {{"read": 0, "prepare": 0}}
+        read, prepare = topology._read_topology, session.prepare_execution
+        def counted_read(*a, **k):
+            calls["read"] += 1
+            return read(*a, **k)
+        def counted_prepare(*a, **k):
+            calls["prepare"] += 1
+            return prepare(*a, **k)
+        topology._read_topology = counted_read
+        session.prepare_execution = executor.prepare_execution = counted_prepare
+        from benchlab.cli.main import main
+        try:
+            main(["run", "-q", "-N", "-r", "2", "/bin/true", "--db", {str(tmp_path / "t.db")!r}])
+        except SystemExit as exc:
+            assert not exc.code, exc.code
+        print(calls["read"], calls["prepare"])
+    """)
+    proc = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "1"]
