@@ -26,6 +26,7 @@ References
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -126,8 +127,44 @@ def percentile(x: ArrayLike, q: ArrayLike, *, method: str = DEFAULT_QUANTILE_MET
     q_arr = np.asarray(q, dtype=np.float64)
     if np.any((q_arr < 0) | (q_arr > 100)) or not np.all(np.isfinite(q_arr)):
         raise InvalidSampleError(f"percentile {q} is outside [0, 100]; use percent, e.g. 99.9")
-    out = np.percentile(arr, q_arr, method=method)
+    out = _linear(arr, q_arr) if method == "linear" else np.percentile(arr, q_arr, method=method)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def median(x: ArrayLike) -> float:
+    """``float(np.median(x))`` of a 1-D sample, bit for bit (numpy's partition and ``np.mean``
+    of the middle one or two; NaN when one is NaN or the sample is empty), without numpy's NaN
+    check that imports numpy.ma (~20 ms of ``benchlab show``; issue 19 item 4). Unit of `x`."""
+    arr = np.asarray(x, dtype=np.float64).ravel()
+    if arr.size == 0:
+        return math.nan
+    half = arr.size // 2
+    even = arr.size % 2 == 0
+    ordered = np.partition(arr, [half - 1, half, -1] if even else [half, -1])
+    if np.isnan(ordered[-1]):
+        return math.nan
+    return float(np.mean(ordered[half - 1:half + 1] if even else ordered[half:half + 1]))
+
+
+def _linear(arr: np.ndarray, q: np.ndarray) -> Any:
+    """``np.percentile(arr, q, method="linear")`` bit for bit (the same float operations: index
+    ``(n - 1) * q / 100``, numpy's ``_lerp``), of a 1-D float64 ``arr`` and percents ``q``.
+    numpy's own partitions at ``np.unique`` of the indexes, whose ``np.ma.is_masked`` imports
+    numpy.ma (~20 ms of ``benchlab show``); issue 19 item 4. Unit of ``arr``."""
+    n = arr.size
+    virtual = (n - 1) * np.true_divide(np.atleast_1d(q), 100)
+    top = virtual >= n - 1
+    below = np.floor(virtual).astype(np.intp)
+    below[top] = -1
+    above = below + 1
+    above[top] = -1
+    gamma = virtual - below
+    # numpy's kth exactly (so equal values, 0.0 and -0.0, land where numpy puts them)
+    ordered = np.partition(arr, sorted({0, -1, *below.tolist(), *above.tolist()}))
+    a, b = ordered[below], ordered[above]
+    diff = b - a
+    out = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma).reshape(np.shape(q))
+    return out[()] if out.ndim == 0 else out
 
 
 def mad_raw(x: ArrayLike) -> float:
@@ -137,7 +174,7 @@ def mad_raw(x: ArrayLike) -> float:
     seed 003 uses for its outlier rule and uncertainty.
     """
     arr = as_sample(x, min_n=1)
-    return float(np.median(np.abs(arr - np.median(arr))))
+    return median(np.abs(arr - median(arr)))
 
 
 def mad_scaled(x: ArrayLike) -> float:
@@ -151,7 +188,7 @@ def mad_scaled(x: ArrayLike) -> float:
 def iqr(x: ArrayLike, *, method: str = DEFAULT_QUANTILE_METHOD) -> float:
     """Interquartile range Q3 - Q1 (default quantile type 7 = R's ``IQR``). Unit of `x`."""
     arr = as_sample(x, min_n=1)
-    q1, q3 = np.percentile(arr, [25.0, 75.0], method=method)
+    q1, q3 = percentile(arr, [25.0, 75.0], method=method)
     return float(q3 - q1)
 
 
@@ -224,10 +261,10 @@ def summarize(x: ArrayLike, *, method: str = DEFAULT_QUANTILE_METHOD) -> Summary
     2.5
     """
     arr = as_sample(x, min_n=3)
-    qs = np.percentile(arr, [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9], method=method)
+    qs = percentile(arr, [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9], method=method)
     mean = float(arr.mean())
     sd = float(arr.std(ddof=1))
-    raw = float(np.median(np.abs(arr - np.median(arr))))
+    raw = median(np.abs(arr - median(arr)))
     return Summary(
         n=int(arr.size),
         mean=mean,
@@ -235,7 +272,7 @@ def summarize(x: ArrayLike, *, method: str = DEFAULT_QUANTILE_METHOD) -> Summary
         cv=sd / mean if mean != 0 else float("nan"),
         min=float(arr.min()),
         q1=float(qs[0]),
-        median=float(np.median(arr)),
+        median=median(arr),
         q3=float(qs[2]),
         max=float(arr.max()),
         p90=float(qs[3]),
