@@ -321,7 +321,7 @@ def hodges_lehmann(
     xs, ys = np.sort(x), np.sort(y)
     tie_x, tie_y = _sorted_tie_term(xs), _sorted_tie_term(ys)
     wants_exact = (n_x < EXACT_LIMIT and n_y < EXACT_LIMIT) if exact is None else bool(exact)
-    ties = wants_exact and (tie_x > 0 or tie_y > 0 or np.intersect1d(xs, ys).size > 0)
+    ties = wants_exact and (tie_x > 0 or tie_y > 0 or not set(xs.tolist()).isdisjoint(ys.tolist()))
     if _use_exact(n_x, n_y, exact, ties):
         qu = wilcox_quantile(alpha / 2, n_x, n_y)
         if qu == 0:
