@@ -49,7 +49,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.stats.descriptive import as_sample
+from benchlab.stats.descriptive import as_sample, median
 from benchlab.stats.verdict_pair import (
     PairStatistic,
     as_ratio,
@@ -207,7 +207,7 @@ def verdict_model(
     data = {str(k): as_sample(v, name=f"series {k!r}", min_n=1) for k, v in items}
     if len(data) != len(items):
         raise UserError("two series have the same name; give them distinct names")
-    medians = {k: float(np.median(v)) for k, v in data.items()}
+    medians = {k: median(v) for k, v in data.items()}
     if baseline is not None:
         if baseline not in data:
             raise UserError(f"baseline {baseline!r} is not one of the series "
@@ -267,7 +267,7 @@ def _dependence(data: dict[str, np.ndarray],
 def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: int, m: int,
                margins: tuple[float, float | None], power: float, min_n: int, level_alpha: float, p_adj: float,
                inflation: float) -> CandidateVerdict:
-    med_a, med_b = float(np.median(a)), float(np.median(b))
+    med_a, med_b = median(a), median(b)
     n_have = min(a.size, b.size)
     scale = scale_of(a, b)
     notes: list[Note] = []
