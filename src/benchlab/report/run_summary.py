@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from benchlab.stats.descriptive import summarize
+from benchlab.stats.descriptive import median, summarize
 from benchlab.store.db import HARNESS_METRICS, Store
 from benchlab.store.formats._gather import TIMED_STATUSES
 from benchlab.store.queries import PRIMARY_METRICS
@@ -78,9 +78,9 @@ def summarize_series(values: np.ndarray, metric: str, unit: str) -> SeriesSummar
     if n == 0:
         return SeriesSummary(metric, unit, 0)
     if n < 3:
-        med = float(np.median(vals))
+        med = median(vals)
         return SeriesSummary(metric, unit, n, median=med,
-                             mad=float(np.median(np.abs(vals - med))), mean=float(vals.mean()),
+                             mad=median(np.abs(vals - med)), mean=float(vals.mean()),
                              sd=float(vals.std(ddof=1)) if n > 1 else None,
                              min=float(vals.min()), max=float(vals.max()))
     s = summarize(vals)
@@ -133,7 +133,7 @@ def session_summaries(store: Store, session_id: int) -> list[BenchmarkSummary]:
             wall=summarize_series(wall, "wall", "ns"),
             user=summarize_series(user, "user", "ns") if user.size else None,
             sys=summarize_series(sys_, "sys", "ns") if sys_.size else None,
-            max_rss_kib=float(np.median(rss)) if rss.size and np.isfinite(rss).any() else None)
+            max_rss_kib=median(rss) if rss.size and np.isfinite(rss).any() else None)
         for metric in store.sample_metrics(bench["id"]):
             vals, _ = store.sample_values(bench["id"], metric)
             summary.program.append(summarize_series(vals, metric,
@@ -163,7 +163,7 @@ def _warnings(store: Store, bench: dict, runs: list[dict], wall: np.ndarray,
         w.append(f"{sum(bad.values())} of {plural(len(runs), 'run')} did not succeed ({parts}); "
                  f"{how}")
     if wall.size >= 3:
-        rest = float(np.median(wall[1:]))
+        rest = median(wall[1:])
         if rest > 0 and wall[0] > FIRST_RUN_FACTOR * rest:
             w.append(f"the first run took {wall[0] / rest:.1f}x the median of the others: "
                      f"caches or lazy loading; consider --warmup 1 or more")
@@ -359,15 +359,15 @@ def count_lines(store: Store, session_id: int, baseline: str | None = None) -> l
     if len(counted) < 2:
         return []
     if baseline not in counted:
-        walls = {name: float(np.median(v)) for name, v in verdict_series(store, session_id)
+        walls = {name: median(v) for name, v in verdict_series(store, session_id)
                  if name in counted}
         baseline = min(walls, key=walls.__getitem__) if walls else next(iter(counted))
-    base = float(np.median(counted[baseline]))
+    base = median(counted[baseline])
     lines = [f"instructions (exact counts under valgrind, baseline {baseline}: {base:,.0f}):"]
     for name, values in counted.items():
         if name == baseline:
             continue
-        count = float(np.median(values))
+        count = median(values)
         diff = count - base
         rel = f" ({100 * diff / base:+.2f} %)" if base > 0 else ""
         varies = "" if np.ptp(values) == 0 else f", median of {values.size} counts"
