@@ -302,23 +302,31 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                    "verdict": verdict.to_dict() if verdict is not None else None,
                    "benchmarks": [s.to_dict() for s in summaries]}, indent=2)
     elif not quiet:
-        from rich.console import Console
-
-        from benchlab.report.run_summary import render_summary_table
-
-        out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
-        render_summary_table(summaries, out, plain=hf.plain_tables(sys.stdout.isatty()))
-        print_machine_table(store, result.session.id, out)
-        if result.decision is None:
-            print_verdict(store, result.session.id, hf, reference, out,
-                          metric=verdict_metric, confidence_level=conf_level, verdict=verdict)
-        else:  # the sequential design's own decision: a fixed-sample verdict is not valid here
-            from benchlab.report.verdict_text import sequential_lines
-
-            for line in sequential_lines(result.decision, [s.name for s in summaries]):
-                out.print(line, markup=False, highlight=False, soft_wrap=True)
-        out.print(f"[dim]stored as session {result.session.uid} in {store.path}[/dim]")
+        _print_outcome(store, result, hf, summaries, reference, verdict, verdict_metric,
+                       conf_level)
     store.close()
+
+
+def _print_outcome(store, result, hf, summaries, reference, verdict, verdict_metric,
+                   conf_level) -> None:
+    """The text a run prints at its end: the summary and machine tables, the verdict (or the
+    sequential design's decision), where the session is stored."""
+    from rich.console import Console
+
+    from benchlab.report.run_summary import render_summary_table
+
+    out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
+    render_summary_table(summaries, out, plain=hf.plain_tables(sys.stdout.isatty()))
+    print_machine_table(store, result.session.id, out)
+    if result.decision is None:
+        print_verdict(store, result.session.id, hf, reference, out,
+                      metric=verdict_metric, confidence_level=conf_level, verdict=verdict)
+    else:  # the sequential design's own decision: a fixed-sample verdict is not valid here
+        from benchlab.report.verdict_text import sequential_lines
+
+        for line in sequential_lines(result.decision, [s.name for s in summaries]):
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+    out.print(f"[dim]stored as session {result.session.uid} in {store.path}[/dim]")
 
 
 def _until_decided(protocol: RunPlan, runs, max_runs, alpha, margin, look_every, metrics) -> None:
