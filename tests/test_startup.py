@@ -474,3 +474,31 @@ def test_the_quantiles_without_numpy_ma_equal_numpys_bit_for_bit():
                 assert np.shape(got) == np.shape(want)
     assert np.isnan(median([])) and np.isnan(median([1.0, np.nan]))
     assert median(np.array([3, 1, 2, 8])) == np.median([3, 1, 2, 8]) == 2.5
+
+
+def test_each_run_is_stored_in_three_statements(tmp_path):
+    """A run's row is one transaction of BEGIN, INSERT, COMMIT (its savepoint inside an outer
+    transaction was two more statements a run); counted by SQLite's trace callback."""
+    code = textwrap.dedent(f"""
+        import sqlite3
+        count = [0]
+        connect = sqlite3.connect
+        def counting(*a, **k):
+            conn = connect(*a, **k)
+            conn.set_trace_callback(lambda sql: count.__setitem__(0, count[0] + 1))
+            return conn
+        sqlite3.connect = counting
+        from benchlab.cli.main import main
+        for runs in ("1", "21"):
+            count[0] = 0
+            try:
+                main(["run", "-q", "-N", "-r", runs, "/bin/true", "--db", {str(tmp_path / "s.db")!r}])
+            except SystemExit as exc:
+                assert not exc.code, exc.code
+            print(count[0])
+    """)
+    proc = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    one, twenty_one = map(int, proc.stdout.split())
+    assert (twenty_one - one) / 20 <= 3.0, (one, twenty_one)
