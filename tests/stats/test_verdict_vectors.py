@@ -31,5 +31,11 @@ def test_pair_statistic_matches_scipy_brute_force(case):
     if case["level"] == 0.95:
         c = verdict_model({"b": b, "a": a}, reference="b").candidates[0]
         assert c.ratio == pytest.approx(math.exp(case["log_ratio"]), rel=1e-12)
+        if c.test == "inflated":
+            # these i.i.d. draws read as autocorrelated (the widening bar, 0.84 / sqrt(n) on the
+            # bias-corrected lag-1 estimate, is passed by about 1 in 5 independent series by
+            # design): the widened interval is checked in test_verdict_small_n.py
+            assert c.ratio_low < math.exp(case["log_low"])
+            return
         assert c.ratio_low == pytest.approx(math.exp(case["log_low"]), rel=1e-12)
         assert c.decided == (case["p_value"] < 0.05)
