@@ -29,7 +29,7 @@ Methods:
   incomplete beta functions, summed outwards from the Poisson mode;
 - Brent's root finder as scipy's ``brentq`` (its C code, step for step).
 
-One module (~900 lines, longer than the usual 400) on purpose: the functions share the
+Long because: one module (~900 lines) on purpose, the functions share the
 incomplete beta and gamma machinery and are read and checked together against one vector file.
 
 Scalar functions take and return Python floats; :func:`ndtr`, :func:`ndtri` and :func:`chdtri`
@@ -877,12 +877,15 @@ def brentq(f: Callable[[float], float], a: float, b: float, xtol: float = 2e-12,
         if fcur == 0 or abs(sbis) < delta:
             return xcur
         if abs(spre) > delta and abs(fcur) < abs(fpre):
-            if xpre == xblk:  # interpolate
-                stry = -fcur * (xcur - xpre) / (fcur - fpre)
-            else:  # extrapolate
-                dpre = (fpre - fcur) / (xpre - xcur)
-                dblk = (fblk - fcur) / (xblk - xcur)
-                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+            try:
+                if xpre == xblk:  # interpolate
+                    stry = -fcur * (xcur - xpre) / (fcur - fpre)
+                else:  # extrapolate
+                    dpre = (fpre - fcur) / (xpre - xcur)
+                    dblk = (fblk - fcur) / (xblk - xcur)
+                    stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+            except ZeroDivisionError:  # C divides to inf or nan here, and so bisects
+                stry = math.inf
             if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):  # good short step
                 spre, scur = scur, stry
             else:  # bisect
