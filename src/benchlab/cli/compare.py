@@ -151,12 +151,7 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
         from benchlab.report.output import write_report
         write_report(store, [*names, baseline], report_file, metric=metric, reference=baseline,
                      options=options)
-    env_base = _environment(store, base)
-    diffs = {}
-    for label, c in zip(labels, cands):
-        env_c = _environment(store, c)
-        if env_base is not None and env_c is not None and c.session_uid != base.session_uid:
-            diffs[label] = diff_environments(env_c, env_base)
+    diffs = _environment_diffs(store, base, labels, cands)
     if as_json:
         echo_json({
             "baseline": {"label": labels[-1], "session": base.session_uid, "metric": base.metric,
@@ -171,10 +166,17 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
             "environment_differences": {k: [list(map(_plain, d)) for d in v]
                                         for k, v in diffs.items()}}, indent=2)
         return
+    _print_text(results, unit, base.metric, line, verdict, labels, counted, diffs)
+
+def _print_text(results, unit: str, metric: str, line, verdict, labels: list[str],
+                counted: list, diffs: dict) -> None:
+    """compare's terminal output: each comparison's checks, verdict and notes, the verdict's
+    notes, exact counts and environment differences (``unit`` of the values, ``line`` words
+    one comparison's verdict)."""
     console = Console(soft_wrap=True)  # one line per sentence: a pipe or CI log cuts nothing
     for r in results:
         console.print(f"[bold]{r.name_a}[/bold] vs baseline [bold]{r.name_b}[/bold] "
-                      f"({base.metric}, n = {r.n_a} and {r.n_b})")
+                      f"({metric}, n = {r.n_a} and {r.n_b})")
         for status, text in check_lines(r, unit):
             style = _STYLE.get(status, "")
             console.print(f"  [{style}]{status}[/{style}]: {text}", highlight=False)
@@ -197,6 +199,17 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
         if len(d) > 40:
             console.print(f"  ... and {len(d) - 40} more (--json lists all)")
 
+
+
+def _environment_diffs(store, base, labels: list[str], cands: list) -> dict:
+    """Environment differences of each candidate from another session than the baseline's."""
+    env_base = _environment(store, base)
+    diffs = {}
+    for label, c in zip(labels, cands):
+        env_c = _environment(store, c)
+        if env_base is not None and env_c is not None and c.session_uid != base.session_uid:
+            diffs[label] = diff_environments(env_c, env_base)
+    return diffs
 
 def _count_lines(labels: list[str], counted: list) -> list[str]:
     """The exact instruction counts beside the wall verdict (run's words): each candidate's
