@@ -24,7 +24,7 @@ from tests.cluster.helpers import (
     team_cluster,
     wait_for,
 )
-from tests.conftest import require_tool
+from tests.conftest import require_tool, sigint_as_in_a_terminal
 
 pytestmark = [pytest.mark.slow]
 
@@ -53,7 +53,7 @@ def _client_napping_on(address: str, worker: subprocess.Popen, db_path, tmp_path
          address, "-r", "3", "--warmup", "0", f"sh {script} {counter}", "--db",
          str(db_path), "-q"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ, COLUMNS="160"))
+        env=dict(os.environ, COLUMNS="160"), preexec_fn=sigint_as_in_a_terminal)
     wait_for(lambda: (stored_runs(db_path) >= 1
                       and "sleep" in _run_processes(worker.pid)) or client.poll() is not None,
              90, "the first run stored and the second one sleeping on the worker")
@@ -141,7 +141,7 @@ def test_interrupted_fleet_profile_stops_stress_ng_on_a_teams_worker(db_path):
              address, "--methods", "int64", "--duration", "30", "--repeat", "1", "--db",
              str(db_path)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=dict(os.environ, COLUMNS="160"))
+            env=dict(os.environ, COLUMNS="160"), preexec_fn=sigint_as_in_a_terminal)
         wait_for(lambda: stress_ng() or client.poll() is not None, 90, "stress-ng on the worker")
         assert client.poll() is None, client.communicate()
         client.send_signal(signal.SIGINT)
