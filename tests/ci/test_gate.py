@@ -215,3 +215,12 @@ def test_session_offsets_widen_the_interval_of_two_sessions():
                       session_sd=0.01)
     assert naive.outcome == SLOWER and modelled.outcome == UNDECIDED
     assert modelled.ratio == pytest.approx(naive.ratio)
+
+
+def test_a_long_budget_s_first_look_has_a_critical_value():
+    """A quiet machine's budget of 2351 pairs put the first look at 0.85 % of it, where the
+    pure-Python brentq divided by zero (C's gives inf and bisects): ab crashed there."""
+    looks = Looks(2351, alpha=0.005)
+    first = looks.critical(20)
+    assert first is not None and 25 < first < 40
+    assert looks.critical(30) < first
