@@ -39,8 +39,10 @@ class TreeRunner(ScriptedRunner):
         root = Path(shlex.split(self.plan.benchmarks[planned.benchmark].command)[0]).parent
         self.trees.append(str(root))
         extra = int((root / "extra").read_text())
-        noise = 3.0 if any(c in root.name for c in self.noisy) else 0.005
-        own = np.random.default_rng(zlib.crc32(f"{root}/{planned.benchmark}/"
+        noisy = any(c in root.name for c in self.noisy)
+        noise = 3.0 if noisy else 0.005
+        # seeded by what repeats from run to run (not the temporary path): reproducible
+        own = np.random.default_rng(zlib.crc32(f"{extra}/{noisy}/{planned.benchmark}/"
                                                f"{planned.iteration}/{len(self.trees)}".encode()))
         self.wall_ns = lambda b, i, f=1 + extra / 1000: int(1e7 * f * np.exp(
             noise * own.normal()))
