@@ -76,6 +76,17 @@ def _middle_order(lo: int, hi: int, tried: set[int]) -> list[int]:
                   key=lambda i: (abs(i - mid), i))
 
 
+
+def _is_bad(decision, bad_ratio: float) -> bool:
+    """A step is bad when its head is decided slower than the good end, good when faster or
+    equivalent; undecided after the retries, the nearer side (the step says it is uncertain)."""
+    if decision.outcome == SLOWER:
+        return True
+    if decision.outcome in (FASTER, "equivalent"):
+        return False
+    return abs(decision.ratio - bad_ratio) < abs(decision.ratio - 1.0)
+
+
 def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None,
            benchmark: AbBenchmark, options: AbOptions, retries: int = 2,
            message: Callable[[str], None] = lambda text: None,
@@ -139,12 +150,7 @@ def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None
             steps.append(step)
             continue
         d = step.decision
-        if d.outcome == SLOWER:
-            is_bad = True
-        elif d.outcome in (FASTER, "equivalent"):
-            is_bad = False
-        else:  # undecided after the retries: the nearer side, said to be uncertain
-            is_bad = abs(d.ratio - bad_ratio) < abs(d.ratio - 1.0)
+        is_bad = _is_bad(d, bad_ratio)
         step.verdict = "bad" if is_bad else "good"
         steps.append(step)
         message(f"{commits[index][:12]}: {step.verdict} (head/good {d.ratio:.4f}, "
