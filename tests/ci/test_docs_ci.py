@@ -140,6 +140,17 @@ def test_the_baseline_travels_in_a_sqlite_file(tmp_path):
     assert slow.returncode == 1, slow.stdout + slow.stderr
     nightly = run_script(blocks("sh")[0], clone, env)
     assert nightly.returncode == 0  # three sessions: too few for a change point
-    # the same gate from ab's side: the pull request's head built in a worktree
-    ab = run_script(blocks("shell")[0], clone, env)
-    assert ab.returncode == 1, ab.stdout + ab.stderr
+    # the same gate from ab's side: the pull request's head built in a worktree. Against a
+    # stored baseline the runs are not paired, so a busy sibling CPU (seen in a fresh-clone CI
+    # run: head/base 1.39 [0.86, 2.26]) can leave the interval too wide: the gate then says
+    # undecided and passes, by design. It must decide the regression within three tries and
+    # never call it anything else.
+    outputs = []
+    for _ in range(3):
+        ab = run_script(blocks("shell")[0], clone, env)
+        outputs.append(ab.stdout + ab.stderr)
+        assert ab.returncode in (0, 1), outputs[-1]
+        assert ab.returncode == 1 or "undecided" in ab.stdout, outputs[-1]
+        if ab.returncode == 1:
+            break
+    assert ab.returncode == 1, "\n".join(outputs)
