@@ -38,6 +38,16 @@ def output_options(f):
     return f
 
 
+def finish(report, *, markdown_path: str | None, junit_path: str | None,
+           json_path: str | None, quiet: bool = False) -> None:
+    """Write ``report``'s outputs, say its failure in one line and exit with its status
+    (0 passed, 1 regression, 3 a build or benchmark failed): the end of ``ab`` and ``gate``."""
+    emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
+                 json_path=json_path, quiet=quiet)
+    if report.failure:
+        click.echo(f"benchlab: error: {report.failure}", err=True)
+    sys.exit(report.exit_status)
+
 def emit_outputs(report, *, markdown_path: str | None, junit_path: str | None,
                  json_path: str | None, quiet: bool = False) -> None:
     """Print the terminal table and write every requested output of ``report``."""
@@ -270,11 +280,8 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     if failure is not None:
         report = GateReport("ab", None, {}, [], 3, failure=failure,
                             fail_undecided=fail_undecided)
-    emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
-                 json_path=json_path, quiet=quiet)
-    if report.failure:
-        click.echo(f"benchlab: error: {report.failure}", err=True)
-    sys.exit(report.exit_status)
+    finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
+           quiet=quiet)
 
 
 def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warmup, alpha,
@@ -328,11 +335,8 @@ def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warm
                              "head": {**head_dict, "session": cand["uid"]}},
                             decisions, exit_status(decisions, fail_undecided=fail_undecided),
                             fail_undecided=fail_undecided, notes=notes)
-    emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
-                 json_path=json_path, quiet=quiet)
-    if report.failure:
-        click.echo(f"benchlab: error: {report.failure}", err=True)
-    sys.exit(report.exit_status)
+    finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
+           quiet=quiet)
 
 
 commands = [ab_cmd]

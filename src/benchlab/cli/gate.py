@@ -11,7 +11,7 @@ import sys
 import click
 
 from benchlab.cli import params
-from benchlab.cli.ab import emit_outputs, message_printer, output_options
+from benchlab.cli.ab import finish, message_printer, output_options
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 
@@ -119,11 +119,8 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
         report = GateReport("gate", cand["uid"], revisions, decisions,
                             exit_status(decisions, fail_undecided=fail_undecided),
                             fail_undecided=fail_undecided, notes=notes)
-    emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
-                 json_path=json_path, quiet=quiet)
-    if report.failure:
-        click.echo(f"benchlab: error: {report.failure}", err=True)
-    sys.exit(report.exit_status)
+    finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
+           quiet=quiet)
 
 
 commands = [gate_cmd]
