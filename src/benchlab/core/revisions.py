@@ -4,10 +4,11 @@
 repository side by side. Each revision gets a tree of its own, never the user's work tree:
 
 - a **commit** is checked out with ``git worktree add --detach`` into the user's cache
-  (``$XDG_CACHE_HOME/benchlab/builds/<repository key>/<commit>-<build key>``), built there with
-  the build command, and detached from git once built (its ``.git`` file removed, ``git worktree
-  prune``), so the repository lists no worktree of ours and the built tree is reused by the next
-  job that asks for the same commit and build command (the cache);
+  (``builds/<repository key>/<commit>-<build key>`` in :func:`benchlab.paths.user_cache_dir`:
+  ``$BENCHLAB_CACHE``, else ``$XDG_CACHE_HOME/benchlab``, else ``~/.cache/benchlab``), built
+  there with the build command, and detached from git once built (its ``.git`` file removed,
+  ``git worktree prune``), so the repository lists no worktree of ours and the built tree is
+  reused by the next job that asks for the same commit and build command (the cache);
 - the **work tree** (``--head`` left out: the commit checked out plus uncommitted changes and
   untracked files) is copied into a temporary worktree, built, and removed at exit: it has no
   commit to be cached by.
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlab.errors import UserError
+from benchlab.paths import user_cache_dir
 from benchlab.processes import pid_alive
 from benchlab.store.owner import process_start
 
@@ -119,7 +121,7 @@ def is_dirty(repo: Path) -> bool:
 
 def cache_dir(repo: Path) -> Path:
     """This repository's build cache under the user's cache directory."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchlab"
+    base = user_cache_dir()
     common = Path(git(repo, "rev-parse", "--git-common-dir"))
     common = common if common.is_absolute() else (repo / common)
     key = hashlib.sha256(str(common.resolve()).encode()).hexdigest()[:12]

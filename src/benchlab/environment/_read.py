@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchlab.paths import user_cache_dir
+
 if TYPE_CHECKING:
     import subprocess
 
@@ -85,9 +87,9 @@ class Probe:
 
     ``per_boot=True`` is for commands whose answer cannot change until the machine reboots or
     the process moves to other namespaces (``systemd-detect-virt``): the answer is remembered in
-    this process and in ``$XDG_CACHE_HOME/benchlab/probes`` (keyed by the boot id, the pid and
-    mount namespaces and the argv), so a session does not fork for it again (each fork of the
-    harness costs milliseconds of ``benchlab run``'s start-up).
+    this process and in ``probes`` of the user's cache (``benchlab.paths``; keyed by the boot
+    id, the pid and mount namespaces and the argv), so a session does not fork for it again
+    (each fork of the harness costs milliseconds of ``benchlab run``'s start-up).
     """
 
     _remembered: dict[str, tuple[int, str, str]] = {}
@@ -149,11 +151,7 @@ class Probe:
 
 
 def _probe_cache_dir() -> Path:
-    root = os.environ.get("BENCHLAB_CACHE")
-    if root:
-        return Path(root) / "probes"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "benchlab" / "probes"
+    return user_cache_dir() / "probes"
 
 
 def _per_boot_key(argv: Sequence[str]) -> str | None:

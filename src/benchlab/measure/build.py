@@ -1,13 +1,14 @@
 """Compile bundled C sources on demand, once per (source, compiler, flags).
 
 benchlab ships small C programs as source (the exec helper, workloads, test programs) and
-compiles them with the system C compiler the first time they are needed.  Binaries live in a
-cache directory, ``$BENCHLAB_CACHE/bin`` when ``BENCHLAB_CACHE`` is set, else
-``$XDG_CACHE_HOME/benchlab/bin`` (default ``~/.cache/benchlab/bin``), under a name that includes a
-hash of the source text, the compiler's identity and the flags; a changed source or compiler
-gives a new binary and an old one is never reused by mistake.  A build holds an exclusive
-``flock`` on ``locks/<binary>.lock`` beside ``bin``, so two first runs at once compile once: the second
-waits and then finds the binary.  Builds still go to a temporary file in the same directory and
+compiles them with the system C compiler the first time they are needed.  Binaries live in
+``bin`` of the user's cache (:func:`benchlab.paths.user_cache_dir`: ``$BENCHLAB_CACHE/bin``
+when ``BENCHLAB_CACHE`` is set, else ``$XDG_CACHE_HOME/benchlab/bin``, else
+``~/.cache/benchlab/bin``), under a name that includes a hash of the source text, the
+compiler's identity and the flags; a changed source or compiler gives a new binary and an old
+one is never reused by mistake.  A build holds an exclusive ``flock`` on ``locks/<binary>.lock``
+beside ``bin``, so two first runs at once compile once: the second waits and then finds the
+binary.  Builds still go to a temporary file in the same directory and
 are renamed into place, so a reader never sees half a binary (even on a file system whose locks
 do not work).
 """
@@ -25,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchlab.errors import UserError
+from benchlab.paths import user_cache_dir
 
 NO_COMPILER_MESSAGE = "no C compiler found; install gcc (apt-get install gcc)"
 
@@ -36,13 +38,9 @@ class CompileError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    """Directory holding compiled binaries (created on demand by :func:`build`)."""
-    root = os.environ.get("BENCHLAB_CACHE")
-    if root:
-        return Path(root) / "bin"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "benchlab" / "bin"
+    """Directory holding compiled binaries (created on demand by :func:`build`): ``bin`` in
+    :func:`benchlab.paths.user_cache_dir`."""
+    return user_cache_dir() / "bin"
 
 
 def find_c_compiler() -> str | None:

@@ -20,19 +20,15 @@ import os
 import time
 from pathlib import Path
 
+from benchlab.paths import user_cache_dir
+
 #: A check is remembered only this long (s) after the file's last change (see the docstring).
 SETTLED_S = 1.0
 
 
 def _cache_file(db_path: str) -> Path:
-    root = os.environ.get("BENCHLAB_CACHE")
-    if root:
-        base = Path(root)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = (Path(xdg) if xdg else Path.home() / ".cache") / "benchlab"
     key = hashlib.sha256(os.path.realpath(db_path).encode()).hexdigest()[:24]
-    return base / "checked-stores" / key
+    return user_cache_dir() / "checked-stores" / key
 
 
 def identity(db_path: str) -> list[list[int] | None]:
