@@ -246,6 +246,9 @@ def main() -> None:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--seed-start", type=int, default=0, help="first seed (streams differ)")
     parser.add_argument("--results", help="append each gate as a JSON line to this file")
+    parser.add_argument("--keep-store", metavar="PATH",
+                        help="store the gates' runs in this SQLite file and keep it (to replay "
+                             "other rules on the very same pairs); default: a temporary one")
     parser.add_argument("--merge", nargs="+", metavar="FILE",
                         help="print the table from these results files; measure nothing")
     a = parser.parse_args()
@@ -276,7 +279,7 @@ def main() -> None:
 
     try:
         builds = build(work)
-        store = Store.open(work / "gates.db")
+        store = Store.open(Path(a.keep_store) if a.keep_store else work / "gates.db")
         for seed in itertools.count(a.seed_start):
             if out_of_time() or all(done.get(cell, 0) >= n for cell, n in targets.items()):
                 break
