@@ -11,14 +11,24 @@ the same, which is the signed-rank test's assumption.
 :func:`paired_shift` returns the median of the Walsh averages (d_i + d_j) / 2, i <= j, and the
 distribution-free interval between two of their order statistics (Hollander, Wolfe & Chicken
 2014, sec. 3.2; normal approximation of the signed-rank distribution, no tie correction).
-With more than ``max_walsh`` pairs (the Walsh averages take n(n+1)/2 values), the median of d
-and the sign test's order-statistic interval are used instead (sec. 3.6): still
-distribution-free, less efficient under normal noise, as robust under heavy tails.
+The order statistics are selected exactly without forming the n(n+1)/2 averages
+(:func:`walsh_order_statistic`: O(n log n) counts per bisection step, as in Johnson &
+Mizoguchi 1978 and Monahan 1984), so a look at 3,000 pairs costs ~2 ms, not ~60 ms.
+With more than ``max_walsh`` pairs the median of d and the sign test's order-statistic interval
+are used instead (sec. 3.6): still distribution-free, less efficient under normal noise, more
+efficient under peaked, heavy-tailed noise. The pairs of a ~4 ms program on this 2-vCPU machine
+are of the second kind (Laplace-like: quartiles +-2 %, 1 %/99 % at +-10..30 %): at the same
+critical value the sign interval was 7 % narrower on average than the signed-rank one at
+1,500-8,500 pairs (20 gate/metric cases, quiet, load ~1; docs/ci.md), hence the switch stays.
 
 References
 ----------
 Hollander, M., Wolfe, D. A. and Chicken, E. (2014). *Nonparametric Statistical Methods*,
 3rd ed. Wiley.
+Johnson, D. B. and Mizoguchi, T. (1978). Selecting the Kth element in X + Y and X1 + X2 + ... +
+Xm. *SIAM J. Comput.* 7, 147-153.
+Monahan, J. F. (1984). Algorithm 616: fast computation of the Hodges-Lehmann location
+estimator. *ACM Trans. Math. Softw.* 10, 265-270.
 """
 
 from __future__ import annotations
@@ -82,15 +92,82 @@ def paired_shift(d: Any, *, conf_level: float = 0.95, z: float | None = None,
     else:
         conf_level = 1.0 - 2.0 * float(special.ndtr(-z))
     if n <= max_walsh:
-        walsh = np.concatenate([(x[i] + x[i:]) * 0.5 for i in range(n)])
-        total = walsh.size
+        total = n * (n + 1) // 2
         sigma = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
         lo = int(min(max(math.floor(total / 2.0 - z * sigma), 0), total - 1))
         hi = int(min(max(math.ceil(total / 2.0 + z * sigma) - 1, 0), total - 1))
         mids = sorted({(total - 1) // 2, total // 2})
-        part = np.partition(walsh, sorted({lo, hi, *mids}))
-        estimate = float(np.mean(part[mids]))
-        return PairedShift(estimate, float(part[lo]), float(part[hi]), conf_level, n, "walsh")
+        at = {k: walsh_order_statistic(x, k) for k in {lo, hi, *mids}}
+        estimate = float(np.mean([at[k] for k in mids]))
+        return PairedShift(estimate, at[lo], at[hi], conf_level, n, "walsh")
     lo = int(min(max(math.floor(n / 2.0 - z * math.sqrt(n) / 2.0), 0), n - 1))
     hi = int(min(max(math.ceil(n / 2.0 + z * math.sqrt(n) / 2.0) - 1, 0), n - 1))
     return PairedShift(float(np.median(x)), float(x[lo]), float(x[hi]), conf_level, n, "sign")
+
+
+def _first_above(x: np.ndarray, v: float) -> np.ndarray:
+    """For sorted ``x``: for each i, the first j with (x[i] + x[j]) * 0.5 > v (n when none).
+
+    The averages are computed as the caller's selection computes them, so a rounding of
+    2 v - x[i] never puts an average on the wrong side; a correction jumps a whole block of
+    equal values at a time.
+    """
+    n = x.size
+    j = np.searchsorted(x, 2.0 * v - x, side="right")
+    while True:
+        at = np.minimum(j, n - 1)
+        before = np.maximum(j - 1, 0)
+        up = (j < n) & ((x + x[at]) * 0.5 <= v)
+        down = (j > 0) & ((x + x[before]) * 0.5 > v)
+        if not (up.any() or down.any()):
+            return j
+        j = np.where(up, np.searchsorted(x, x[at], side="right"), j)
+        j = np.where(down, np.searchsorted(x, x[before], side="left"), j)
+
+
+def walsh_order_statistic(x: Any, k: int) -> float:
+    """The ``k``-th smallest (0-based) Walsh average (x[i] + x[j]) / 2, i <= j, exactly.
+
+    Parameters
+    ----------
+    x : array_like
+        Sorted, finite values (any unit; the result has the same unit).
+    k : int
+        0 <= k < n (n + 1) / 2.
+
+    Returns
+    -------
+    float
+        The same number as sorting all n(n+1)/2 averages would give, found by bisection on the
+        value with O(n log n) counts (at most ~60 steps, usually ~20) until at most 4n
+        averages remain between the bounds, which are then formed and selected.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size
+    total = n * (n + 1) // 2
+    if not 0 <= k < total:
+        raise UserError(f"k={k} is not an order statistic of {total} Walsh averages")
+    index = np.arange(n)
+
+    def count_at_most(v: float) -> int:
+        return int(np.maximum(_first_above(x, v) - index, 0).sum())
+
+    # invariant: count_at_most(lo) <= k < count_at_most(hi)
+    lo, hi = float(np.nextafter(x[0], -np.inf)), float(x[-1])
+    below, upto = 0, total
+    while upto - below > max(4 * n, 4096):
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:  # adjacent floats: every average left between them is hi
+            return hi
+        c = count_at_most(mid)
+        if c <= k:
+            lo, below = mid, c
+        else:
+            hi, upto = mid, c
+    start = np.maximum(_first_above(x, lo), index)
+    lengths = np.maximum(_first_above(x, hi), index) - start
+    rows = np.repeat(index, lengths)
+    offsets = np.cumsum(lengths) - lengths
+    cols = np.arange(int(lengths.sum())) + np.repeat(start - offsets, lengths)
+    between = (x[rows] + x[cols]) * 0.5
+    return float(np.partition(between, k - below)[k - below])
