@@ -15,7 +15,9 @@ SERIAL_TESTS = tests/bundle/test_reproduce.py tests/cli/test_hyperfine_compat.py
 	tests/machines/test_profile.py tests/test_startup.py tests/workloads/test_workloads.py
 
 # Lint (pyflakes rules, import order), then two phases: everything in parallel, then the timing-sensitive tests alone on a quiet machine.
+# The parallel phase hands tests out in the order tests/scheduling.py gives (longest first, the users
+# of a shared fixture together); --no-loadscope-reorder keeps xdist from sorting groups by size.
 test: setup
 	.venv/bin/ruff check src tests bench scripts
-	.venv/bin/python -m pytest -q -n 2 --dist loadgroup -m "not serial"
+	.venv/bin/python -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder -m "not serial"
 	.venv/bin/python -m pytest -q -m serial $(SERIAL_TESTS)

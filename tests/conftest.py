@@ -1,4 +1,5 @@
-"""Shared fixtures: the benchlab console script, a fresh database path, ../shared."""
+"""Shared fixtures: the benchlab console script, a fresh database path, ../shared; the
+parallel phase's scheduling (tests/scheduling.py)."""
 
 from __future__ import annotations
 
@@ -74,6 +75,18 @@ def needs_tool(name: str, path: str | None = None):
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "requires_tool(name, path=None): the test needs a tool "
                                        "setup installs: skipped without it, failed in CI")
+    from tests.scheduling import register_recorder
+
+    register_recorder(config)
+
+
+@pytest.hookimpl(trylast=True)  # the order left is this one (pytest reorders by fixtures)
+def pytest_collection_modifyitems(config, items) -> None:
+    """The parallel phase's order: users of a shared fixture together, longest first
+    (tests/scheduling.py)."""
+    from tests.scheduling import schedule
+
+    schedule(config, items)
 
 
 def pytest_runtest_setup(item) -> None:
