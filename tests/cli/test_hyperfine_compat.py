@@ -488,7 +488,7 @@ def test_three_commands_are_holm_corrected_against_the_fastest(tmp_path):
     assert len(re.findall(r"sleep 0\.005 ran [\d.]+× faster than", proc.stdout)) == 2
 
 
-@pytest.mark.serial
+# Not serial: with --sort command the baseline is the first command whatever the timings
 def test_sort_command_makes_the_first_command_the_baseline(tmp_path):
     proc = run_cli("run", "-r", "8", "--sort", "command", "sleep 0.02", "sleep 0.001",
                    "--db", str(tmp_path / "b.db"), cwd=tmp_path)
