@@ -102,6 +102,7 @@ def _build_group():
             module = importlib.import_module(f"benchlab.cli.{COMMANDS[name][0]}")
             for command in module.commands:
                 self.commands.setdefault(command.name, command)
+            _collect_again()
             return self.commands.get(name)
 
         def resolve_command(self, ctx, args):
@@ -183,12 +184,92 @@ def _exit_interrupted() -> None:
         sys.exit(128 + signum if signum else _INTERRUPTED)
 
 
+#: Commands that leave nothing behind when they return: every file they write is closed; their
+#: stores, helper processes and cgroups go with the atexit handlers. A successful one ends with ``os._exit`` instead of the interpreter's teardown
+#: (~12 ms of CPU: freeing every module and object one by one), as Mercurial does.
+FAST_EXIT_COMMANDS = frozenset({"run", "show", "compare", "list"})
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run ``benchlab`` with ``argv`` (default ``sys.argv[1:]``).
 
-    Exits 0 on success, 2 on bad input (one ``benchlab: error:`` line), 130 on Ctrl-C.
+    Exits 0 on success, 2 on bad input (one ``benchlab: error:`` line), 130 on Ctrl-C. Called
+    as the console script (``argv`` None), a successful command of :data:`FAST_EXIT_COMMANDS`
+    ends the process at once (:func:`_exit_now`); called with ``argv`` it returns, as a library
+    function must.
     """
-    args = sys.argv[1:] if argv is None else list(argv)
+    if argv is not None:
+        _main(list(argv))
+        return
+    _hold_collection()
+    args = sys.argv[1:]
+    _main(args)
+    if args and args[0] in FAST_EXIT_COMMANDS:
+        _exit_now()
+
+
+def _hold_collection() -> None:
+    """No cyclic garbage collection while the command line starts: importing Click and a
+    command's modules allocates objects by the hundred thousand, which triggered ~35 collections
+    (~4 ms of CPU) that found nothing to free. :func:`_collect_again` ends the pause."""
+    import gc
+
+    global _collection_held
+    gc.disable()
+    _collection_held = True
+
+
+_collection_held = False
+
+
+def _collect_again() -> None:
+    """Once the command's module is imported: what start-up made is moved out of the
+    collector's sight (``gc.freeze``: it lives until exit anyway) and collection resumes, so a
+    long session's garbage is still collected."""
+    global _collection_held
+    if _collection_held:
+        import atexit
+        import gc
+
+        gc.freeze()
+        atexit.register(gc.unfreeze)  # the interpreter's own exit then collects them as before
+        gc.enable()
+        _collection_held = False
+
+
+def _exit_now() -> None:
+    """End the process with status 0 without the interpreter's teardown, once everything a
+    command left open is flushed, closed and cleaned up; returns (to the normal exit) when
+    another thread still runs or the output cannot be flushed.
+
+    In order: stdout and stderr flushed; the atexit handlers run (every store still open is
+    closed, so SQLite checkpoints and removes its WAL; the exec helpers are closed and reaped;
+    cgroups, containers and temporary directories are removed); the streams flushed again;
+    ``os._exit(0)``.
+    """
+    import threading
+
+    if threading.active_count() > 1:
+        return  # a thread the teardown would join (a cluster client's, say): exit normally
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # a closed pipe or stream: the normal exit reports it as Python does
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(0)
+
+
+def _main(args: list[str]) -> None:
+    """:func:`main`'s work: parse ``args``, run the command, turn Ctrl-C into exit 130."""
     try:
         _python_interrupts()  # from here on Ctrl-C is KeyboardInterrupt, handled below
         if args == ["--version"]:

@@ -83,6 +83,13 @@ def _system_checks() -> list[dict] | None:
     return [c.to_dict() for c in run_checks(include_contention=False)]
 
 
+def _start_helper() -> None:
+    """Start the exec helper of this thread (the runs of a one-worker session run here)."""
+    from benchlab.measure.spawn import start_helper
+
+    start_helper()
+
+
 def _sweep_leftovers(observer: Observer | None = None) -> None:
     """Remove what a killed benchlab left: scratch directories and run cgroups of dead pids.
 
@@ -151,12 +158,15 @@ def start_session(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = N
 
 def _start(store: Store, plan: RunPlan, *, argv: Sequence[str] | None, name: str | None,
            metadata: dict[str, Any] | None, parent: SessionRef | None,
-           observer: Observer | None) -> tuple[SessionWriter, Execution]:
+           observer: Observer | None, helper_now: bool = False) -> tuple[SessionWriter, Execution]:
     """:func:`start_session`, also giving the placement it validated: :func:`run_plan` runs
     with it rather than preparing it again (a second topology read, and in cgroup mode a second
-    trial cgroup)."""
+    trial cgroup). ``helper_now``: the runs will be spawned from this thread; start its exec
+    helper before the placement, checks and probe, which then overlap its start."""
     plan.validate(store)
     _sweep_leftovers(observer)
+    if helper_now:
+        _start_helper()
     execution = prepare_execution(plan.placement)
     writer = create_session(store, plan, argv=argv, name=name, metadata=metadata, parent=parent,
                             checks=_system_checks(),
@@ -176,7 +186,8 @@ def run_plan(store: Store, plan: RunPlan, *, argv: Sequence[str] | None = None,
     """
     with interruptible():
         writer, execution = _start(store, plan, argv=argv, name=name, metadata=None,
-                                   parent=parent, observer=observer)
+                                   parent=parent, observer=observer,
+                                   helper_now=runner is None and plan.placement.workers == 1)
         if on_start is not None:
             on_start(writer.ref)
         return run_session(writer, plan, observer=observer, runner=runner, execution=execution)
@@ -200,4 +211,6 @@ def resume_session(store: Store, key: str, *, observer: Observer | None = None,
     with interruptible():
         writer = SessionWriter.resume(store, sess["uid"])
         _sweep_leftovers(observer)
+        if runner is None and plan.placement.workers == 1:
+            _start_helper()
         return run_session(writer, plan, observer=observer, runner=runner)

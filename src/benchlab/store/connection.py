@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import weakref
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterator
@@ -159,6 +160,8 @@ class StoreConnection:
         self.path = path
         self.readonly = readonly
         self._savepoints = 0
+        # closes the connection when the store is freed or at exit, whichever comes first
+        self._closer = weakref.finalize(self, conn.close)
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, readonly: bool = False):
@@ -301,8 +304,14 @@ class StoreConnection:
                 self.conn.execute(f"PRAGMA user_version = {target + 1}")
 
     def close(self) -> None:
-        """Close the connection (the WAL is checkpointed by SQLite when the last one closes)."""
-        self.conn.close()
+        """Close the connection (the WAL is checkpointed by SQLite when the last one closes).
+
+        A store dropped without it is closed as it is freed, and one still open at exit by the
+        atexit handlers (``weakref.finalize``): its connection is in a reference cycle with its
+        statement cache, so it would otherwise wait for the cyclic garbage collector (or the
+        interpreter's teardown, which the command line's fast exit skips).
+        """
+        self._closer()  # the connection's close, once
 
     def __enter__(self):
         return self

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import threading
 import time
@@ -72,6 +73,7 @@ class _DeferredSigint:
 def _reap(pid: int, grace_s: float = 2.0) -> int | None:
     """Wait up to ``grace_s`` seconds for ``pid`` to exit, then SIGKILL it; return its status."""
     deadline = time.monotonic() + grace_s
+    _wait_for_exit(pid, grace_s)
     while True:
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
@@ -83,3 +85,17 @@ def _reap(pid: int, grace_s: float = 2.0) -> int | None:
             os.kill(pid, signal.SIGKILL)
             return os.waitpid(pid, 0)[1]
         time.sleep(0.002)
+
+
+def _wait_for_exit(pid: int, timeout_s: float) -> None:
+    """Sleep until child ``pid`` has exited or ``timeout_s`` seconds passed, woken by the
+    exit itself (a pidfd becomes readable then), not by a poll every few ms. Returns at once
+    where pidfds are missing (Linux < 5.3) or ``pid`` is gone: the caller's poll covers that."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return
+    try:
+        select.select([fd], [], [], timeout_s)
+    finally:
+        os.close(fd)

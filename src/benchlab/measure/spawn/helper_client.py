@@ -7,6 +7,7 @@ see the package docstring for why a C helper and why long-lived.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import signal
@@ -14,6 +15,7 @@ import struct
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from weakref import WeakSet
 
 from benchlab.measure.spawn._process import _DeferredSigint, _kill_group, _reap, thread_children
 from benchlab.measure.spawn.rusage import _measurement_from_fields
@@ -161,6 +163,11 @@ class _HelperServer:
     The first clone+exec+wait4 of a freshly exec'd process is measurably slower than later
     ones, and exec'ing the helper per run would double the harness's cost per run; so each
     thread keeps a helper and sends it one request per run.
+
+    Moving the helper into its tracking cgroup (as root) waits 7-15 ms in the kernel (a v1
+    cgroup migration waits for an RCU grace period) while using almost no CPU, so a thread of
+    its own does it: the session's set-up goes on meanwhile (:func:`start_helper`), and the
+    first request waits for the move (no target may start outside the leaf).
     """
 
     def __init__(self, helper: str):
@@ -189,10 +196,27 @@ class _HelperServer:
         self.request_fd = req_w
         self.result_fd = res_r
         self.closed = False
-        self.tracking = _track(self.pid)
+        self.tracking = None
+        self._tracker: threading.Thread | None = threading.Thread(
+            target=self._track_in_background, name="benchlab-helper-tracking", daemon=True)
+        self._tracker.start()
+        _live_servers.add(self)
         if deferred.pending:
             self.abort()
             deferred.raise_if_pending()
+
+    def _track_in_background(self) -> None:
+        # the tracker thread's whole work; any error leaves the helper untracked, as before
+        try:
+            self.tracking = _track(self.pid)
+        except Exception:
+            self.tracking = None
+
+    def _tracked(self) -> None:
+        """Wait until the helper is in its tracking cgroup (or known not to be)."""
+        tracker, self._tracker = self._tracker, None
+        if tracker is not None:
+            tracker.join()
 
     def run(self, tokens: list[bytes], env: Mapping[str, str] | None) -> dict[str, str]:
         """Send one request; block until its result line arrives; return its fields."""
@@ -205,6 +229,8 @@ class _HelperServer:
             env_items = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()]
         body = b"\0".join(tokens + env_items) + b"\0"
         message = memoryview(struct.pack("=III", len(tokens), len(env_items), len(body)) + body)
+        if self._tracker is not None:
+            self._tracked()
         try:
             while message:
                 message = message[os.write(self.request_fd, message):]
@@ -242,6 +268,7 @@ class _HelperServer:
         if self.closed:
             return
         self.closed = True
+        self._tracked()
         for child in thread_children(self.pid, pid=self.pid):
             _kill_group(child)
             try:
@@ -270,6 +297,7 @@ class _HelperServer:
         os.close(self.request_fd)
         os.close(self.result_fd)
         if self.owner_pid == os.getpid():
+            self._tracked()
             _reap(self.pid)
             self._untrack()
 
@@ -281,6 +309,30 @@ class _HelperServer:
 
 
 _servers = threading.local()
+#: Every helper this process started and has not closed (any thread's).
+_live_servers: WeakSet = WeakSet()
+
+
+def close_helpers() -> None:
+    """Let every exec helper of this process finish and reap it (registered with atexit).
+
+    The helpers end on EOF and leave their tracking cgroups empty, so removing those is one
+    rmdir each; left to the cgroup registry's own atexit handler, each helper would be killed
+    and waited for in 5 ms polls. Registered after the registry's handler, so it runs first.
+    """
+    for server in list(_live_servers):
+        if server.owner_pid == os.getpid():
+            server.close()
+
+
+def _close_at_exit() -> None:
+    if getattr(_close_at_exit, "done", False):
+        return
+    _close_at_exit.done = True  # type: ignore[attr-defined]
+    if os.geteuid() == 0:
+        # atexit runs last-registered first: the registry's handler must be registered before
+        from benchlab.control.cgroups import registry  # noqa: F401
+    atexit.register(close_helpers)
 
 
 def _server() -> _HelperServer:
@@ -302,6 +354,7 @@ def _server() -> _HelperServer:
             _helper_path = None
             server = _HelperServer(helper_path())
         _servers.server = server
+        _close_at_exit()
     return server
 
 
