@@ -33,9 +33,10 @@ CLI_DIR = Path(__file__).resolve().parents[1] / "src" / "benchlab" / "cli"
 IN_MAIN = re.compile(r'benchlab/cli/main\.py", line \d+, in main\b')
 
 
-def _modules_after(args: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """Run the console entry point in a fresh interpreter (-I: no user site, no PYTHON* env);
-    return the process and the set of modules it had imported when it exited."""
+def _modules_after(args: list[str], tmp_path: Path,
+                   cwd: Path | None = None) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Run the console entry point in a fresh interpreter (-I: no user site, no PYTHON* env)
+    in ``cwd``; return the process and the set of modules it had imported when it exited."""
     out = tmp_path / "modules.json"
     code = textwrap.dedent(f"""
         import atexit, json, sys
@@ -43,7 +44,8 @@ def _modules_after(args: list[str], tmp_path: Path) -> tuple[subprocess.Complete
         from benchlab.cli.main import main
         main({args!r})
     """)
-    proc = subprocess.run([PY, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([PY, "-I", "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=cwd)
     return proc, set(json.loads(out.read_text()))
 
 
@@ -308,14 +310,21 @@ def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
     (its random order is pure Python: tests/core/test_planner_rng.py)."""
     db = str(tmp_path / "b.db")
     run_proc, run_modules = _modules_after(
-        ["run", "-q", "-N", "-r", "5", "/bin/true", "/bin/echo", "--db", db], tmp_path)
+        ["run", "-q", "-N", "-r", "5", "/bin/true", "/bin/echo", "--db", db], tmp_path,
+        cwd=tmp_path)  # outside a git work tree, where the probe runs no git
     assert run_proc.returncode == 0, run_proc.stderr
     assert "numpy" not in run_modules  # the planner's order, the store: no numpy (~80 ms)
     assert "difflib" not in run_modules  # Click's suggestions, for -q, -N and -r (~3 ms)
     assert "logging" not in run_modules  # two debug lines of the cgroup sweep (~3 ms)
     assert not [m for m in run_modules if m.split(".")[0] == "rich"]  # nothing is printed
+    # the helper is found and started with os.posix_spawn; subprocess only to compile it,
+    # probe a shell (-S) or ask git (~1.5 ms); uids from os.urandom, not secrets/random (~1.5 ms)
+    assert not {"subprocess", "secrets"} & run_modules
+    # the session's cheap checks, not the contention probe, tune or restore (~1.5 ms)
+    assert not {"benchlab.control.system.contention", "benchlab.control.system.tuning",
+                "benchlab.control.system.restore"} & run_modules
     # MetricSpec alone from store.formats: not its importers' helpers (~10 ms)
-    assert not {"benchlab.store.formats._gather", "benchlab.store.formats._common",
+    assert not {"benchlab.store.formats.gather", "benchlab.store.formats.common",
                 "benchlab.store.formats.readers"} & run_modules
     proc, modules = _modules_after(["compare", "/bin/true", "/bin/echo", "--db", db], tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -352,6 +352,7 @@ from benchlab.cli.main import main
 # Import while still root: the interpreter's standard library lives under /root (mode 700), and
 # the CLI imports Click and the command's modules lazily.
 import click, click.utils, importlib, benchlab.cli.system, benchlab.control.system, benchlab.errors
+import benchlab.control.system.tuning, locale  # tune loads on first use; gettext needs locale
 os.setgroups([]); os.setgid(65534); os.setuid(65534)
 sys.argv = ["benchlab", "system", "tune"]
 main()

@@ -27,7 +27,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -334,6 +333,8 @@ def resolve_shell(shell: str | None, no_shell: bool, shell_path: str | None) -> 
     if not argv or shutil.which(argv[0]) is None:
         raise UserError(f"shell {given!r} not found; give an installed shell to -S/--shell "
                         f"(e.g. sh, bash), or -N for none")
+    import subprocess  # only for -S SHELL (~2 ms of start-up otherwise)
+
     try:
         probe = subprocess.run([*argv, "-c", "exit 3"], stdin=subprocess.DEVNULL,
                                capture_output=True, timeout=10)

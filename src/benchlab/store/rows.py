@@ -7,7 +7,7 @@ one transaction). Each call commits on its own unless it runs inside ``Store.tra
 
 from __future__ import annotations
 
-import secrets
+import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -119,7 +119,7 @@ class RowWriter:
         owner = owner or {}
         with self.transaction() as c:
             for _ in range(10):
-                uid = secrets.token_hex(4)
+                uid = os.urandom(4).hex()  # secrets.token_hex(4), without secrets' imports
                 if not c.execute("SELECT 1 FROM sessions WHERE uid = ?", (uid,)).fetchone():
                     break
             cur = c.execute(

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -70,7 +69,7 @@ def user_env_key(adopt: bytes | None = None) -> bytes | None:
         pass
     except PermissionError:
         return None
-    key = bytes(adopt) if adopt is not None and len(adopt) >= 16 else secrets.token_bytes(KEY_BYTES)
+    key = bytes(adopt) if adopt is not None and len(adopt) >= 16 else os.urandom(KEY_BYTES)
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

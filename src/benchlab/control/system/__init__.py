@@ -53,19 +53,28 @@ from benchlab.control.system.checks import (
     check_thp,
     check_virtualization,
 )
-from benchlab.control.system.contention import check_cpu_contention, measure_cpu_contention
-from benchlab.control.system.restore import restore
-from benchlab.control.system.tuning import (
-    DEFAULT_STATE_DIR,
-    STATE_DIR_ENV,
-    STATE_FILE_NAME,
-    STATE_FORMAT,
-    TUNABLES,
-    TuneAction,
-    default_state_path,
-    plan_tune,
-    tune,
-)
+
+# The contention probe, tune and restore load on first use (PEP 562 ``__getattr__`` below):
+# every session runs the cheap checks, few ever tune (~1.5 ms of start-up for each session).
+_LAZY = {
+    "check_cpu_contention": "contention", "measure_cpu_contention": "contention",
+    "restore": "restore",
+    **dict.fromkeys(("DEFAULT_STATE_DIR", "STATE_DIR_ENV", "STATE_FILE_NAME", "STATE_FORMAT",
+                     "TUNABLES", "TuneAction", "default_state_path", "plan_tune", "tune"),
+                    "tuning"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 CHEAP_CHECKS = (
     check_governor, check_boost, check_smt, check_aslr, check_swap, check_thp, check_load,
@@ -88,6 +97,8 @@ def run_checks(include_contention: bool = True, contention_duration_s: float = 0
         else:
             checks.append(check())
     if include_contention:
+        from benchlab.control.system.contention import check_cpu_contention
+
         checks.append(check_cpu_contention(contention_duration_s))
     return checks
 

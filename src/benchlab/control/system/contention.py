@@ -6,7 +6,6 @@ Takes ~3 x the probe duration, so it is optional in :func:`benchlab.control.syst
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -62,6 +61,8 @@ class _Phase:
 
 def _spin(cpus: Sequence[int], duration_s: float) -> _Phase:
     """Run one CPU-bound child per CPU, all released at once, and account the machine meanwhile."""
+    import subprocess  # here: the checks a session runs (no contention test) need none
+
     children = [
         subprocess.Popen([sys.executable, "-I", "-c", _SPIN_CHILD, str(cpu), str(duration_s)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
