@@ -88,3 +88,44 @@ def test_instructions_are_counted_through_the_runner_and_gated(db_path):
     [d] = [d for d in result.decisions if d.metric == "instructions"]
     assert d.outcome == "slower" and abs(d.ratio - 1.001) < 1e-9
     assert [e for e in runner.log if e[0] == "count"] == [("count", 0), ("count", 1)] * 2
+
+
+def test_the_gate_decides_on_the_values_the_store_holds(db_path):
+    """The job keeps each run's timed values as it stores them (reading every run back at every
+    look grew quadratically): a decision made again from the store with the last look's
+    critical value is the job's, number for number, wall and CPU time alike."""
+    from benchlab.core.gate import decide
+
+    runner = ScriptedRunner(wall_ns=_walls(1.004, noise=0.01))
+    bench = AbBenchmark("k", "{root}/true", thresholds={"wall": 0.01, "cpu": 0.01},
+                        metrics=["wall", "cpu"])
+    with Store.open(db_path) as store:
+        result = run_ab(store, [bench], _rev("base"), _rev("head"),
+                        AbOptions(warmup=1, min_pairs=10, look_every=5, max_pairs=300),
+                        repo="(test)", runner=runner)
+        base, head = store.benchmarks(store.get_session(result.session.uid)["id"])
+        critical = result.looks["k"][-1]["critical"]
+        for made in result.decisions:
+            again = decide(store.harness_values(base["id"], made.metric)[0],
+                           store.harness_values(head["id"], made.metric)[0], benchmark="k",
+                           metric=made.metric, threshold=0.01, critical=critical, paired=True)
+            assert again == made
+    assert {d.metric for d in result.decisions} == {"wall", "cpu"}
+
+
+def test_looks_thin_out_as_pairs_grow_and_the_last_spends_the_budget(db_path):
+    """Every ``look_every`` pairs at first, then only after 2 % more pairs; the share of the
+    budget each look has spent grows, and the look at the end of the budget spends all of it."""
+    runner = ScriptedRunner(wall_ns=_walls(1.0, noise=0.05))
+    result, _, _ = _ab(db_path, runner, AbBenchmark("u", "{root}/true",
+                                                    thresholds={"wall": 0.001}),
+                       max_pairs=2000)
+    looks = result.looks["u"]
+    pairs = [lk["pairs"] for lk in looks]
+    assert pairs[:3] == [10, 15, 20] and all(p % 5 == 0 for p in pairs)
+    late = [(a, b) for a, b in zip(pairs, pairs[1:-1]) if a >= 500]  # the budget's end aside
+    assert late and all(b >= 1.02 * a for a, b in late)
+    assert len(pairs) < 2000 / 5 / 2  # far fewer than a look every 5 pairs
+    spent = [lk["spent"] for lk in looks]
+    assert spent == sorted(spent) and spent[-1] == 1.0 and looks[-1]["final"]
+    assert result.pairs["u"] == 2000 and result.decisions[0].outcome == "undecided"

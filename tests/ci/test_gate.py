@@ -224,3 +224,49 @@ def test_a_long_budget_s_first_look_has_a_critical_value():
     first = looks.critical(20)
     assert first is not None and 25 < first < 40
     assert looks.critical(30) < first
+
+
+def test_looks_on_a_clock_spend_by_the_clock_and_correlate_by_the_pairs():
+    """A look that says its share of the budget (the time ``ab`` has used) gets the critical
+    value of a look at that information fraction when the pairs keep pace; a pace that changes
+    changes only the correlation of the looks; nothing is looked at after the budget."""
+    by_pairs, on_clock = Looks(1000, alpha=0.01), Looks(alpha=0.01)
+    for n in (100, 300, 600, 1000):
+        assert on_clock.critical(n, n / 1000) == pytest.approx(by_pairs.critical(n), rel=1e-6)
+    assert on_clock.critical(1200, 1.0) is None and on_clock.final
+    slow_start = Looks(alpha=0.01)  # the first tenth of the time gave 5 % of the pairs
+    first, last = slow_start.critical(50, 0.1), slow_start.critical(1000, 1.0)
+    assert first == pytest.approx(Looks(1000, alpha=0.01).critical(100), rel=1e-6)
+    assert 2.4 < last < 2.8
+    with pytest.raises(UserError, match="share of the budget"):
+        Looks(alpha=0.01).critical(10)
+
+
+def _sign_rule_alarms(gates: int, fractions: np.ndarray, pairs: np.ndarray, seed: int) -> int:
+    """Gates whose sign-test interval's lower end passed the threshold at some look, when
+    every difference falls at or below the threshold with probability 1/2 (the true shift IS
+    the threshold: the worst case of "no regression beyond it")."""
+    looks = Looks(alpha=0.01)
+    lows = []
+    for t, n in zip(fractions, pairs):
+        z = looks.critical(int(n), float(t))
+        lows.append(math.floor(n / 2.0 - z * math.sqrt(n) / 2.0))
+    rng = np.random.default_rng(seed)
+    below = np.cumsum(rng.binomial(np.diff(pairs, prepend=0), 0.5, size=(gates, len(pairs))),
+                      axis=1)
+    # the lower end (order statistic number `low`, 0-based) is above the threshold exactly
+    # when at most `low` differences are at or below it
+    return int(np.any(below <= np.array(lows), axis=1).sum())
+
+
+def test_the_worst_case_false_regression_rate_is_alpha_over_two_on_any_pace():
+    """20,000 gates on the sign-test rule of a long look (above 3,000 pairs) with the true
+    ratio exactly 1 + threshold: alarms at most alpha / 2 = 0.5 % (+3 SE), whether the pairs
+    keep pace with the clock, start slow or start fast (the clock decides the spending, the
+    pairs the correlation). More than 0.25 %: the rule spends its error, it is not idle."""
+    times = np.linspace(0.02, 1.0, 40)
+    for pace in (lambda t: t, lambda t: t ** 2, np.sqrt):
+        pairs = np.maximum.accumulate(np.round(3000 + 9000 * pace(times)).astype(int))
+        keep = np.concatenate([[True], np.diff(pairs) > 0])
+        alarms = _sign_rule_alarms(20_000, times[keep], pairs[keep], seed=len(pairs))
+        assert 0.0025 < alarms / 20_000 < 0.005 + 3 * math.sqrt(0.005 * 0.995 / 20_000), alarms

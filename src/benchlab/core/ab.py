@@ -9,7 +9,11 @@ run executes as ``benchlab run`` executes it). After every ``look_every`` pairs 
 (:func:`benchlab.core.gate.decide`) looks at the stored values with that look's sequential
 critical value; measuring stops when it decides (slower, faster or equivalent beyond/within the
 threshold) or when the benchmark's time budget (``max_time_s``) or pair budget is spent, whose
-last look spends the error left.
+last look spends the error left. Looks come every ``look_every`` pairs, and once there are many
+pairs, every :data:`LOOK_GROWTH` of them (a look at n pairs costs O(n log n); every 10 pairs
+at 8,000 pairs spent a third of a 2-minute budget on looking). The gate reads the timed values
+it kept as each run was stored (the same numbers the store returns; reading every stored run
+back at every look grew quadratically).
 
 With ``count="instructions"`` each revision of each benchmark is also counted under cachegrind
 (``count_runs`` runs: the count of a deterministic program does not vary) and gated on its own
@@ -23,6 +27,7 @@ time and log tail), the options and each benchmark's decisions.
 
 from __future__ import annotations
 
+import math
 import shlex
 import time
 from dataclasses import asdict, dataclass, field
@@ -42,8 +47,13 @@ from benchlab.core.scratch import make_scratch, remove_scratch
 from benchlab.core.session import SessionInterrupted, interruptible, start_session
 from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store
+from benchlab.store.rows import corrected_wall_ns
 
 METRICS = ("wall", "cpu", "instructions")
+#: Once pairs are many, a look comes only when they have grown by this fraction since the last
+#: look (at most ~2 % later than every ``look_every`` pairs; a few looks fewer barely change the
+#: critical values).
+LOOK_GROWTH = 0.02
 #: Metrics of every timed run: wall time and CPU time (user + sys) of the process, in ns.
 TIMED = ("wall", "cpu")
 
@@ -150,17 +160,24 @@ class _Job:
         self.runner = (runner or ProcessRunner)(plan, self.execution, self.scratch)
         #: each benchmark's looks: pairs, seconds since its first run, z, outcome by metric
         self.looks: dict[str, list[dict[str, Any]]] = {}
+        #: timed values of each benchmark index's measured ok runs, as the store holds them
+        self.kept: dict[int, dict[str, list[float]]] = {}
 
     def run(self, index: int, warmup: bool, iteration: int) -> str | None:
         """Execute and store one run; the failure's one line, or None when it ran ok."""
         planned = PlannedRun(index, warmup, iteration)
         run = self.runner.run(planned, 0)
+        fields = run_fields(run.measurement, run.extra, None)
         self.writer.add_run(self.bench_ids[index], seq=self.seq, iteration=iteration,
                             warmup=warmup, worker=0, setup_id=self.setup_ids[index],
-                            fields=run_fields(run.measurement, run.extra, None),
-                            samples=run.samples, measurements=run.measurements)
+                            fields=fields, samples=run.samples, measurements=run.measurements)
         self.seq += 1
         m = run.measurement
+        if not warmup and m.status == "ok" and m.wall_ns is not None:  # harness_values' rows
+            kept = self.kept.setdefault(index, {metric: [] for metric in TIMED})
+            kept["wall"].append(float(corrected_wall_ns(fields)))
+            kept["cpu"].append(math.nan if m.user_ns is None or m.sys_ns is None
+                               else float(m.user_ns + m.sys_ns))
         if run.failure or m.status != "ok":
             why = run.failure or {"failed": f"exited with code {m.exit_code}",
                                   "signaled": f"was killed by signal {m.signal}",
@@ -172,9 +189,9 @@ class _Job:
         return None
 
     def values(self, index: int, metric: str) -> np.ndarray:
-        """Stored values of benchmark ``index`` (wall ns, or instruction counts)."""
+        """Stored values of benchmark ``index`` (wall or CPU ns, or instruction counts)."""
         if metric in TIMED:
-            return self.store.harness_values(self.bench_ids[index], metric)[0]
+            return np.asarray(self.kept.get(index, {}).get(metric, []), dtype=np.float64)
         return self.store.sample_values(self.bench_ids[index], metric)[0]
 
     def measure(self, k: int, bench: AbBenchmark
@@ -197,35 +214,37 @@ class _Job:
                 if failure:
                     return ending(failure)
         measured_from = time.monotonic()
-        looks = None
+        # the error is spent on the clock: a look at time s of the budget left after the
+        # warmups has spent the fraction s / that budget (or pairs / max_pairs, when more),
+        # and the look at the end of the budget spends what is left (gate.Looks)
+        budget_s = max(o.max_time_s - (measured_from - start), 1e-9)
+        looks = Looks(alpha=o.alpha / max(len(timed), 1))
+        due = 0.0  # the pairs at which the next look is due
         while True:
             for index in self.rng.permutation(pair):
                 failure = self.run(int(index), False, pairs)
                 if failure:
                     return ending(failure)
             pairs += 1
-            elapsed = time.monotonic() - start
             if pairs < o.min_pairs:
                 continue
             if not timed:
                 return ending(None)
-            if looks is None:
-                # the budget in pairs, from the pace of the pairs before the first look (one
-                # pair alone is a poor guess: the first runs load the program's pages)
-                per_pair = max((time.monotonic() - measured_from) / pairs, 1e-6)
-                budget = (o.max_time_s - (measured_from - start)) / per_pair
-                looks = Looks(int(max(o.min_pairs, min(o.max_pairs, budget))),
-                              o.alpha / max(len(timed), 1))
-            final = pairs >= min(o.max_pairs, looks.max_values) or elapsed >= o.max_time_s
-            if pairs % o.look_every and not final:
+            now = time.monotonic()
+            final = pairs >= o.max_pairs or now - start >= o.max_time_s
+            if (pairs % o.look_every or pairs < due) and not final:
                 continue
-            critical = looks.critical(looks.max_values if final else pairs)
+            due = pairs * (1.0 + LOOK_GROWTH)
+            spent = 1.0 if final else min(max((now - measured_from) / budget_s,
+                                              pairs / o.max_pairs), 1.0 - 1e-9)
+            critical = looks.critical(pairs, spent)
             if critical is None:
                 critical = looks.last()
             decisions = [self.decide(k, bench, m, critical) for m in timed]
             self.looks.setdefault(bench.name, []).append(
                 {"pairs": pairs, "seconds": round(time.monotonic() - start, 3),
-                 "critical": critical, "outcomes": {d.metric: d.outcome for d in decisions}})
+                 "spent": spent, "critical": critical, "final": final,
+                 "outcomes": {d.metric: d.outcome for d in decisions}})
             if final or all(d.decided for d in decisions):
                 return decisions, pairs, time.monotonic() - start, None
 

@@ -24,12 +24,14 @@ two independent samples (a fresh run against a stored baseline), the Hodges-Lehm
 its Mann-Whitney interval of the structured verdict (:func:`benchlab.stats.verdict_model.
 verdict_model`, issue 16: the same numbers ``compare`` shows, autocorrelation included; the
 Verdict has no paired form, hence :mod:`benchlab.stats.paired` for pairs). Either interval is
-taken at the level of the group-sequential critical value of this look
-(:func:`benchlab.stats.sequential_boundaries.critical_values`, O'Brien-Fleming spending, as
-``run --until-decided``): at the information fraction t_k = n_k / n_max the interval uses
-|z| < c_k, and these repeated intervals cover the true shift at all looks together with
-probability >= 1 - alpha (Jennison & Turnbull 2000, ch. 9). Counts that do not vary (instruction
-counts of a deterministic program) give the exact ratio as a zero-width interval.
+taken at the level of the group-sequential critical value of this look (:class:`Looks`,
+O'Brien-Fleming spending, as ``run --until-decided``): a look that has spent the fraction
+tau_k of the budget (of the time budget in ``ab``; n_k / n_max for a budget in values) uses
+|z| < c_k, where c_k spends alpha(tau_k) - alpha(tau_{k-1}) given the correlation
+sqrt(n_j / n_k) of the looks' statistics, and these repeated intervals cover the true shift at
+all looks together with probability >= 1 - alpha (Jennison & Turnbull 2000, ch. 9; spending on
+the clock: Lan & DeMets 1989). Counts that do not vary (instruction counts of a deterministic
+program) give the exact ratio as a zero-width interval.
 """
 
 from __future__ import annotations
@@ -142,39 +144,51 @@ def check_threshold(value: Any, where: str) -> float:
 class Looks:
     """The looks of one group-sequential comparison: each look's critical value |z|.
 
-    ``max_values`` is the budget per revision (n_max: the information fraction of a look with
-    n values per revision is n / n_max); ``alpha`` the overall two-sided error of the repeated
-    intervals. A look beyond the budget counts as the last (fraction 1).
+    ``alpha`` is the overall two-sided error of the repeated intervals, spent over the budget
+    with O'Brien-Fleming-type spending. A look says how much of the budget is spent, either as
+    its values per revision against ``max_values`` (n / n_max) or as its own fraction
+    (``spent``: the share of a time budget, as ``ab`` measures until a time is up); the
+    correlation of two looks is always that of their values, sqrt(n_j / n_k)
+    (:func:`benchlab.stats.sequential.look_critical_value`). A look at fraction 1 (or beyond
+    the budget) is the last and spends what is left.
     """
 
-    def __init__(self, max_values: int, alpha: float = DEFAULT_ALPHA):
-        self.max_values = max(int(max_values), 3)
+    def __init__(self, max_values: int | None = None, alpha: float = DEFAULT_ALPHA):
+        self.max_values = None if max_values is None else max(int(max_values), 3)
         self.alpha = alpha
         self.fractions: list[float] = []
+        self.values: list[int] = []
 
     @property
     def final(self) -> bool:
         """True once a look was taken at the whole budget."""
         return bool(self.fractions) and self.fractions[-1] >= 1.0
 
-    def critical(self, n: int) -> float | None:
-        """Critical value of a look with ``n`` values per revision (None: not after the last
-        look, so no new look)."""
+    def critical(self, n: int, spent: float | None = None) -> float | None:
+        """Critical value of a look with ``n`` values per revision that has spent ``spent`` of
+        the budget (a fraction; None: n / max_values). None when it is not after the last
+        look (no more values, or no more of the budget spent), so no new look."""
+        if spent is None:
+            if self.max_values is None:
+                raise UserError("a look needs the share of the budget it has spent")
+            spent = n / self.max_values
+        t = min(max(float(spent), 0.0), 1.0)
+        if self.final or (self.fractions and (t <= self.fractions[-1] or n <= self.values[-1])):
+            return None
+        if t <= 0.0:
+            return None
+        self.fractions.append(t)
+        self.values.append(int(n))
+        return self.last()
+
+    def last(self) -> float:
+        """The critical value of the last look taken."""
         # the cached boundary of this look history (one integration step per new look, where
         # critical_values would redo every earlier look each time)
         from benchlab.stats.sequential import look_critical_value
 
-        t = min(n / self.max_values, 1.0)
-        if self.fractions and t <= self.fractions[-1]:
-            return None
-        self.fractions.append(t)
-        return look_critical_value(self.alpha, "obrien-fleming", tuple(self.fractions))
-
-    def last(self) -> float:
-        """The critical value of the last look taken."""
-        from benchlab.stats.sequential import look_critical_value
-
-        return look_critical_value(self.alpha, "obrien-fleming", tuple(self.fractions))
+        return look_critical_value(self.alpha, "obrien-fleming", tuple(self.fractions),
+                                   tuple(float(v) for v in self.values))
 
 
 def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: float,

@@ -38,6 +38,9 @@ References
 ----------
 Lan, K. K. G. and DeMets, D. L. (1983). Discrete sequential boundaries for clinical trials.
 *Biometrika* 70, 659-663.
+Lan, K. K. G. and DeMets, D. L. (1989). Group sequential procedures: calendar versus
+information time. *Statistics in Medicine* 8, 1191-1198 (spending on a clock while the
+correlation of the looks follows the information: ``look_critical_value(..., information)``).
 O'Brien, P. C. and Fleming, T. R. (1979). A multiple testing procedure for clinical trials.
 *Biometrics* 35, 549-556.
 Jennison, C. and Turnbull, B. W. (2000). *Group Sequential Methods with Applications to
@@ -70,14 +73,18 @@ from benchlab.stats.sequential_boundaries import (  # noqa: F401  (public here s
 Action = Literal["continue", "different", "equivalent", "budget_exhausted"]
 
 
-def look_critical_value(alpha: float, spending: Spending, fractions: tuple[float, ...]) -> float:
+def look_critical_value(alpha: float, spending: Spending, fractions: tuple[float, ...],
+                        information: tuple[float, ...] | None = None) -> float:
     """Critical value (a z bound) of the last of a history of looks.
 
-    ``fractions``: each look's share of the maximum information (increasing, in (0, 1]);
-    ``alpha``: the total two-sided error spent by ``spending`` over them. Cached per history, so
-    a runner that adds one look at a time integrates one step per look.
+    ``fractions``: each look's share of the budget (increasing, in (0, 1]: of the maximum
+    information, or of a time budget); ``information``: each look's information when the
+    fractions are not it (values per group, increasing; None: the fractions are the
+    information); ``alpha``: the total two-sided error spent by ``spending`` over them.
+    Cached per history, so a runner that adds one look at a time integrates one step per look.
     """
-    return float(_boundary(alpha, spending, tuple(fractions))[0])
+    return float(_boundary(alpha, spending, tuple(fractions),
+                           None if information is None else tuple(information))[0])
 
 
 @dataclass(frozen=True)

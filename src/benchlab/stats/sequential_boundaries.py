@@ -201,20 +201,34 @@ def max_sample_inflation(
 
 
 @lru_cache(maxsize=4096)
-def _boundary(alpha: float, spending: Spending, fractions: tuple[float, ...]) -> tuple[float, _BoundaryTracker]:
+def _boundary(alpha: float, spending: Spending, fractions: tuple[float, ...],
+              information: tuple[float, ...] | None = None) -> tuple[float, _BoundaryTracker]:
     """Critical value of the last look and the tracker after it, for a history of looks.
+
+    ``fractions`` are the spending times (the share of the budget used at each look);
+    ``information`` the statistic's information at each look in any unit (values per group:
+    the correlation of two looks' Z is sqrt(I_j / I_k), whatever the unit), strictly
+    increasing; None: the fractions themselves (the budget is in values). Spending on a clock
+    while the information is counted (Lan & DeMets 1989, "calendar time") keeps the overall
+    error at alpha when the last look spends at fraction 1, however the pace varies, as long
+    as the fractions do not depend on the measured differences.
 
     Cached: a runner (or a simulation) with the same look schedule reuses the integration.
     Trackers in the cache are never mutated.
     """
+    if information is not None and len(information) != len(fractions):
+        raise UserError("one information value per look is needed")
     if len(fractions) == 1:
         tracker = _BoundaryTracker()
         spent_before = 0.0
     else:
-        _, previous = _boundary(alpha, spending, fractions[:-1])
+        _, previous = _boundary(alpha, spending, fractions[:-1],
+                                None if information is None else information[:-1])
         tracker = copy.copy(previous)
         spent_before = spent_alpha(fractions[-2], alpha, spending)
-    t = fractions[-1]
-    c = _critical_value(tracker, t, spent_alpha(t, alpha, spending) - spent_before)
+    t = fractions[-1] if information is None else information[-1]
+    if information is not None and len(information) > 1 and not information[-2] < t:
+        raise UserError("the information of the looks must increase strictly")
+    c = _critical_value(tracker, t, spent_alpha(fractions[-1], alpha, spending) - spent_before)
     tracker.advance(t, c)
     return c, tracker
