@@ -233,6 +233,34 @@ def test_version_and_help_cost_little_more_than_the_interpreter():
     assert help_ < 2 * with_click + 0.03, (help_, with_click)
 
 
+def _cpu_s(argv: list[str], cwd: Path) -> float:
+    """CPU seconds (user + system, its children included) of one run of ``argv``."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(argv, capture_output=True, timeout=60, cwd=cwd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert proc.returncode == 0, proc.stderr
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+@pytest.mark.serial
+def test_a_one_run_session_costs_at_most_three_click_imports(tmp_path):
+    """``run -q -N -r 1 /bin/true`` as a whole process (interpreter, Click, benchlab's modules,
+    the session, the store, the exit) against ``python -c 'import click'``, both in CPU time,
+    interleaved (a load slows both alike). Measured 2.4-2.5x after the fast exit (issue 19,
+    bench/startup.py has the figures); numpy on run's path alone would add ~2x."""
+    db = str(tmp_path / "s.db")
+    run = [BENCHLAB, "run", "-q", "-N", "-r", "1", "/bin/true", "--db", db]
+    click_only = [PY, "-c", "import click"]
+    _cpu_s(run, tmp_path)  # the store's schema, the helper's binary, the page cache
+    runs, clicks = [], []
+    for _ in range(7):
+        runs.append(_cpu_s(run, tmp_path))
+        clicks.append(_cpu_s(click_only, tmp_path))
+    assert statistics.median(runs) < 3 * statistics.median(clicks), (runs, clicks)
+
+
 _SCRIPT = """import os, signal, sys, time
 import benchlab  # what the console script's first import runs first
 os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the script is still importing
