@@ -6,7 +6,7 @@ Reads the store, computes with :mod:`benchlab.stats`, returns plain data; render
 Harness series (wall, user, sys, peak RSS) of a session run with ``-i`` summarise every run
 that ran to its end, failed ones included (status ok, failed or signaled), as hyperfine
 summarises and compares them and as the exports contain them
-(:mod:`benchlab.store.formats._gather`); other sessions summarise their ok runs.
+(:mod:`benchlab.store.formats.gather`); other sessions summarise their ok runs.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from benchlab.stats.descriptive import median, summarize
 from benchlab.store.db import HARNESS_METRICS, Store
-from benchlab.store.formats._gather import TIMED_STATUSES
+from benchlab.store.formats.gather import TIMED_STATUSES
 from benchlab.store.queries import PRIMARY_METRICS
 from benchlab.units import format_kib, format_value, plural, time_unit_for
 

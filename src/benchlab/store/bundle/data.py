@@ -34,7 +34,7 @@ DATA_VERSION = 1
 def sessions_data(store: Store, keys: Sequence[str]) -> tuple[bytes, list[dict[str, Any]]]:
     """The data member of the sessions ``keys`` (uids, ids or names; each once, in order) and
     their documents. UserError naming a session that does not exist (e.g. deleted since)."""
-    from benchlab.store.formats._gather import resolve_sessions
+    from benchlab.store.formats.gather import resolve_sessions
     from benchlab.store.formats.json_doc import session_document
 
     if not keys:
@@ -94,7 +94,7 @@ def _parsed(bundle: Bundle, *, name: str | None = None,
 def load_into_store(store: Store, bundle: Bundle) -> list[SessionRef]:
     """Write the bundle's sessions into ``store`` (a scratch store) keeping each session's uid,
     name, kind, status, times, source and metadata. UserError if a uid is taken there."""
-    from benchlab.store.formats._common import write_imports
+    from benchlab.store.formats.common import write_imports
 
     docs = session_documents(bundle)
     for s in docs:
@@ -120,7 +120,7 @@ def import_bundle(store: Store, path: str | os.PathLike, *, name: str | None = N
     """Import a bundle's sessions as new sessions of ``store`` (all or nothing), each with its
     provenance in ``metadata`` (``imported_from``, ``bundle``). The same bundle twice is refused
     (its SHA-256 is the import's digest)."""
-    from benchlab.store.formats._common import find_duplicate, write_imports
+    from benchlab.store.formats.common import find_duplicate, write_imports
 
     if metrics or unit is not None:
         raise UserError("--metric and --unit do not apply to --format bundle; a bundle carries "

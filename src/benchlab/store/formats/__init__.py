@@ -41,15 +41,15 @@ from benchlab.store.db import SessionRef, Store
 from benchlab.store.formats.metric_spec import MetricSpec, parse_metric_spec
 
 if TYPE_CHECKING:
-    from benchlab.store.formats._common import ImportedSession
+    from benchlab.store.formats.common import ImportedSession
 
-# _common (hashlib), _gather and readers are imported by the functions that use them:
+# common (hashlib), gather and readers are imported by the functions that use them:
 # `benchlab run` imports this package for MetricSpec alone, ~10 ms sooner (issue 19 item 4).
 
 
 def __getattr__(name: str) -> Any:
     if name == "spreadsheet_safe":
-        from benchlab.store.formats._common import spreadsheet_safe
+        from benchlab.store.formats.common import spreadsheet_safe
         return spreadsheet_safe
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -90,7 +90,7 @@ def detect_format(path: str | os.PathLike) -> str:
     """Guess the import format of ``path`` from its content (a directory -> ``metric``; a
     registered format whose detector recognises it, e.g. a bundle; JSON -> by its keys;
     anything else -> ``csv``). Reads only the start of a non-JSON file."""
-    from benchlab.store.formats._common import sniff_json
+    from benchlab.store.formats.common import sniff_json
     from benchlab.store.formats.readers import open_text, parse_json_text
 
     p = Path(path)
@@ -183,7 +183,7 @@ def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
         The sessions created: one, except for benchlab's own exports (``json``, long-format
         ``csv``), which create one per exported session. All or nothing.
     """
-    from benchlab.store.formats._common import content_digest, find_duplicate, write_imports
+    from benchlab.store.formats.common import content_digest, find_duplicate, write_imports
     from benchlab.store.formats.readers import refuse_special_file
 
     refuse_special_file(path, "the import file")  # hashing /dev/zero would never end
@@ -220,7 +220,7 @@ def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | di
     if fmt not in EXPORT_FORMATS:
         raise UserError(f"unknown export format {fmt!r}; choose one of "
                         f"{', '.join(EXPORT_FORMATS)}")
-    from benchlab.store.formats._gather import resolve_sessions
+    from benchlab.store.formats.gather import resolve_sessions
 
     data = resolve_sessions(store, sessions)
     if fmt == "csv":

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from benchlab.errors import UserError
-from benchlab.store.formats._common import one_line
-from benchlab.store.formats._gather import SessionData
+from benchlab.store.formats.common import one_line
+from benchlab.store.formats.gather import SessionData
 from benchlab.store.formats.hyperfine import hyperfine_results
 
 #: hyperfine's ``--time-unit`` values -> (short name, seconds per unit, decimals shown)

@@ -33,9 +33,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchlab import __version__
+from benchlab.errors import UserError
 from benchlab.store.db import utc_now
-from benchlab.store.formats._common import CsvWriter, spreadsheet_safe, spreadsheet_unsafe
-from benchlab.store.formats._gather import SessionData, redacted_row
+from benchlab.store.formats.common import CsvWriter, spreadsheet_safe, spreadsheet_unsafe
+from benchlab.store.formats.gather import SessionData, redacted_row
 from benchlab.store.rows import corrected_wall_ns
 
 COLUMNS = ("session", "benchmark", "run", "iteration", "warmup", "status", "metric", "value",
@@ -153,8 +154,6 @@ def export_csv(sessions: Sequence[SessionData]) -> str:
 
 def _rows(reader: Any, path: Any, header_lineno: int) -> Any:
     """``(line number, row)`` of a csv reader positioned after the header line."""
-    from benchlab.errors import UserError
-
     while True:
         try:
             row = next(reader)
@@ -187,10 +186,6 @@ def parse_long_csv(path: Any, head: list[str], fh: Any, header_lineno: int, *,
     that had no value at all (e.g. an error before anything was measured) are not in a CSV and
     so cannot come back; use the JSON export for a complete copy.
     """
-    from benchlab.errors import UserError
-    from benchlab.store.formats._common import source_of
-    from benchlab.store.formats.json_doc import session_from_document
-
     sessions: dict[str, dict[str, Any]] = {}
 
     def session(uid: str) -> dict[str, Any]:
@@ -198,77 +193,115 @@ def parse_long_csv(path: Any, head: list[str], fh: Any, header_lineno: int, *,
                                          "metrics": [], "_benches": {}, "_runs": {}})
 
     for lineno, line in enumerate(head, 1):
-        if line.startswith(_SESSION_PREFIX):
-            head_text, sep, payload = line[len(_SESSION_PREFIX):].partition(": ")
-            if not sep:
-                continue
-            parts = head_text.split(" ")
-            try:
-                value = json.loads(payload)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                where = f" ({exc.msg} at column {exc.colno + len(line) - len(payload)})" \
-                    if isinstance(exc, json.JSONDecodeError) else ""
-                raise UserError(f"{path} line {lineno}: damaged JSON in a '# session' line"
-                                f"{where}; re-export the session") from None
-            s = session(parts[0])
-            if len(parts) == 1 and isinstance(value, dict):
-                s.update({k: v for k, v in value.items() if k in _SESSION_FIELDS})
-            elif len(parts) == 2 and parts[1] == "metric" and isinstance(value, dict):
-                s["metrics"].append(value)
-            elif len(parts) == 2 and parts[1] in _SESSION_JSON:
-                s[parts[1]] = value
-    reader = csv.reader(fh)
-    rows = _rows(reader, path, header_lineno)
-    for lineno, row in rows:
+        _read_session_line(path, lineno, line, session)
+    for lineno, row in _rows(csv.reader(fh), path, header_lineno):
         if not row or (len(row) == 1 and not row[0].strip()):
             continue
-        if len(row) != len(COLUMNS):
-            raise UserError(f"malformed CSV {path} line {lineno}: {len(row)} fields where the "
-                            f"long format has {len(COLUMNS)} ({HEADER}); fix the line")
-        uid, bench_name, seq, iteration, warmup, status, metric, raw, unit = row
-        bench_name, metric, unit = (spreadsheet_unsafe(x) for x in (bench_name, metric, unit))
-        try:
-            value = float(raw)
-            seq_i, iteration_i = int(seq), int(iteration)
-        except ValueError:
-            raise UserError(f"malformed CSV {path} line {lineno}: run, iteration and value must "
-                            f"be numbers (got {seq[:20]!r}, {iteration[:20]!r}, {raw[:20]!r}); "
-                            f"fix the line") from None
-        if not math.isfinite(value):
-            raise UserError(f"malformed CSV {path} line {lineno}: value {raw[:20]!r} is not a "
-                            f"finite number; fix or delete the line")
-        if value < 0 and unit in ("ns", "us", "µs", "ms", "s", "KiB"):
-            raise UserError(f"malformed CSV {path} line {lineno}: negative {metric[:40]} "
-                            f"{raw[:20]} {unit}; fix or delete the line")
+        uid, bench_name, seq, iteration, warmup, status, metric, value, unit = _checked_row(
+            path, lineno, row)
         s = session(uid)
-        bench = s["_benches"].get(bench_name)
-        if bench is None:
-            bench = s["_benches"][bench_name] = {"name": bench_name, "runs": []}
-            s["benchmarks"].append(bench)
-        run = s["_runs"].get(seq_i)
-        if run is None:
-            run = s["_runs"][seq_i] = {"seq": seq_i, "iteration": iteration_i,
-                                       "warmup": warmup.strip() in ("1", "true", "True"),
-                                       "status": status, "samples": {}, "measurements": [],
-                                       "_bench": bench_name}
-            bench["runs"].append(run)
-        elif run["_bench"] != bench_name:
-            raise UserError(f"malformed CSV {path} line {lineno}: run {seq_i} of session {uid} "
-                            f"is listed under two benchmarks ({run['_bench'][:40]!r} and "
-                            f"{bench_name[:40]!r}); a run number belongs to one benchmark")
-        declared = {m.get("name") for m in s["metrics"]}
-        if metric in declared:
-            run["samples"].setdefault(metric, []).append(value)
-        elif metric in _HARNESS_FIELDS:
-            run[_HARNESS_FIELDS[metric]] = int(round(value))
-        elif "." in metric:
-            source, _, mname = metric.partition(".")
-            run["measurements"].append({"source": source, "name": mname, "value": value,
-                                        "unit": unit or None, "status": "ok"})
-        else:
-            s["metrics"].append({"name": metric, "unit": unit, "origin": "import:csv-long",
-                                 "pattern": None})
-            run["samples"].setdefault(metric, []).append(value)
+        run = _run_of(path, lineno, s, bench_name, seq, iteration, warmup, status)
+        _add_value(s, run, metric, value, unit)
+    return _imported_sessions(path, sessions, name, command_line)
+
+
+def _read_session_line(path: Any, lineno: int, line: str, session: Any) -> None:
+    """Restore what a ``# session UID[ FIELD]: JSON`` line of the head says into
+    ``session(UID)``; other lines are left alone."""
+    if not line.startswith(_SESSION_PREFIX):
+        return
+    head_text, sep, payload = line[len(_SESSION_PREFIX):].partition(": ")
+    if not sep:
+        return
+    parts = head_text.split(" ")
+    try:
+        value = json.loads(payload)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f" ({exc.msg} at column {exc.colno + len(line) - len(payload)})" \
+            if isinstance(exc, json.JSONDecodeError) else ""
+        raise UserError(f"{path} line {lineno}: damaged JSON in a '# session' line"
+                        f"{where}; re-export the session") from None
+    s = session(parts[0])
+    if len(parts) == 1 and isinstance(value, dict):
+        s.update({k: v for k, v in value.items() if k in _SESSION_FIELDS})
+    elif len(parts) == 2 and parts[1] == "metric" and isinstance(value, dict):
+        s["metrics"].append(value)
+    elif len(parts) == 2 and parts[1] in _SESSION_JSON:
+        s[parts[1]] = value
+
+
+def _checked_row(path: Any, lineno: int, row: list[str]) -> tuple[Any, ...]:
+    """A value row's fields (run and iteration as int, the value as a finite float, names
+    unescaped), or UserError naming the line."""
+    if len(row) != len(COLUMNS):
+        raise UserError(f"malformed CSV {path} line {lineno}: {len(row)} fields where the "
+                        f"long format has {len(COLUMNS)} ({HEADER}); fix the line")
+    uid, bench_name, seq, iteration, warmup, status, metric, raw, unit = row
+    bench_name, metric, unit = (spreadsheet_unsafe(x) for x in (bench_name, metric, unit))
+    try:
+        value = float(raw)
+        seq_i, iteration_i = int(seq), int(iteration)
+    except ValueError:
+        raise UserError(f"malformed CSV {path} line {lineno}: run, iteration and value must "
+                        f"be numbers (got {seq[:20]!r}, {iteration[:20]!r}, {raw[:20]!r}); "
+                        f"fix the line") from None
+    if not math.isfinite(value):
+        raise UserError(f"malformed CSV {path} line {lineno}: value {raw[:20]!r} is not a "
+                        f"finite number; fix or delete the line")
+    if value < 0 and unit in ("ns", "us", "µs", "ms", "s", "KiB"):
+        raise UserError(f"malformed CSV {path} line {lineno}: negative {metric[:40]} "
+                        f"{raw[:20]} {unit}; fix or delete the line")
+    return uid, bench_name, seq_i, iteration_i, warmup, status, metric, value, unit
+
+
+def _run_of(path: Any, lineno: int, s: dict[str, Any], bench_name: str, seq: int,
+            iteration: int, warmup: str, status: str) -> dict[str, Any]:
+    """Run ``seq`` of session ``s`` under benchmark ``bench_name``, made on its first row;
+    UserError when an earlier row put that run under another benchmark."""
+    bench = s["_benches"].get(bench_name)
+    if bench is None:
+        bench = s["_benches"][bench_name] = {"name": bench_name, "runs": []}
+        s["benchmarks"].append(bench)
+    run = s["_runs"].get(seq)
+    if run is None:
+        run = s["_runs"][seq] = {"seq": seq, "iteration": iteration,
+                                 "warmup": warmup.strip() in ("1", "true", "True"),
+                                 "status": status, "samples": {}, "measurements": [],
+                                 "_bench": bench_name}
+        bench["runs"].append(run)
+    elif run["_bench"] != bench_name:
+        raise UserError(f"malformed CSV {path} line {lineno}: run {seq} of session {s['uid']} "
+                        f"is listed under two benchmarks ({run['_bench'][:40]!r} and "
+                        f"{bench_name[:40]!r}); a run number belongs to one benchmark")
+    return run
+
+
+def _add_value(s: dict[str, Any], run: dict[str, Any], metric: str, value: float,
+               unit: str) -> None:
+    """One row's value into ``run``: a declared sample, a harness value, a ``SOURCE.NAME``
+    measurement, or else a sample of a metric the session now declares."""
+    declared = {m.get("name") for m in s["metrics"]}
+    if metric in declared:
+        run["samples"].setdefault(metric, []).append(value)
+    elif metric in _HARNESS_FIELDS:
+        run[_HARNESS_FIELDS[metric]] = int(round(value))
+    elif "." in metric:
+        source, _, mname = metric.partition(".")
+        run["measurements"].append({"source": source, "name": mname, "value": value,
+                                    "unit": unit or None, "status": "ok"})
+    else:
+        s["metrics"].append({"name": metric, "unit": unit, "origin": "import:csv-long",
+                             "pattern": None})
+        run["samples"].setdefault(metric, []).append(value)
+
+
+def _imported_sessions(path: Any, sessions: dict[str, dict[str, Any]], name: str | None,
+                       command_line: list[str] | None) -> list[Any]:
+    """The parsed sessions with values as ImportedSessions (the shell's cost added back to
+    wall time, as the export subtracted it); UserError when none has a value."""
+    from benchlab.store.formats.common import source_of
+    from benchlab.store.formats.json_doc import session_from_document
+
     out = []
     for uid, s in sessions.items():
         if not s["benchmarks"]:

@@ -30,7 +30,7 @@ import os
 from typing import Any
 
 from benchlab.errors import UserError
-from benchlab.store.formats._common import (
+from benchlab.store.formats.common import (
     TIME_UNIT_TO_NS,
     ImportedBenchmark,
     ImportedMetric,

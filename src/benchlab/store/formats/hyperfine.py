@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.store.formats._common import (
+from benchlab.store.formats.common import (
     TIME_UNIT_TO_NS,
     ImportedBenchmark,
     ImportedRun,
@@ -43,7 +43,7 @@ from benchlab.store.formats._common import (
     source_of,
     wrong_format,
 )
-from benchlab.store.formats._gather import SessionData, primary_series
+from benchlab.store.formats.gather import SessionData, primary_series
 
 
 def _is_number(x: Any) -> bool:
@@ -203,7 +203,7 @@ def export_hyperfine_csv(sessions: Sequence[SessionData]) -> str:
     (seconds) and a ``parameter_NAME`` column per parameter of the first result."""
     import io
 
-    from benchlab.store.formats._common import CsvWriter, spreadsheet_safe
+    from benchlab.store.formats.common import CsvWriter, spreadsheet_safe
 
     results = hyperfine_results(sessions)
     params = list((results[0].get("parameters") or {}).keys())

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from benchlab import __version__
 from benchlab.store.db import RUN_COLUMNS, utc_now
-from benchlab.store.formats._gather import SessionData, redacted_row
+from benchlab.store.formats.gather import SessionData, redacted_row
 
 if TYPE_CHECKING:
-    from benchlab.store.formats._common import ImportedSession
+    from benchlab.store.formats.common import ImportedSession
 
 FORMAT_NAME = "benchlab-export"
 FORMAT_VERSION = 1
@@ -120,7 +120,7 @@ def session_from_document(s: dict[str, Any], *, source: str, name: str | None,
 
     Raises KeyError/TypeError/ValueError on a damaged document (the caller words the error).
     """
-    from benchlab.store.formats._common import (
+    from benchlab.store.formats.common import (
         ImportedBenchmark,
         ImportedMetric,
         ImportedRun,
@@ -198,7 +198,7 @@ def parse_export(path: Any, *, name: str | None = None,
     session's metadata is the exported one plus ``imported_from`` (see :func:`with_provenance`).
     """
     from benchlab.errors import UserError
-    from benchlab.store.formats._common import load_json, source_of, wrong_format
+    from benchlab.store.formats.common import load_json, source_of, wrong_format
 
     doc = load_json(path, "a benchlab JSON export", "json")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:

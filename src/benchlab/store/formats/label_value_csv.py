@@ -30,7 +30,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.store.formats._common import (
+from benchlab.store.formats.common import (
     ImportedBenchmark,
     ImportedMetric,
     ImportedRun,

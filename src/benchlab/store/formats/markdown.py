@@ -6,7 +6,7 @@
     | `sleep 0.002` | 3.7 ± 0.1 | 3.6 | 3.9 | 1.37 ± 0.08 |
 
 Each benchmark's row summarises its harness wall times, or else its program metric (see
-:func:`~benchlab.store.formats._gather.primary_series`). Time units are chosen from the fastest
+:func:`~benchlab.store.formats.gather.primary_series`). Time units are chosen from the fastest
 mean (s, ms, µs or ns); ``±`` is the sample standard deviation; Relative is the ratio of means
 to the reference (``--reference``, else the fastest), with the error propagated from both
 relative standard deviations as hyperfine does; ``--sort mean-time`` orders the rows by mean. A session whose benchmarks summarise different metrics gets one table per metric; with
@@ -20,8 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-from benchlab.store.formats._common import TIME_UNIT_TO_NS, markdown_code, markdown_text
-from benchlab.store.formats._gather import SessionData, primary_series, session_label
+from benchlab.store.formats.common import TIME_UNIT_TO_NS, markdown_code, markdown_text
+from benchlab.store.formats.gather import SessionData, primary_series, session_label
 
 _DISPLAY_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 

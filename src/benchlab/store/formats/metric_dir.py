@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.store.formats._common import (
+from benchlab.store.formats.common import (
     ImportedBenchmark,
     ImportedMetric,
     ImportedRun,

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from benchlab.store.formats._common import one_line
-from benchlab.store.formats._gather import SessionData
 from benchlab.store.formats.asciidoc import MarkupTable, markup_table
+from benchlab.store.formats.common import one_line
+from benchlab.store.formats.gather import SessionData
 from benchlab.store.formats.hyperfine import hyperfine_results
 
 

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.store.formats._common import (
+from benchlab.store.formats.common import (
     ImportedBenchmark,
     ImportedMetric,
     ImportedRun,
@@ -58,26 +58,12 @@ def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def parse_pyperf(path: str | os.PathLike, *, name: str | None = None,
-                 command_line: list[str] | None = None) -> ImportedSession:
-    """Parse a pyperf JSON file (nothing is written)."""
-    doc = load_json(path, "pyperf JSON", "pyperf")
-    if not (isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list)
-            and "version" in doc and "context" not in doc):
-        raise wrong_format(path, "pyperf", doc,
-                           "pyperf JSON (needs 'version' and a 'benchmarks' list)")
-    if not doc["benchmarks"]:
-        raise UserError(f"{path} holds no benchmarks; check the pyperf output file")
-    version = doc.get("version")
-    if version not in _VERSIONS:
-        raise UserError(f"{path} has pyperf file format version {version!r}; pyperf itself reads "
-                        f"only 5, 6 and 1.0: convert it with a current pyperf (pyperf convert)")
-    old = version != "1.0"
-    file_meta = doc.get("metadata") if (version != 5 and isinstance(doc.get("metadata"), dict)) else {}
-    bench_key = "common_metadata" if version == 5 else "metadata"
-    values_key = "samples" if version == 5 else "values"
+def _benchmarks_of(path: Any, benchmarks: list[Any], file_meta: dict[str, Any],
+                   bench_key: str) -> list[tuple[str, str, dict[str, Any], list[Any]]]:
+    """(name, pyperf unit, benchmark metadata, runs) of each benchmark of the file, its name and
+    unit from the metadata its first run sees; UserError for a damaged benchmark."""
     parsed: list[tuple[str, str, dict[str, Any], list[Any]]] = []
-    for i, bench in enumerate(doc["benchmarks"]):
+    for i, bench in enumerate(benchmarks):
         where = f"{path} benchmarks[{i}]"
         if not isinstance(bench, dict) or not isinstance(bench.get("runs"), list):
             raise UserError(f"{where} has no 'runs' list; the file is not pyperf JSON or damaged")
@@ -95,8 +81,71 @@ def parse_pyperf(path: str | os.PathLike, *, name: str | None = None,
         if raw_name is not None and not isinstance(raw_name, str):
             raise UserError(f"{where} has a name that is not text ({raw_name!r:.40}); the file "
                             f"is not pyperf JSON or is damaged")
-        bname = raw_name or f"benchmark{i}"
-        parsed.append((bname, unit, bmeta, bench["runs"]))
+        parsed.append((raw_name or f"benchmark{i}", unit, bmeta, bench["runs"]))
+    return parsed
+
+
+def _imported_runs(where: str, j: int, run: Any, outer_meta: dict[str, Any], values_key: str,
+                   old: bool, metric: str, factor: float) -> list[ImportedRun]:
+    """pyperf run ``j`` as benchlab runs: its warmups (one warmup run) and its values (one
+    run), each in the store's unit (times ``factor``); ``outer_meta``: the file's and the
+    benchmark's metadata, under the run's own. UserError for a damaged run."""
+    if not isinstance(run, dict):
+        raise UserError(f"{where} is not an object; the file is damaged")
+    values = run.get(values_key) or []
+    warmups = run.get("warmups") or []
+    if not isinstance(values, list) or not all(_number(v) for v in values):
+        raise UserError(f"{where}: '{values_key}' must be a list of numbers; "
+                        f"the file is damaged")
+    if not isinstance(warmups, list) or not all(
+            isinstance(w, list) and len(w) == 2 and _number(w[0]) and _number(w[1])
+            for w in warmups):
+        raise UserError(f"{where}: 'warmups' must be [loops, value] pairs; "
+                        f"the file is damaged")
+    rmeta = run.get("metadata") if isinstance(run.get("metadata"), dict) else {}
+    merged = {**outer_meta, **rmeta}
+    loops = merged.get("loops", 1)
+    inner = merged.get("inner_loops", 1)
+    runs: list[ImportedRun] = []
+    if warmups:
+        warm = np.asarray([w[1] for w in warmups], float)
+        if old:  # before format 1.0 warmups were raw (not per-iteration) values
+            warm = warm / (np.asarray([w[0] for w in warmups], float) * inner)
+        runs.append(ImportedRun(
+            iteration=j, warmup=True,
+            fields={"status": "imported",
+                    "extra": {"pyperf_run": j, "warmup_loops": [w[0] for w in warmups],
+                              "inner_loops": inner}},
+            samples={metric: warm * factor}))
+    if values:
+        runs.append(ImportedRun(
+            iteration=j,
+            fields={"status": "imported",
+                    "extra": {"pyperf_run": j, "loops": loops, "inner_loops": inner,
+                              "metadata": rmeta}},
+            samples={metric: np.asarray(values, float) * factor}))
+    return runs
+
+
+def parse_pyperf(path: str | os.PathLike, *, name: str | None = None,
+                 command_line: list[str] | None = None) -> ImportedSession:
+    """Parse a pyperf JSON file (nothing is written)."""
+    doc = load_json(path, "pyperf JSON", "pyperf")
+    if not (isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list)
+            and "version" in doc and "context" not in doc):
+        raise wrong_format(path, "pyperf", doc,
+                           "pyperf JSON (needs 'version' and a 'benchmarks' list)")
+    if not doc["benchmarks"]:
+        raise UserError(f"{path} holds no benchmarks; check the pyperf output file")
+    version = doc.get("version")
+    if version not in _VERSIONS:
+        raise UserError(f"{path} has pyperf file format version {version!r}; pyperf itself reads "
+                        f"only 5, 6 and 1.0: convert it with a current pyperf (pyperf convert)")
+    old = version != "1.0"
+    file_meta = doc.get("metadata") if (version != 5 and isinstance(doc.get("metadata"), dict)) else {}
+    values_key = "samples" if version == 5 else "values"
+    parsed = _benchmarks_of(path, doc["benchmarks"], file_meta,
+                            "common_metadata" if version == 5 else "metadata")
     units = {u for _, u, _, _ in parsed}
     mixed = len(units) > 1
     metrics: dict[str, ImportedMetric] = {}
@@ -115,40 +164,8 @@ def parse_pyperf(path: str | os.PathLike, *, name: str | None = None,
         used.add(final)
         runs: list[ImportedRun] = []
         for j, run in enumerate(runs_doc):
-            where = f"{path} benchmarks[{i}].runs[{j}]"
-            if not isinstance(run, dict):
-                raise UserError(f"{where} is not an object; the file is damaged")
-            values = run.get(values_key) or []
-            warmups = run.get("warmups") or []
-            if not isinstance(values, list) or not all(_number(v) for v in values):
-                raise UserError(f"{where}: '{values_key}' must be a list of numbers; "
-                                f"the file is damaged")
-            if not isinstance(warmups, list) or not all(
-                    isinstance(w, list) and len(w) == 2 and _number(w[0]) and _number(w[1])
-                    for w in warmups):
-                raise UserError(f"{where}: 'warmups' must be [loops, value] pairs; "
-                                f"the file is damaged")
-            rmeta = run.get("metadata") if isinstance(run.get("metadata"), dict) else {}
-            merged = {**file_meta, **bmeta, **rmeta}
-            loops = merged.get("loops", 1)
-            inner = merged.get("inner_loops", 1)
-            if warmups:
-                warm = np.asarray([w[1] for w in warmups], float)
-                if old:  # before format 1.0 warmups were raw (not per-iteration) values
-                    warm = warm / (np.asarray([w[0] for w in warmups], float) * inner)
-                runs.append(ImportedRun(
-                    iteration=j, warmup=True,
-                    fields={"status": "imported",
-                            "extra": {"pyperf_run": j, "warmup_loops": [w[0] for w in warmups],
-                                      "inner_loops": inner}},
-                    samples={metric: warm * factor}))
-            if values:
-                runs.append(ImportedRun(
-                    iteration=j,
-                    fields={"status": "imported",
-                            "extra": {"pyperf_run": j, "loops": loops, "inner_loops": inner,
-                                      "metadata": rmeta}},
-                    samples={metric: np.asarray(values, float) * factor}))
+            runs += _imported_runs(f"{path} benchmarks[{i}].runs[{j}]", j, run,
+                                   {**file_meta, **bmeta}, values_key, old, metric, factor)
         if not runs:
             raise UserError(f"{path} benchmark {bname!r} has no values or warmups; "
                             f"check the pyperf output file")

@@ -1,5 +1,7 @@
 """What every import format shares: the parsed form of a file, and writing it atomically.
 
+Public: the bundle (``store.bundle``) writes its sessions through :func:`write_imports` too.
+
 Importers parse and validate the WHOLE input into an :class:`ImportedSession` first, so bad input
 is rejected before anything touches the database. :func:`write_imports` then writes it through
 the one session writer in ONE transaction: if writing fails part-way (locked database, full

@@ -1,4 +1,8 @@
-"""Read whole sessions out of the store for export, and pick the series a summary shows."""
+"""Read whole sessions out of the store for export, and pick the series a summary shows.
+
+Public to the other layers: the bundle (``store.bundle``) gathers its sessions here, and the run
+summary (``report.run_summary``) counts the same :data:`TIMED_STATUSES` as the exports.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from benchlab.errors import UserError
 from benchlab.store.db import HARNESS_METRICS, SessionRef, Store
-from benchlab.store.formats._common import TIME_UNIT_TO_NS
+from benchlab.store.formats.common import TIME_UNIT_TO_NS
 from benchlab.store.queries import PRIMARY_METRICS
 from benchlab.store.rows import corrected_wall_ns
 from benchlab.store.sample_blocks import join_blocks
