@@ -46,14 +46,7 @@ SUBPROCESS_ALLOWED: dict[str, str] = {
 }
 
 #: Imports of another package's private module, with the reason.
-PRIVATE_ALLOWED: dict[str, str] = {
-    "benchlab/report/run_summary.py": "TIMED_STATUSES of store.formats._gather: to become a "
-                                      "public name of benchlab.store (owned by the report "
-                                      "engineer)",
-    "benchlab/store/bundle/data.py": "the bundle reuses the import registry's writer "
-                                     "(store.formats._common / _gather; owned by the store "
-                                     "engineer)",
-}
+PRIVATE_ALLOWED: dict[str, str] = {}
 
 _SQL = re.compile(r"^\s*(SELECT\s.+\sFROM\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s"
                   r"|CREATE\s+(TABLE|INDEX|VIEW)\s|DROP\s+(TABLE|INDEX)\s|ALTER\s+TABLE\s"

@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 
 from benchlab.store import SessionWriter, Store
 from benchlab.store.formats import export_sessions, import_path
-from benchlab.store.formats._common import (
+from benchlab.store.formats.common import (
     FORMULA_TRIGGERS,
     markdown_code,
     markdown_text,
