@@ -8,6 +8,7 @@ The gate's outputs (Markdown, JUnit, JSON, the terminal table) are written by
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -179,6 +180,52 @@ def message_printer(quiet: bool):
     return message
 
 
+def build_revisions(trees, build: str | None, head: str | None, message,
+                    base: str | None = None) -> tuple[dict, str | None]:
+    """Build ``base`` (when given) and ``head`` (the work tree when None) in their own trees of
+    ``trees`` (a ``core.revisions.Trees``): ``({"base": ..., "head": ...}, None)``, or
+    ``({}, the failed build's one-line text)``. Both ``ab`` and ``ab --baseline`` build here."""
+    from benchlab.core import revisions as rv
+
+    built = {}
+    try:
+        if base is not None:
+            message(f"building base {base}")
+            built["base"] = trees.commit_tree(base, build, "base")
+        message(f"building head {head or '(work tree)'}")
+        built["head"] = (trees.commit_tree(head, build, "head") if head
+                         else trees.work_tree(build, "head"))
+    except rv.BuildFailed as exc:
+        return {}, str(exc)
+    return built, None
+
+
+def tree_label(tree) -> str:
+    """A built revision's short name in session names: its commit's first 8 hex digits, and
+    ``+`` when the tree holds uncommitted changes."""
+    return f"{tree.commit[:8]}{'+' if tree.dirty else ''}"
+
+
+@contextlib.contextmanager
+def exit_when_interrupted():
+    """A session stopped by Ctrl-C or SIGTERM says what it stored and exits 128 + signal."""
+    from benchlab.core.session import SessionInterrupted
+
+    try:
+        yield
+    except SessionInterrupted as exc:
+        click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in "
+                   f"session {exc.session.uid}", err=True)
+        sys.exit(128 + exc.signum)
+
+
+def failure_report(failure: str, fail_undecided: bool):
+    """The report of an ``ab`` that measured nothing to gate: exit 3 with ``failure``."""
+    from benchlab.report.ci_outputs import GateReport
+
+    return GateReport("ab", None, {}, [], 3, failure=failure, fail_undecided=fail_undecided)
+
+
 @click.command("ab", context_settings={"show_default": False})
 @click.argument("commands", nargs=-1)
 @click.option("-n", "--name", "names", multiple=True, help="Name of each command, in order.")
@@ -225,7 +272,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     from benchlab.core import revisions as rv
     from benchlab.core.ab import run_ab
     from benchlab.core.gate import exit_status
-    from benchlab.core.session import SessionInterrupted, interruptible
+    from benchlab.core.session import interruptible
     from benchlab.report.ci_outputs import GateReport
 
     benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
@@ -247,28 +294,17 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     root = rv.repo_root(repo)
     base_rev = base or rv.default_base(root)
     message = message_printer(quiet)
-    failure = None
     with interruptible(), rv.Trees(root) as trees:  # SIGTERM as Ctrl-C: trees removed
-        try:
-            message(f"building base {base_rev}")
-            base_tree = trees.commit_tree(base_rev, build, "base")
-            message(f"building head {head or '(work tree)'}")
-            head_tree = (trees.commit_tree(head, build, "head") if head
-                         else trees.work_tree(build, "head"))
-        except rv.BuildFailed as exc:
-            failure = str(exc)
+        built, failure = build_revisions(trees, build, head, message, base=base_rev)
         if failure is None:
-            try:
+            base_tree, head_tree = built["base"], built["head"]
+            with exit_when_interrupted():
                 result = run_ab(store, benches, base_tree, head_tree, options, repo=str(root),
                                 argv=["benchlab", "ab", *sys.argv[2:]],
                                 name=session_name or f"ab {base_tree.commit[:8]}.."
-                                     f"{head_tree.commit[:8]}{'+' if head_tree.dirty else ''}",
+                                     f"{tree_label(head_tree)}",
                                 message=message,
                                 on_start=lambda ref: message(f"session {ref.uid}"))
-            except SessionInterrupted as exc:
-                click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in "
-                           f"session {exc.session.uid}", err=True)
-                sys.exit(128 + exc.signum)
             revisions = {"base": base_tree.to_dict(), "head": head_tree.to_dict()}
             for rev in revisions.values():
                 rev.pop("build_log", None)
@@ -278,8 +314,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
                                 pairs=result.pairs, seconds=result.seconds,
                                 failure=result.failure, fail_undecided=fail_undecided)
     if failure is not None:
-        report = GateReport("ab", None, {}, [], 3, failure=failure,
-                            fail_undecided=fail_undecided)
+        report = failure_report(failure, fail_undecided)
     finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
            quiet=quiet)
 
@@ -291,36 +326,26 @@ def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warm
     from benchlab.core import baseline as bl
     from benchlab.core import revisions as rv
     from benchlab.core.gate import exit_status
-    from benchlab.core.session import SessionInterrupted, interruptible
+    from benchlab.core.session import interruptible
     from benchlab.report.ci_outputs import GateReport
 
     store = open_store(db)
     root = rv.repo_root(repo)
     base = bl.find_baseline(store, baseline)
     message = message_printer(quiet)
-    failure, cand = None, None
+    cand = None
     with interruptible(), rv.Trees(root) as trees:
-        try:
-            message(f"building head {head or '(work tree)'}")
-            head_tree = (trees.commit_tree(head, build, "head") if head
-                         else trees.work_tree(build, "head"))
-        except rv.BuildFailed as exc:
-            failure = str(exc)
+        built, failure = build_revisions(trees, build, head, message)
         if failure is None:
+            head_tree = built["head"]
             plan = bl.fresh_plan(benches, runs, warmup, count, timeout, root=head_tree.root)
-            try:
+            with exit_when_interrupted():
                 cand, failure = bl.run_fresh(
                     store, plan, argv=["benchlab", "ab", *sys.argv[2:]],
-                    name=session_name or f"ab {baseline}..{head_tree.commit[:8]}"
-                                         f"{'+' if head_tree.dirty else ''}",
+                    name=session_name or f"ab {baseline}..{tree_label(head_tree)}",
                     on_start=lambda ref: message(f"session {ref.uid}"))
-            except SessionInterrupted as exc:
-                click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in "
-                           f"session {exc.session.uid}", err=True)
-                sys.exit(128 + exc.signum)
     if failure is not None:
-        report = GateReport("ab", None, {}, [], 3, failure=failure,
-                            fail_undecided=fail_undecided)
+        report = failure_report(failure, fail_undecided)
     else:
         head_dict = {k: v for k, v in head_tree.to_dict().items() if k != "build_log"}
         meta = dict(cand.get("metadata") or {})
