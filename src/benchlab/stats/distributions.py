@@ -405,6 +405,29 @@ def _solve_decreasing(f: Callable[[float], tuple[float, float]], lo: float, hi: 
     return x
 
 
+def _solve_log_probability(probability: Callable[[float], float],
+                           density: Callable[[float], float], target: float, start: float,
+                           *, increasing: bool) -> float:
+    """x >= 0 where ``probability(x)`` (a distribution's upper tail, or with ``increasing`` its
+    distribution function) equals ``target`` > 0, ``density`` being its derivative's size.
+
+    Solved on logarithms, log P(x) - log target, nearly linear in the tails where the quantiles
+    matter, by :func:`_solve_decreasing` in the bracket [0, inf) from ``start``; a probability
+    that underflows to 0 says x is past the root (tail) or short of it (distribution function).
+    """
+    log_target = math.log(target)
+
+    def excess(x: float) -> tuple[float, float]:
+        # decreasing in x: log tail - log target, or log target - log cdf
+        value = probability(x)
+        if value <= 0.0:
+            return (math.inf if increasing else -math.inf), -1.0
+        log_excess = log_target - math.log(value) if increasing else math.log(value) - log_target
+        return log_excess, -density(x) / value
+
+    return _solve_decreasing(excess, 0.0, math.inf, start)
+
+
 # --------------------------------------------------------------------------- Student t
 
 
@@ -481,16 +504,8 @@ def _t_tail_inverse(df: float, tail: float) -> float:
         return (1.0 - 2.0 * tail) / math.sqrt(2.0 * tail * (1.0 - tail))
     if df > 1e20:
         return -_ndtri_scalar(tail)
-    log_target = math.log(tail)
-
-    def excess(t: float) -> tuple[float, float]:
-        # log P(T > t) - log(tail): decreasing, and nearly linear in the tails
-        upper = _t_tail(df, t)
-        if upper <= 0.0:
-            return -math.inf, -1.0
-        return math.log(upper) - log_target, -_t_pdf(df, t) / upper
-
-    return _solve_decreasing(excess, 0.0, math.inf, _t_start(df, tail))
+    return _solve_log_probability(lambda t: _t_tail(df, t), lambda t: _t_pdf(df, t), tail,
+                                  _t_start(df, tail), increasing=False)
 
 
 def stdtrit(df: float, p: float) -> float:
@@ -562,21 +577,22 @@ def chdtrc(df: float, x: float) -> float:
     float
         Probability; nan for nan or df <= 0.
     """
-    if math.isnan(df) or math.isnan(x) or df <= 0:
-        return math.nan
-    if x <= 0.0:
-        return 1.0
-    return _gammainc_pair(0.5 * df, 0.5 * x)[1]
+    return _chi_square_side(df, x, upper=True)
 
 
 def chdtr(df: float, x: float) -> float:
     """Chi-square cumulative distribution function P(X <= x) (scipy.special.chdtr);
     parameters as :func:`chdtrc`."""
+    return _chi_square_side(df, x, upper=False)
+
+
+def _chi_square_side(df: float, x: float, *, upper: bool) -> float:
+    """P(X > x) with ``upper``, else P(X <= x): each computed, not 1 minus the other."""
     if math.isnan(df) or math.isnan(x) or df <= 0:
         return math.nan
     if x <= 0.0:
-        return 0.0
-    return _gammainc_pair(0.5 * df, 0.5 * x)[0]
+        return 1.0 if upper else 0.0
+    return _gammainc_pair(0.5 * df, 0.5 * x)[1 if upper else 0]
 
 
 def _chdtri_scalar(df: float, upper: float) -> float:
@@ -587,27 +603,18 @@ def _chdtri_scalar(df: float, upper: float) -> float:
     if upper == 1.0:
         return 0.0
     a = 0.5 * df
-    use_upper = upper < 0.5
-    target = math.log(upper if use_upper else 1.0 - upper)
-
-    def excess(g: float) -> tuple[float, float]:
-        # in g = x/2; decreasing: log Q(a, g) - log q, or log q' - log P(a, g)
-        lower_p, upper_q = _gammainc_pair(a, g)
-        density = _gamma_prefactor(a, g) / g if g > 0 else math.inf
-        if use_upper:
-            if upper_q <= 0.0:
-                return -math.inf, -1.0
-            return math.log(upper_q) - target, -density / upper_q
-        if lower_p <= 0.0:
-            return math.inf, -1.0
-        return target - math.log(lower_p), -density / lower_p
-
+    use_upper = upper < 0.5  # the smaller of Q and P keeps its digits
     # Wilson-Hilferty start
     z = -_ndtri_scalar(upper)
     h = 2.0 / (9.0 * df)
     start = 0.5 * df * max(1.0 - h + z * math.sqrt(h), 1e-3) ** 3
     start = start if math.isfinite(start) and start > 0.0 else 1.0
-    return 2.0 * _solve_decreasing(excess, 0.0, math.inf, start)
+    # in g = x/2: Q(a, g) = upper, or P(a, g) = 1 - upper
+    half = _solve_log_probability(
+        lambda g: _gammainc_pair(a, g)[1 if use_upper else 0],
+        lambda g: _gamma_prefactor(a, g) / g if g > 0 else math.inf,
+        upper if use_upper else 1.0 - upper, start, increasing=not use_upper)
+    return 2.0 * half
 
 
 _chdtri_array = np.frompyfunc(_chdtri_scalar, 2, 1)
