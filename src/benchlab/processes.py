@@ -1,7 +1,9 @@
 """Whether a process is alive: the one test behind every sweep of what a dead benchlab left
-(cgroups, containers, scratch directories, build worktrees)."""
+(cgroups, containers, scratch directories, build worktrees); and every process's
+``/proc/<pid>/stat``, read one way for the sweeps that look for a parent or a process group."""
 
 import os
+from collections.abc import Iterator
 
 
 def pid_alive(pid: int) -> bool:
@@ -18,3 +20,20 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def process_stats() -> Iterator[tuple[int, list[str]]]:
+    """Every process on this machine, as (pid, fields): the fields of ``/proc/<pid>/stat`` after
+    the command name, so ``fields[0]`` is the state, ``[1]`` the parent's pid, ``[2]`` the
+    process group and ``[19]`` the start time in clock ticks since boot. A process that ends
+    while the list is read is left out."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # the command name may hold spaces and ')': the fields start after the last ')'
+        yield int(entry), stat[stat.rfind(")") + 2:].split()
