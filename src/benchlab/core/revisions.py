@@ -47,7 +47,7 @@ from typing import Any
 
 from benchlab.errors import UserError
 from benchlab.paths import user_cache_dir
-from benchlab.processes import pid_alive
+from benchlab.processes import pid_alive, process_stats
 from benchlab.store.owner import process_start
 
 MARKER = ".benchlab-build.json"
@@ -202,20 +202,9 @@ def _ticks(start: str | None) -> int | None:
 
 
 def _group_members(pgid: int) -> list[int]:
-    """Pids whose process group is ``pgid``, with their start time in ticks."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 19 and fields[2] == str(pgid):
-            out.append(int(fields[19]))
-    return out
+    """The start times in clock ticks of the processes whose process group is ``pgid``."""
+    return [int(fields[19]) for _, fields in process_stats()
+            if len(fields) > 19 and fields[2] == str(pgid)]
 
 
 def kill_orphan_build(record: Path) -> bool:

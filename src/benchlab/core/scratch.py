@@ -19,7 +19,7 @@ import signal
 import stat
 import tempfile
 
-from benchlab.processes import pid_alive
+from benchlab.processes import pid_alive, process_stats
 
 _NAME = re.compile(r"^benchlab-(?P<label>[^/]*)-p(?P<pid>\d+)-[^/]+$")
 
@@ -61,18 +61,10 @@ def sweep_dead_scratch(tmpdir: str | None = None) -> list[str]:
 
 def terminate_children() -> None:
     """SIGTERM every direct child of this process (the exec helpers, which kill their programs)."""
-    me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                stat = fh.read()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == me:
+    me = str(os.getpid())
+    for pid, fields in process_stats():
+        if len(fields) > 1 and fields[1] == me:
             try:
-                os.kill(int(entry), signal.SIGTERM)
+                os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
