@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from benchlab.core.plan import BenchmarkSpec, RunPlan
+from benchlab.processes import process_stats
 
 
 class Recorder:
@@ -41,17 +42,8 @@ def plan_of(*commands: str, runs: int = 3, warmup: int = 0, **placement) -> RunP
 
 
 def _children(pid: int) -> list[int]:
-    kids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            kids.append(int(entry))
-    return kids
+    return [child for child, fields in process_stats() if len(fields) > 1
+            and fields[1] == str(pid)]
 
 
 def descendants(pid: int) -> list[int]:
