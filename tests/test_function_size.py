@@ -22,11 +22,9 @@ LIMIT = 80
 #: splitting into named steps; lower the number when one shrinks, remove it when it fits.
 LONGER_TODAY: dict[str, int] = {
     "cli/run.py:run_cmd": 114,
-    "store/formats/csv_long.py:parse_long_csv": 119,
     "measure/shell_syntax.py:find_shell_syntax": 113,
     "cli/compare.py:compare_cmd": 93,
     "measure/spawn/fallback.py:_spawn_python": 109,
-    "store/formats/pyperf.py:parse_pyperf": 109,
     "stats/verdict_model.py:verdict_model": 99,
     "core/suite.py:load_suite": 100,
     "stats/steady.py:detect_steady_state": 97,
