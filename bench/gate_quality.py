@@ -14,8 +14,14 @@ a/a       identical builds           0.5 %      30 s        no regression (goal:
 instr     0.1 % more work, counted   0.05 %     20 s        regression on instructions, 100 %
 ========  =========================  =========  ==========  ==========================
 
-Timed scenarios are gated on wall time and on CPU time (user+sys) from the same pairs; the
-time to decide each is read from the stored looks. Beside them, on the very same pairs: asv's
+Timed scenarios measure wall time and CPU time (user+sys) in the same pairs. A user gates on
+one metric, with the whole error alpha; the job gates on both at once (alpha split between
+them, so it measures until both are decided), and each metric's row is the exact replay of
+the one-metric rule on the very same pairs and looks (:func:`one_metric`: the look schedule
+and each look's share of the time budget as the job recorded them, alpha not split, the first
+look that decides). The split rule's outcome is kept beside it (``joint``). Because a
+one-metric interval is never wider than the split one at the same look, the replay always
+decides within the pairs the job measured. Beside them, on the very same pairs: asv's
 rule (Mann-Whitney p < 0.002 and a ratio beyond x1.1), pyperf ``compare_to``'s t-test (Student,
 p < 0.05, "significant"), and a fixed 5 % gate (median ratio > 1.05). Every rate has its
 Clopper-Pearson 95 % interval. Conditions: ``quiet`` (whatever else runs on the machine) and
@@ -34,6 +40,13 @@ gives one row per condition, scenario and metric with the load range of its gate
 
     .venv/bin/python bench/gate_quality.py --gates 4 --budget 1500 --results /tmp/g.jsonl
     .venv/bin/python bench/gate_quality.py --merge /tmp/g.jsonl /tmp/h.jsonl
+
+``--simulate-aa STORE`` measures nothing: it replays the one-metric rule on >= 10,000 A/A
+gates whose differences are the recorded gates' own (each gate's d minus its median, in their
+recorded order, with random signs: what the random order within a pair does to two identical
+programs), on each recorded gate's look schedule, at a true ratio of 1 (A/A) and of exactly
+1 + threshold (the worst case the guarantee is about: alarms <= alpha / 2). See
+:func:`simulate_aa`.
 """
 
 from __future__ import annotations
@@ -42,6 +55,7 @@ import argparse
 import datetime
 import itertools
 import json
+import math
 import os
 import shutil
 import signal
@@ -67,7 +81,9 @@ int main(int argc, char **argv) {
     return (int)(x & 0);
 }
 """
-ITERATIONS = 3_000_000  # about 4 ms of CPU here
+#: iterations of the test program: 7.5 million take ~10 ms here, so 1 % more work is ~0.95 %
+#: more wall time (the ~0.5 ms spawn does not grow with it; 3 million, ~4 ms, gave 0.85 %)
+ITERATIONS = 7_500_000
 # scenario: (base build, head build, threshold, budget s, metrics)
 SCENARIOS = {
     "a/a": ("0", "0b", 0.005, 30.0, ["wall", "cpu"]),
@@ -106,10 +122,35 @@ def comparators(base: np.ndarray, head: np.ndarray) -> dict[str, bool]:
             "fixed 5%": bool(ratio > 1.05)}
 
 
-def one_gate(store: Store, builds: dict[str, Path], scenario: str, seed: int) -> dict:
-    """Run one gate; per metric: regression decided, outcome, seconds to decide; comparators."""
+def one_metric(base: np.ndarray, head: np.ndarray, looks: list[dict], metric: str,
+               threshold: float, alpha: float) -> dict:
+    """The one-metric gate replayed exactly on the job's pairs and looks: each recorded look
+    (its pairs and its share of the time budget) gets the critical value of alpha unsplit, and
+    the first decided look ends it; undecided at the job's last look when none decides."""
+    from benchlab.core.gate import Looks, decide
+
+    replay = Looks(alpha=alpha)
+    d = None
+    for lk in looks:
+        critical = replay.critical(lk["pairs"], lk["spent"])
+        critical = replay.last() if critical is None else critical
+        d = decide(base[:lk["pairs"]], head[:lk["pairs"]], benchmark="g", metric=metric,
+                   threshold=threshold, critical=critical, alpha=alpha, paired=True)
+        if d.decided:
+            return {"regression": d.regression, "outcome": d.outcome, "ratio": d.ratio,
+                    "decided_s": lk["seconds"], "pairs": lk["pairs"]}
+    last_final = bool(looks) and looks[-1].get("final", False)
+    return {"regression": False, "outcome": "undecided" if last_final else "truncated",
+            "ratio": d.ratio if d else float("nan"), "decided_s": None,
+            "pairs": looks[-1]["pairs"] if looks else 0}
+
+
+def one_gate(store: Store, builds: dict[str, Path], scenario: str, seed: int,
+             iterations: int = ITERATIONS) -> dict:
+    """Run one gate; per metric: regression decided, outcome, seconds to decide (the
+    one-metric replay, and ``joint``: the job's split-alpha rule); comparators."""
     base_l, head_l, threshold, budget, metrics = SCENARIOS[scenario]
-    bench = AbBenchmark(name=scenario, command=f"{{root}}/w {ITERATIONS}",
+    bench = AbBenchmark(name=scenario, command=f"{{root}}/w {iterations}",
                         thresholds={m: threshold for m in metrics}, metrics=metrics)
     options = AbOptions(max_time_s=budget, warmup=2, min_pairs=20, look_every=10, seed=seed,
                         count="instructions" if "instructions" in metrics else None,
@@ -130,6 +171,9 @@ def one_gate(store: Store, builds: dict[str, Path], scenario: str, seed: int) ->
             b = store.harness_values(benches[0]["id"], metric)[0]
             h = store.harness_values(benches[1]["id"], metric)[0]
             out[f"cmp_{metric}"] = comparators(b, h)
+            out[metric] = {**one_metric(b, h, looks, metric, threshold, options.alpha),
+                           "joint": out[metric]}
+    out["iterations"] = iterations
     return out
 
 
@@ -224,6 +268,145 @@ def read_results(paths: list[str]) -> list[dict]:
     return out
 
 
+def recorded_gates(path: Path) -> list[dict]:
+    """Every timed gate of a kept store: scenario, looks, and the within-pair log ratio of
+    each metric in measurement order."""
+    out = []
+    with Store.open(path) as store:
+        for session in reversed(store.sessions()):
+            ab = (store.get_session(session["uid"]).get("metadata") or {}).get("ab") or {}
+            benches = store.benchmarks(session["id"])
+            if len(benches) != 2 or not ab.get("looks"):
+                continue
+            scenario = benches[0]["name"].split("@")[0]
+            looks = schedule(ab["looks"].get(scenario) or [], SCENARIOS.get(scenario))
+            if not looks:
+                continue
+            d = {}
+            for metric in ("wall", "cpu"):
+                b = store.harness_values(benches[0]["id"], metric)[0]
+                h = store.harness_values(benches[1]["id"], metric)[0]
+                n = min(b.size, h.size)
+                d[metric] = np.log(h[:n]) - np.log(b[:n])
+            out.append({"scenario": scenario, "looks": looks, "d": d})
+    return out
+
+
+def schedule(looks: list[dict], scenario: tuple | None) -> list[dict]:
+    """A gate's looks with their share of the budget. Gates recorded before ``ab`` spent its
+    error on the clock (no ``spent``) get the share of their time budget each look had used,
+    thinned as ``ab`` now looks (every 10 pairs, then every 2 % more: core.ab.LOOK_GROWTH), the
+    last one final when the budget was used up."""
+    from benchlab.core.ab import LOOK_GROWTH
+
+    if not looks or scenario is None or "wall" not in scenario[4]:
+        return []
+    if "spent" in looks[0]:
+        return looks
+    budget = scenario[3]
+    out, due = [], 0.0
+    for i, lk in enumerate(looks):
+        final = i == len(looks) - 1 and lk["seconds"] >= budget - 0.5
+        if lk["pairs"] < due and not final:
+            continue
+        due = lk["pairs"] * (1.0 + LOOK_GROWTH)
+        spent = 1.0 if final else min(lk["seconds"] / budget, 1.0 - 1e-9)
+        out.append({**lk, "spent": spent, "final": final})
+    return out
+
+
+def _walsh_at_most(x: np.ndarray, v: float) -> np.ndarray:
+    """Per row of ``x`` (rows sorted): how many Walsh averages (x_i + x_j) / 2, i <= j, are
+    <= v (one flattened search over all rows, each row offset above the previous one)."""
+    rows, n = x.shape
+    step = 4.0 * (float(np.abs(x).max()) + abs(v)) + 1.0
+    offset = (np.arange(rows) * step)[:, None]
+    flat = (x + offset).ravel()
+    j = np.searchsorted(flat, (2.0 * v - x + offset).ravel(), side="right").reshape(rows, n)
+    j = j - (np.arange(rows) * n)[:, None]
+    return np.maximum(j - np.arange(n)[None, :], 0).sum(axis=1)
+
+
+def aa_alarms(e: np.ndarray, looks: list[dict], threshold: float, shift: float,
+              signs: np.ndarray, alpha: float) -> tuple[int, int]:
+    """(regressions, equivalents) of A/A gates on one recorded schedule: the differences
+    ``e`` (centred) with each row of random ``signs``, plus the true log ratio ``shift``.
+
+    The rule is the library's, as counts: at each look the critical value of the recorded
+    (pairs, share of the budget) under ``alpha`` (core.gate.Looks), and the order statistic
+    indices of stats.paired (signed-rank up to MAX_WALSH pairs, sign test above); "slower" is
+    "at most `low` averages (or differences) at or below log(1 + threshold)", "equivalent"
+    the interval inside +-threshold. A gate stops at its first decided look.
+    """
+    from benchlab.core.gate import Looks
+    from benchlab.stats.paired import MAX_WALSH
+
+    up, down = math.log1p(threshold), math.log1p(-threshold)
+    below_down = float(np.nextafter(down, -np.inf))
+    replay = Looks(alpha=alpha)
+    alive = np.ones(signs.shape[0], dtype=bool)
+    slower = equivalent = 0
+    x = np.empty((signs.shape[0], 0))  # each live gate's differences so far, sorted
+    for lk in looks:
+        n = lk["pairs"]
+        z = replay.critical(n, lk["spent"])
+        z = min(replay.last() if z is None else z, 37.0)
+        if n > e.size:
+            break
+        # the new pairs merged in (a stable sort of two sorted runs is a merge)
+        new = np.sort(signs[alive, x.shape[1]:n] * e[x.shape[1]:n] + shift, axis=1)
+        x = np.sort(np.concatenate([x, new], axis=1), axis=1, kind="stable")
+        if n <= MAX_WALSH:
+            total = n * (n + 1) // 2
+            sigma = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
+            at_up, at_down = _walsh_at_most(x, up), _walsh_at_most(x, below_down)
+        else:
+            total, sigma = n, math.sqrt(n) / 2.0
+            at_up = np.count_nonzero(x <= up, axis=1)
+            at_down = np.count_nonzero(x <= below_down, axis=1)
+        low = int(min(max(math.floor(total / 2.0 - z * sigma), 0), total - 1))
+        high = int(min(max(math.ceil(total / 2.0 + z * sigma) - 1, 0), total - 1))
+        is_slower = at_up <= low                        # interval's low end above 1 + t
+        is_equal = (at_down <= low) & (at_up >= high + 1)  # low >= 1 - t and high <= 1 + t
+        is_faster = at_down >= high + 1                  # high end below 1 - t
+        slower += int(is_slower.sum())
+        equivalent += int((is_equal & ~is_slower).sum())
+        ended = is_slower | is_equal | is_faster
+        idx = np.flatnonzero(alive)
+        alive[idx[ended]] = False
+        x = x[~ended]
+        if not alive.any():
+            break
+    return slower, equivalent
+
+
+def simulate_aa(path: Path, gates: int, *, seed: int = 0, alpha: float = 0.01) -> list[str]:
+    """Lines of a table: A/A false alarms of the one-metric rule over >= ``gates`` simulated
+    gates per cell, from a kept store's recorded gates (see the module docstring)."""
+    recorded = recorded_gates(path)
+    if not recorded:
+        return [f"no gate with recorded looks in {path}"]
+    rng = np.random.default_rng(seed)
+    per = -(-gates // len(recorded))
+    lines = [f"{len(recorded)} recorded gates, {per} sign patterns each, alpha {alpha}",
+             "| metric | true ratio | gates | false regressions (95 % CI) | equivalent |",
+             "|---|---|---|---|---|"]
+    for metric in ("wall", "cpu"):
+        for label, at_threshold in (("1 (A/A)", False), ("1 + threshold", True)):
+            alarms = equal = total = 0
+            for g in recorded:
+                threshold = SCENARIOS[g["scenario"]][2]
+                d = g["d"][metric]
+                e = d - np.median(d)
+                signs = rng.choice(np.array([-1.0, 1.0]), size=(per, e.size))
+                shift = math.log1p(threshold) if at_threshold else 0.0
+                k, q = aa_alarms(e, g["looks"], threshold, shift, signs, alpha)
+                alarms, equal, total = alarms + k, equal + q, total + per
+            lines.append(f"| {metric} | {label} | {total} | {rate(alarms, total)} | "
+                         f"{100 * equal / total:.1f} % |")
+    return lines
+
+
 def deadline(text: str | None) -> float:
     """``HH:MM`` UTC today as a Unix time; infinity when not given."""
     if not text:
@@ -251,7 +434,17 @@ def main() -> None:
                              "other rules on the very same pairs); default: a temporary one")
     parser.add_argument("--merge", nargs="+", metavar="FILE",
                         help="print the table from these results files; measure nothing")
+    parser.add_argument("--iterations", type=int, default=ITERATIONS,
+                        help=f"the test program's iterations (default {ITERATIONS:,}: ~10 ms)")
+    parser.add_argument("--simulate-aa", metavar="STORE",
+                        help="replay the rule on >= --simulations A/A gates made of this kept "
+                             "store's recorded differences; measure nothing")
+    parser.add_argument("--simulations", type=int, default=10_000)
     a = parser.parse_args()
+    if a.simulate_aa:
+        for line in simulate_aa(Path(a.simulate_aa), a.simulations, seed=a.seed_start):
+            print(line, flush=True)
+        return
     if a.merge:
         records = relabel(read_results(a.merge))
         loads = [x for r in records for x in (r["load_before"], r["load_after"])]
@@ -298,7 +491,7 @@ def main() -> None:
                         stressed = stress_running()
                         started = datetime.datetime.now(datetime.timezone.utc).isoformat(
                             timespec="seconds")
-                        r = one_gate(store, builds, scen, seed)
+                        r = one_gate(store, builds, scen, seed, a.iterations)
                         stressed = stressed or stress_running()
                         done[(cond, scen)] = done.get((cond, scen), 0) + 1
                         r.update(scenario=scen, asked=cond, seed=seed, started=started,

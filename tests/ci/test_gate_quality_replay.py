@@ -1,0 +1,69 @@
+"""bench/gate_quality.py's replays are the gate's rule: the one-metric replay on recorded looks,
+and the A/A simulation's counting form of it, give the decisions core.gate.decide gives."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+
+from benchlab.core.gate import Looks, decide
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "gate_quality.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("gate_quality", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _looks(pairs: list[int], budget_pairs: int) -> list[dict]:
+    """A recorded schedule: pairs, share of the budget (pairs kept pace), seconds, final."""
+    return [{"pairs": p, "spent": min(p / budget_pairs, 1.0), "seconds": p / 100.0,
+             "final": p >= budget_pairs} for p in pairs]
+
+
+def test_the_a_a_simulation_counts_what_decide_decides():
+    """Gates of Laplace differences at a true ratio of 1 and of 1 + threshold, on a schedule
+    that crosses from the signed-rank interval to the sign test (3,000 pairs): the simulation's
+    counts of regressions and equivalents equal decide()'s outcomes gate by gate."""
+    gq = _bench()
+    rng = np.random.default_rng(8)
+    looks = _looks([20, 40, 80, 160, 320, 640, 1280, 2560, 3200, 3600], 3600)
+    threshold = 0.005
+    for shift in (0.0, math.log1p(threshold), 0.012):
+        e = rng.laplace(0.0, 0.03, 3600)
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(12, e.size))
+        for row in signs:
+            slower, equivalent = gq.aa_alarms(e, looks, threshold, shift, row[None, :], 0.01)
+            d = row * e + shift
+            replay = gq.one_metric(np.full(d.size, 1e7), 1e7 * np.exp(d), looks, "wall",
+                                   threshold, 0.01)
+            assert (slower, equivalent) == (int(replay["outcome"] == "slower"),
+                                            int(replay["outcome"] == "equivalent")), replay
+
+
+def test_the_one_metric_replay_decides_no_later_than_the_split_rule():
+    """alpha unsplit gives a narrower interval at every look than alpha / 2, so a replay on the
+    pairs a two-metric job measured is decided by the job's last look, never cut short."""
+    gq = _bench()
+    rng = np.random.default_rng(9)
+    looks = _looks(list(range(20, 1001, 20)), 1000)
+    for _ in range(20):
+        d = rng.laplace(0.009, 0.03, 1000)
+        base, head = np.full(d.size, 1e7), 1e7 * np.exp(d)
+        split = Looks(alpha=0.005)
+        stop = None
+        for lk in looks:
+            z = split.critical(lk["pairs"], lk["spent"])
+            if decide(base[:lk["pairs"]], head[:lk["pairs"]], benchmark="g", metric="wall",
+                      threshold=0.005, critical=z, paired=True).decided:
+                stop = lk["pairs"]
+                break
+        one = gq.one_metric(base, head, looks, "wall", 0.005, 0.01)
+        if stop is not None:
+            assert one["outcome"] != "truncated" and one["pairs"] <= stop
