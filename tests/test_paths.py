@@ -21,7 +21,7 @@ from benchlab.paths import user_cache_dir
 _CONSUMERS = r"""
 import json, sys, time
 from pathlib import Path
-from benchlab.core.revisions import cache_dir as builds_dir
+from benchlab.core.revisions import Trees
 from benchlab.environment._read import Probe
 from benchlab.measure.build import cache_dir as bin_dir
 from benchlab.measure.spawn.helper_client import helper_path
@@ -33,8 +33,9 @@ before = verified.identity(db)
 newest_s = max(max(f[3], f[4]) for f in before if f is not None) / 1e9
 time.sleep(max(0.0, newest_s + verified.SETTLED_S + 0.05 - time.time()))
 verified.remember_check(db, before)
-print(json.dumps({"helper": helper_path(), "bin": str(bin_dir()),
-                  "builds": str(builds_dir(repo)),
+with Trees(repo) as trees:
+    built = trees.commit_tree("HEAD", "true", "head")  # a real worktree, built by `true`
+print(json.dumps({"helper": helper_path(), "bin": str(bin_dir()), "tree": built.root,
                   "remembered": verified.unchanged_since_check(db)}))
 """
 
@@ -59,10 +60,12 @@ def test_the_rule_benchlab_cache_then_xdg_then_home(monkeypatch, tmp_path, empty
 def test_every_cache_lives_in_the_one_directory(tmp_path, setting):
     """Set one variable (those ranked above it unset, those below pointing elsewhere) and every
     consumer writes under the directory the rule names: real compile of the exec helper, a real
-    probe, a real store file remembered as checked, a real git repository's build cache."""
+    probe, a real store file remembered as checked, a real worktree of a git commit built."""
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-q", "--allow-empty", "-m", "one"], check=True)
     db = tmp_path / "store.db"
     db.write_bytes(b"")
     env = {k: v for k, v in os.environ.items() if k not in ("BENCHLAB_CACHE", "XDG_CACHE_HOME")}
@@ -80,7 +83,8 @@ def test_every_cache_lives_in_the_one_directory(tmp_path, setting):
     assert Path(found["helper"]).parent == cache / "bin"
     assert Path(found["helper"]).stat().st_mtime >= started - 1  # compiled there by this run
     assert Path(found["bin"]) == cache / "bin"
-    assert Path(found["builds"]).parent == cache / "builds"
+    assert Path(found["tree"]).parent.parent == cache / "builds"  # builds/<repo key>/<commit>
+    assert (Path(found["tree"]) / ".benchlab-build.json").is_file()
     assert found["remembered"] and len(list((cache / "checked-stores").iterdir())) == 1
     assert len(list((cache / "probes").glob("*.json"))) == 1
     others = {tmp_path / "mine", tmp_path / "xdg", tmp_path / "home"} - {
