@@ -36,14 +36,33 @@ instead of being slowed down by swapping, which would distort its timings.
 
 from __future__ import annotations
 
-from benchlab.control.cgroups.accounting import CgroupUsage, read_usage
+from typing import Any
+
 from benchlab.control.cgroups.fs import DEFAULT_CPU_PERIOD_US, DEFAULT_PARENT, UNCONSTRAINED_HINT
-from benchlab.control.cgroups.layout import CgroupLayout, CgroupMount, detect_layout
-from benchlab.control.cgroups.lifecycle import RunCgroup
-from benchlab.control.cgroups.limits import CgroupLimits, shares_to_weight, weight_to_shares
 from benchlab.control.cgroups.registry import cleanup_all, install_signal_cleanup
-from benchlab.control.cgroups.support import cgroup_support
-from benchlab.control.cgroups.sweep import list_benchlab_cgroups, sweep_stale
+
+# The other names load on first use (PEP 562 ``__getattr__``): every run's start-up sweeps and
+# tracks (layout, sweep), while only runs under limits need limits, accounting and run cgroups
+# (~3 ms). The registry stays eager: its atexit handler must run after every later one.
+_LAZY = {
+    "CgroupUsage": "accounting", "read_usage": "accounting",
+    "CgroupLayout": "layout", "CgroupMount": "layout", "detect_layout": "layout",
+    "RunCgroup": "lifecycle",
+    "CgroupLimits": "limits", "shares_to_weight": "limits", "weight_to_shares": "limits",
+    "cgroup_support": "support",
+    "list_benchlab_cgroups": "sweep", "sweep_stale": "sweep",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "CgroupLimits",
