@@ -351,6 +351,9 @@ def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
     # the session's cheap checks, not the contention probe, tune or restore (~1.5 ms)
     assert not {"benchlab.control.system.contention", "benchlab.control.system.tuning",
                 "benchlab.control.system.restore"} & run_modules
+    # without limits: the sweep and the helper's tracking leaf, not run cgroups (~3 ms)
+    assert not {"benchlab.control.cgroups.limits", "benchlab.control.cgroups.accounting",
+                "benchlab.control.cgroups.lifecycle"} & run_modules
     # MetricSpec alone from store.formats: not its importers' helpers (~10 ms)
     assert not {"benchlab.store.formats.gather", "benchlab.store.formats.common",
                 "benchlab.store.formats.readers"} & run_modules
