@@ -185,8 +185,9 @@ def _exit_interrupted() -> None:
 
 
 #: Commands that leave nothing behind when they return: every file they write is closed; their
-#: stores, helper processes and cgroups go with the atexit handlers. A successful one ends with ``os._exit`` instead of the interpreter's teardown
-#: (~12 ms of CPU: freeing every module and object one by one), as Mercurial does.
+#: stores, helper processes and cgroups go with the atexit handlers. A successful one ends with
+#: ``os._exit`` instead of the interpreter's teardown (~12 ms of CPU: freeing every module and
+#: object one by one).
 FAST_EXIT_COMMANDS = frozenset({"run", "show", "compare", "list"})
 
 
