@@ -114,9 +114,12 @@ def test_compare_reproduces_seed_001_workstation_report(jaybeams_db):
     assert re.search(r"-771\.5\d* µs", out)  # Hodges-Lehmann estimate
     assert re.search(r"\[-773\.7\d*, -769\.3\d*\]|\[-773\.8, -769\.3\]", out)
     assert "verdict: array is faster than map by 771.5" in out
+    # the JSON's Hodges-Lehmann numbers and outcome do not use the SD bootstrap: 200 resamples
+    # spare a second run of the 10,000 checked above (2 x 10,000 resamples of 35,000 values)
     data = json.loads(run_cli("compare", "workstation-results:array", "workstation-results:map",
                               "--jaybeams-compatible", "--iterations", "20000", "--clock-ghz",
-                              "3", "--json", db=jaybeams_db, check=True, timeout=600).stdout)
+                              "3", "--resamples", "200", "--json", db=jaybeams_db, check=True,
+                              timeout=600).stdout)
     (c,) = data["comparisons"]
     assert c["hodges_lehmann"]["estimate"] == pytest.approx(-771550.1, abs=0.5)
     assert c["hodges_lehmann"]["ci_low"] == pytest.approx(-773770, abs=10)
@@ -191,7 +194,9 @@ def test_until_decided_runs_out_of_budget_when_it_cannot_tell(db_path):
 
 
 def test_until_decided_resumes_replaying_its_looks(db_path):
-    proc = subprocess.Popen([BENCHLAB, "run", "--until-decided", "--max-runs", "400",
+    # A/A with no equivalence margin runs to --max-runs: 100 each take at least 4 s of sleeps,
+    # the kill comes after 2 looks (10 rounds); 400 made the resume alone 16 s of sleeping
+    proc = subprocess.Popen([BENCHLAB, "run", "--until-decided", "--max-runs", "100",
                              "--look-every", "5", "--equivalence-margin", "0", "-n", "a",
                              "-n", "b", "sleep 0.02", "sleep 0.02", "-q", "--db", str(db_path)])
     deadline = time.monotonic() + 120
