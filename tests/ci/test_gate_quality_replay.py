@@ -67,3 +67,20 @@ def test_the_one_metric_replay_decides_no_later_than_the_split_rule():
         one = gq.one_metric(base, head, looks, "wall", 0.005, 0.01)
         if stop is not None:
             assert one["outcome"] != "truncated" and one["pairs"] <= stop
+
+
+def test_a_gate_decided_early_is_carried_on_to_its_budget():
+    """The simulation's gates spend their whole error: a recorded gate that stopped at 10 s of
+    30 gets looks at its pace up to a final one at 30 s, and as many differences as pairs."""
+    gq = _bench()
+    looks = [{"pairs": p, "spent": p / 3000, "seconds": p / 100, "final": False}
+             for p in (20, 100, 500, 1000)]
+    e = np.random.default_rng(10).laplace(0, 0.03, 1000)
+    out, longer = gq.to_budget(looks, e, 30.0, np.random.default_rng(11))
+    pairs = [lk["pairs"] for lk in out]
+    assert pairs == sorted(set(pairs)) and out[-1]["final"] and out[-1]["spent"] == 1.0
+    assert pairs[-1] == 3000 and longer.size == 3000 and np.array_equal(longer[:1000], e)
+    spent = [lk["spent"] for lk in out]
+    assert spent == sorted(spent) and all(s < 1.0 for s in spent[:-1])
+    final = [{**looks[-1], "final": True}]
+    assert gq.to_budget(final, e, 30.0, np.random.default_rng(11))[0] == final
