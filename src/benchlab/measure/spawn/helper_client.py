@@ -38,8 +38,9 @@ unavailable_reason: str | None = None
 def helper_path() -> str:
     """Path of the compiled exec helper (compiled once per source/compiler; cached per process).
 
-    The first call in a user's cache compiles it into ``$XDG_CACHE_HOME/benchlab/bin`` under a
-    file lock (``benchlab.measure.build``); later calls cost one ``stat``.
+    The first call compiles it into ``bin`` of the user's cache
+    (:func:`benchlab.paths.user_cache_dir`) under a file lock (``benchlab.measure.build``); later
+    calls cost one ``stat``.
     Raises UserError when no C compiler is installed.
     """
     global _helper_path, unavailable_reason
