@@ -1,4 +1,4 @@
-"""How the parallel phase (``pytest -n 2 --dist loadgroup``) hands tests to its two workers.
+"""How the parallel phase (``pytest -n 3 --dist loadgroup``) hands tests to its workers.
 
 xdist gives each worker the next unit of its queue (one test, or every test of one
 ``xdist_group``) whenever the worker has two tests or fewer left, in collection order. Two costs
@@ -11,7 +11,9 @@ follow from that, and :func:`schedule` removes both on the workers:
 * a long test collected late started when the other worker had little left, and the suite
   waited for it alone: the units are now sorted longest first (recorded durations in
   ``tests/durations.json``; a test not listed counts as short), so the last units are the
-  short ones and both workers end within seconds of each other.
+  short ones and the workers end within seconds of each other. The file was recorded by a
+  whole parallel phase (``BENCHLAB_RECORD_DURATIONS``, below) at load ~8: only the order of its
+  numbers matters.
 
 The order changes nothing a test asserts: tests are independent (each has its own temporary
 directory and store). ``BENCHLAB_RECORD_DURATIONS=PATH`` records a run's durations (setup, call

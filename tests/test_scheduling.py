@@ -127,3 +127,26 @@ def test_a_run_records_its_durations_without_group_suffixes(tmp_path):
     assert base_nodeid("test_shared.py::test_uses_it[0]@test_shared.py") == \
         "test_shared.py::test_uses_it[0]"
     assert base_nodeid("t.py::test[a@b]") == "t.py::test[a@b]"  # an @ inside parameters stays
+
+
+def test_every_recorded_duration_names_a_test_that_exists():
+    """tests/durations.json only orders the suite, so a stale entry breaks nothing; it must
+    still name real tests, or the order would quietly stop following the suite."""
+    import ast
+
+    from tests.scheduling import DURATIONS, load_durations
+
+    recorded = load_durations(DURATIONS)
+    assert len(recorded) > 100 and all(v > 0 for v in recorded.values())
+    defined: dict[str, set[str]] = {}
+    missing = []
+    for nodeid in recorded:
+        path, _, rest = nodeid.partition("::")
+        if path not in defined:
+            file = REPO / path
+            tree = ast.parse(file.read_text()) if file.is_file() else ast.Module([], [])
+            defined[path] = {n.name for n in ast.walk(tree)
+                             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if rest.split("[", 1)[0].split("::")[-1] not in defined[path]:
+            missing.append(nodeid)
+    assert not missing, f"tests/durations.json names tests that are gone: {missing[:10]}"
