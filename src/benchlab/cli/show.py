@@ -17,7 +17,6 @@ from benchlab.cli.common import (
     session_overview,
 )
 from benchlab.cli.json_output import echo_json
-from benchlab.errors import UserError
 
 
 @click.command("show")
@@ -36,11 +35,7 @@ def show_cmd(session: str | None, as_json: bool, db: str | None,
 
     with open_store(db, readonly=True) as store:
         if session is None:
-            newest = store.sessions(limit=1)
-            if not newest:
-                raise UserError(f"no sessions in {store.path}; run or import something first, "
-                                f"or pass --db PATH")
-            session = newest[0]["uid"]
+            session = store.newest_uid()
         info = session_overview(store, session)
         summaries = session_summaries(store, info["id"])
         # the verdict run printed: the session's stored baseline rule and settings

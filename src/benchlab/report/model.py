@@ -132,11 +132,7 @@ class ReportModel:
 def select_series(store: Store, selectors: Sequence[str], metric: str | None) -> list[Series]:
     """Series named by the selectors (see the module docstring), in order, without repeats."""
     if not selectors:
-        newest = store.sessions(limit=1)
-        if not newest:
-            raise UserError(f"{store.path} has no sessions; measure something with "
-                            f"`benchlab run` or import one with `benchlab import`")
-        selectors = [newest[0]["uid"]]
+        selectors = [store.newest_uid()]
     out: list[Series] = []
     for sel in selectors:
         try:

@@ -424,6 +424,16 @@ class Queries:
 
         return np.array([np.nan if r[0] is None else r[0] for r in rows], dtype=float)
 
+    def newest_uid(self) -> str:
+        """The uid of the newest session of any kind; UserError (one line: run or import
+        something, or pass --db) when the store holds none. What a command without a named
+        session works on."""
+        newest = self.sessions(limit=1)
+        if not newest:
+            raise UserError(f"no sessions in {self.path}; run or import something first "
+                            f"(benchlab run ... / benchlab import ...), or pass --db PATH")
+        return newest[0]["uid"]
+
     def newest_session_uid(self, kind: str) -> str | None:
         """The uid of the newest complete session of ``kind`` (e.g. ``profile``), or None."""
         row = self.conn.execute("SELECT uid FROM sessions WHERE kind = ? AND status = 'complete'"

@@ -10,7 +10,6 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from benchlab.errors import UserError
 from benchlab.store.db import HARNESS_METRICS, SessionRef, Store
 from benchlab.store.formats.common import TIME_UNIT_TO_NS
 from benchlab.store.queries import PRIMARY_METRICS
@@ -116,11 +115,7 @@ def load_session(store: Store, key: str | int | SessionRef | dict) -> SessionDat
 def resolve_sessions(store: Store, keys: Sequence[str | int | SessionRef | dict]) -> list[SessionData]:
     """The sessions named by ``keys`` (each once, in the given order); none -> the newest one."""
     if not keys:
-        newest = store.sessions(limit=1)
-        if not newest:
-            raise UserError(f"no sessions in {store.path}; run or import something first "
-                            f"(benchlab run ... / benchlab import ...), or pass --db PATH")
-        keys = [newest[0]["uid"]]
+        keys = [store.newest_uid()]
     out: list[SessionData] = []
     seen: set[int] = set()
     for key in keys:
