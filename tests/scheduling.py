@@ -1,4 +1,4 @@
-"""How the parallel phase (``pytest -n 3 --dist loadgroup``) hands tests to its workers.
+"""How the parallel phase (``pytest -n 2 --dist loadgroup``) hands tests to its workers.
 
 xdist gives each worker the next unit of its queue (one test, or every test of one
 ``xdist_group``) whenever the worker has two tests or fewer left, in collection order. Two costs
