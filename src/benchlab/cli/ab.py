@@ -136,7 +136,8 @@ def measure_options(f):
         click.option("--max-pairs", type=params.count(maximum=10**7), default=100_000,
                      show_default=True, help="Most pairs per benchmark."),
         click.option("--look-every", type=params.count(maximum=10_000), default=10,
-                     show_default=True, help="Pairs between looks of the sequential rule."),
+                     show_default=True, help="Pairs between looks of the sequential rule (at "
+                     "least: every 2 % more pairs once they are many)."),
         click.option("--alpha", type=params.PROBABILITY, default=0.01, show_default=True,
                      help="Error of the repeated intervals (a false regression: alpha/2)."),
         click.option("--threshold", default=None, metavar="PCT",
