@@ -10,7 +10,8 @@ demo: setup
 # The files that hold timing-sensitive (serial) tests: the serial phase collects only these, not
 # the whole suite a second time. tests/test_serial_phase.py keeps the list exact.
 SERIAL_TESTS = tests/bundle/test_reproduce.py tests/cli/test_hyperfine_compat.py \
-	tests/cli/test_run_control.py tests/cli/test_verdict_everywhere.py \
+	tests/cli/test_run_control.py tests/cli/test_verdict_drift_run.py \
+	tests/cli/test_verdict_everywhere.py \
 	tests/cluster/test_faults.py tests/control/test_load.py tests/control/test_system.py \
 	tests/machines/test_profile.py tests/test_startup.py tests/workloads/test_workloads.py
 
