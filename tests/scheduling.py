@@ -12,7 +12,7 @@ follow from that, and :func:`schedule` removes both on the workers:
   waited for it alone: the units are now sorted longest first (recorded durations in
   ``tests/durations.json``; a test not listed counts as short), so the last units are the
   short ones and the workers end within seconds of each other. The file was recorded by a
-  whole parallel phase (``BENCHLAB_RECORD_DURATIONS``, below) at load ~8: only the order of its
+  whole parallel phase (``BENCHLAB_RECORD_DURATIONS``, below) at load 2-4: only the order of its
   numbers matters.
 
 The order changes nothing a test asserts: tests are independent (each has its own temporary
