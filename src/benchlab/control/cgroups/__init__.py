@@ -36,10 +36,9 @@ instead of being slowed down by swapping, which would distort its timings.
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchlab.control.cgroups.fs import DEFAULT_CPU_PERIOD_US, DEFAULT_PARENT, UNCONSTRAINED_HINT
 from benchlab.control.cgroups.registry import cleanup_all, install_signal_cleanup
+from benchlab.lazy import lazy_names
 
 # The other names load on first use (PEP 562 ``__getattr__``): every run's start-up sweeps and
 # tracks (layout, sweep), while only runs under limits need limits, accounting and run cgroups
@@ -54,15 +53,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 __all__ = [
     "CgroupLimits",

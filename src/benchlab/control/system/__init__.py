@@ -53,6 +53,7 @@ from benchlab.control.system.checks import (
     check_thp,
     check_virtualization,
 )
+from benchlab.lazy import lazy_names
 
 # The contention probe, tune and restore load on first use (PEP 562 ``__getattr__`` below):
 # every session runs the cheap checks, few ever tune (~1.5 ms of start-up for each session).
@@ -65,15 +66,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 CHEAP_CHECKS = (
