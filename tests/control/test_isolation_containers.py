@@ -229,6 +229,11 @@ def test_each_worker_execs_into_its_own_container():
         assert first[name] != second[name]  # a killed run's cleanup cannot hit the other worker
         assert iso.wrap(["true"], worker=0)[name] == first[name]  # reused
         assert subprocess.run(first, capture_output=True).returncode == 0
+        # its init (sleep) ignores SIGTERM: without SIGKILL as its stop signal every removal
+        # waited the engine's 10 s stop timeout
+        stop = subprocess.run(["podman", "inspect", "--format", "{{.Config.StopSignal}}",
+                               first[name]], capture_output=True, text=True).stdout.strip()
+        assert stop == str(int(signal.SIGKILL)), f"stop signal {stop!r}, not SIGKILL"
     finally:
         containers.remove_own_containers()
     assert owner_containers(os.getpid()) == []

@@ -186,7 +186,11 @@ def bind_dirs(argv: list[str], extra: tuple[str, ...] = ()) -> list[str]:
 
 def _options(engine: Engine, worker: int, cpus: tuple[int, ...] | None,
              binds: list[str]) -> list[str]:
-    out = ["--pull=never", "--label", f"{OWNER_LABEL}={os.getpid()}", "--network=none", *ULIMITS]
+    # A program that is its container's init (a worker's ``sleep``, a run's program) ignores
+    # the default SIGTERM, so ``rm --force`` waited the engine's 10 s stop timeout before its
+    # SIGKILL at every removal; nothing in a benchlab container needs a graceful stop.
+    out = ["--pull=never", "--label", f"{OWNER_LABEL}={os.getpid()}", "--network=none",
+           "--stop-signal=KILL", *ULIMITS]
     if engine.cgroup_manager == "cgroupfs":
         from benchlab.control.container_cgroups import cgroup_parent
 
