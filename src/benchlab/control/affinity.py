@@ -29,8 +29,7 @@ Plans only name CPUs; applying them is the spawner's job (``SpawnRequest.cpus``,
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from benchlab.environment.topology import CpuTopology
 from benchlab.errors import NotAvailable, UserError
@@ -50,8 +49,9 @@ AffinityKind = Literal["none", "core", "cores", "spread", "numa"]
 SmtPolicy = Literal["apart", "together"]
 
 
-@dataclass(frozen=True)
-class AffinitySpec:
+# A NamedTuple, not a frozen dataclass: the same fields, repr, equality and immutability, built
+# at import in ~0.1 ms instead of ~0.45 (`benchlab run` imports it; docs/development.md)
+class AffinitySpec(NamedTuple):
     """A parsed affinity mode.
 
     Attributes:

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from benchlab.errors import UserError
 from benchlab.units import format_cpu_list, parse_cpu_list
@@ -29,8 +30,9 @@ __all__ = [
     "process_allowed_cpus",
 ]
 
-@dataclass(frozen=True)
-class LogicalCpu:
+# A NamedTuple, not a frozen dataclass: the same fields, repr, equality and immutability, built
+# at import in ~0.1 ms instead of ~0.45 (`benchlab run` imports it; docs/development.md)
+class LogicalCpu(NamedTuple):
     """One online logical CPU (hardware thread).
 
     Attributes:

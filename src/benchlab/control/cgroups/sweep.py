@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,12 +27,14 @@ def list_benchlab_cgroups(layout: CgroupLayout | None = None, parent_name: str =
     layout = layout if layout is not None else detect_layout()
     found: list[str] = []
     for mount in layout.mounts():
-        parent = mount.path / parent_name
+        # scandir, not Path.iterdir + is_dir: a hierarchy's benchlab directory also holds its
+        # control files, and every session start lists all of them (~1 stat per entry saved)
         try:
-            entries = list(parent.iterdir())
+            with os.scandir(os.path.join(mount.path, parent_name)) as entries:
+                found.extend(entry.path for entry in entries
+                             if LEAF_NAME.match(entry.name) and entry.is_dir())
         except OSError:
             continue
-        found.extend(str(entry) for entry in entries if entry.is_dir() and LEAF_NAME.match(entry.name))
     return sorted(found)
 
 
