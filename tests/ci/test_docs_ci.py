@@ -45,7 +45,7 @@ def github_steps(workflow: str) -> list[dict]:
 
 def origin_and_clone(tmp_path: Path, pr_extra: int | None) -> Path:
     """A bare ``origin`` with main (the program, the suite of docs/ci.md) and a clone on a
-    pull-request branch: 1 % more work when ``pr_extra`` is 10, a README change when None."""
+    pull-request branch: ``pr_extra`` per mille more work (10: 1 %), a README change when None."""
     if not all(map(lambda t: __import__("shutil").which(t), ("cc", "make"))):
         pytest.skip("cc and make build the test program")
     seed = tmp_path / "seed"
@@ -121,10 +121,18 @@ def test_gitlab_merge_request_job(tmp_path, pr_extra, expected):
 
 
 def test_the_baseline_travels_in_a_sqlite_file(tmp_path):
-    """The baseline workflow: main records (three nights), a pull request doing 30 % more work
+    """The baseline workflow: main records (three nights), a pull request doing 6x the work
     fails against it (with gate, and with ab --baseline building it), an A/A one does not (CPU
-    time, 30 runs: 30 % is far above its noise)."""
-    clone = origin_and_clone(tmp_path, 300)
+    time, 30 runs).
+
+    A stored baseline is not paired with the fresh run: a load that comes and goes during one
+    session makes its CPU times drift (seen: +10 % within 30 runs of 4 ms), and the rule then
+    widens the interval for the autocorrelation and the learned session offsets, by design. At
+    -n 3 (load ~5) a 30 % pull request read 1.25 [0.50, 3.14], undecided: the outcome followed
+    the load. 6x the work (a CPU ratio of ~5, log 1.6) is decided beyond that widest interval
+    (log half-width 0.92); the 30 % case is judged on recorded sessions, quiet and drifting, in
+    tests/ci/test_baseline_recorded.py."""
+    clone = origin_and_clone(tmp_path, 5000)
     steps = {s["name"]: s for s in github_steps(blocks("yaml")[2])}
     env = _env(tmp_path)
     git(clone, "checkout", "-q", "main")
@@ -141,10 +149,10 @@ def test_the_baseline_travels_in_a_sqlite_file(tmp_path):
     nightly = run_script(blocks("sh")[0], clone, env)
     assert nightly.returncode == 0  # three sessions: too few for a change point
     # the same gate from ab's side: the pull request's head built in a worktree. Against a
-    # stored baseline the runs are not paired, so a busy sibling CPU (seen in a fresh-clone CI
-    # run: head/base 1.39 [0.86, 2.26]) can leave the interval too wide: the gate then says
-    # undecided and passes, by design. It must decide the regression within three tries and
-    # never call it anything else.
+    # stored baseline the runs are not paired, so drifting runs (seen in a fresh-clone CI run
+    # of the 30 % case: head/base 1.39 [0.86, 2.26]) can leave the interval too wide: the gate
+    # then says undecided and passes, by design. It must decide the regression within three
+    # tries and never call it anything else.
     outputs = []
     for _ in range(3):
         ab = run_script(blocks("shell")[0], clone, env)
