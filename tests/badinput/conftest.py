@@ -12,13 +12,24 @@ from pathlib import Path
 
 import pytest
 
+from tests.badinput.forkserver import ForkServer
 from tests.badinput.harness import Shared, prepare_shared
+from tests.conftest import BENCHLAB
 
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory) -> Shared:
     """The template store, the 50 MB line, valid profile/variability files (read-only)."""
     return prepare_shared(tmp_path_factory.mktemp("badinput-shared"))
+
+
+@pytest.fixture(scope="session")
+def forks():
+    """The fork server the corpus's cases run from (tests/badinput/forkserver.py), one per
+    worker; ended (and reaped) at the end of the session."""
+    server = ForkServer(BENCHLAB)
+    yield server
+    server.close()
 
 
 @pytest.fixture
