@@ -15,6 +15,7 @@ import click
 
 from benchlab.cli.cluster_certs import tls_options
 from benchlab.cli.json_output import echo_json
+from benchlab.cli.main import collect_again
 from benchlab.errors import UserError
 
 
@@ -152,8 +153,14 @@ def start_run(store, plan, cluster: str | None, on: str, spread: bool, *, argv, 
     where = where_of(cluster, on, spread, lost_after_s, plan.placement.calibration)
     if isinstance(where, Cluster):
         observer = MachineProgress(observer)
+
+    def started(session):
+        collect_again()  # run's start-up pause ends: the session's set-up and its imports are done
+        if on_start is not None:
+            on_start(session)
+
     return execute(plan, store, where, argv=argv, name=name, observer=observer,
-                   on_start=on_start)
+                   on_start=started)
 
 
 def resume_run(store, key: str, cluster: str | None, observer,
@@ -163,6 +170,7 @@ def resume_run(store, key: str, cluster: str | None, observer,
     ``lost_after_s`` (s): ``--lost-after``; None: the value stored with the session."""
     from benchlab.core.execute import Cluster, resume
 
+    collect_again()  # a resumed session collects from its start
     where = None
     if cluster is not None or lost_after_s is not None:
         where = Cluster(cluster, lost_after_s=lost_after_s)

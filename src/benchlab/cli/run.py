@@ -18,7 +18,6 @@ from benchlab.cli.hyperfine_options import (
     ignore_failure_policy,
 )
 from benchlab.cli.json_output import echo_json
-from benchlab.cli.main import collect_again
 from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.cli.run_outcome import (
     DEFAULT_MIN_RUNS,
@@ -236,7 +235,6 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                 if commands:
                     raise UserError("--resume takes the commands from the stored session; "
                                     "drop the commands or drop --resume")
-                collect_again()
                 result = resume_run(store, resume, cluster, observer, lost_after)
             else:
                 if not commands:
@@ -259,7 +257,6 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                     pids_max)
 
                 def announce(session):
-                    collect_again()  # the session's set-up (and its imports) is done
                     started.append(session)
                     if show_progress and not as_json:
                         console.print(f"[dim]session {session.uid} -> {store.path}[/dim]")
