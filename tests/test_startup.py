@@ -370,6 +370,29 @@ def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
     assert "numpy.ma" not in show_modules  # ~10 ms: np.median/np.percentile/np.unique import it
 
 
+def test_digests_without_openssl_equal_hashlibs_and_hmacs():
+    """benchlab.digests (CPython's own SHA-256, so run loads no OpenSSL) gives hashlib's SHA-256
+    and hmac's HMAC-SHA256 bit for bit: keys shorter than, as long as and longer than a block,
+    empty and long messages, and one keyed object reused for many messages."""
+    import hashlib
+    import hmac
+
+    from benchlab.digests import HmacSha256, sha256, sha256_hex
+
+    messages = [b"", b"a", b"benchlab env-key id\0" + bytes(range(32)), bytes(range(256)) * 40,
+                "PATH=/usr/bin:/bin é".encode("utf-8", "surrogateescape")]
+    for message in messages:
+        assert sha256_hex(message) == hashlib.sha256(message).hexdigest()
+        incremental = sha256()
+        incremental.update(message)
+        incremental.update(b"\0tail")
+        assert incremental.hexdigest() == hashlib.sha256(message + b"\0tail").hexdigest()
+    for key in (bytes(16), os.urandom(32), os.urandom(64), os.urandom(65), os.urandom(200)):
+        keyed = HmacSha256(key)
+        for message in messages:
+            assert keyed.hexdigest(message) == hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
 def test_the_power_plans_root_search_is_scipys_brentq():
     import math
     import random

@@ -7,7 +7,6 @@ machine does not expose is never guessed.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import re
@@ -16,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchlab.digests import sha256_hex
 from benchlab.paths import user_cache_dir
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def _per_boot_key(argv: Sequence[str]) -> str | None:
         parts += [os.readlink(f"/proc/self/ns/{ns}") for ns in ("pid", "mnt")]
     except OSError:
         return None
-    return hashlib.sha256("\0".join(parts + list(argv)).encode()).hexdigest()[:24]
+    return sha256_hex("\0".join(parts + list(argv)).encode())[:24]
 
 
 def _read_cached(key: str) -> tuple[int, str, str] | None:

@@ -7,12 +7,12 @@ Topology (physical cores, packages, threads per core) comes from the one sysfs t
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
 from typing import Any
 
+from benchlab.digests import sha256_hex
 from benchlab.environment._read import is_unknown, read_int, read_text, unknown
 from benchlab.environment.topology import read_topology
 from benchlab.errors import UserError
@@ -221,7 +221,7 @@ def cpu_section() -> dict[str, Any]:
         notable: Any = flags_text
     else:
         flags = sorted(set(flags_text.split()))
-        flags_digest = hashlib.sha256(" ".join(flags).encode()).hexdigest()[:16]
+        flags_digest = sha256_hex(" ".join(flags).encode())[:16]
         flags_count = len(flags)
         notable = {flag: flag in flags for flag in NOTABLE_CPU_FLAGS}
 

@@ -8,11 +8,11 @@ and :mod:`benchlab.environment.diff` share.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from benchlab.digests import sha256_hex
 from benchlab.environment._read import is_unknown
 
 # Key paths (dotted) left out of the digest: they change between sessions on the same machine.
@@ -76,4 +76,4 @@ def environment_digest(env: Mapping[str, Any]) -> str:
     """
     kept = {path: value for path, value in flatten(env) if not _excluded_from_digest(path)}
     canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    return sha256_hex(canonical.encode())[:16]

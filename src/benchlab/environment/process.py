@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 from collections.abc import Mapping
 from typing import Any
 
+from benchlab.digests import HmacSha256, sha256_hex
 from benchlab.environment._read import is_unknown, read_text, unknown
 
 # How a stored value digest is made; kept beside the values so a reader knows what it compares.
@@ -18,7 +17,7 @@ ENV_DIGEST_NONE = "values not stored (no store key given)"
 def env_digest_label(key: bytes) -> str:
     """The ``env_vars_digest`` label of values keyed by ``key``: :data:`ENV_DIGEST_KEYED` and
     the key's public id, so a diff compares values only between sessions keyed alike."""
-    key_id = hashlib.sha256(b"benchlab env-key id\0" + bytes(key)).hexdigest()[:12]
+    key_id = sha256_hex(b"benchlab env-key id\0" + bytes(key))[:12]
     return f"{ENV_DIGEST_KEYED} {key_id}"
 
 
@@ -38,8 +37,8 @@ def env_var_digests(environ: Mapping[str, str] | None = None,
         return {name: None for name in sorted(environ)}
     if not isinstance(key, (bytes, bytearray)) or len(key) < 16:
         raise ValueError("env key must be at least 16 random bytes (Store.env_key())")
-    return {name: "hmac:" + hmac.new(bytes(key), value.encode("utf-8", "surrogateescape"),
-                                     hashlib.sha256).hexdigest()[:32]
+    keyed = HmacSha256(key)
+    return {name: "hmac:" + keyed.hexdigest(value.encode("utf-8", "surrogateescape"))[:32]
             for name, value in sorted(environ.items())}
 
 

@@ -16,7 +16,6 @@ path, a signal's exit included) are one concern, what may happen to the file.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import sqlite3
@@ -25,6 +24,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterator
 
+from benchlab.digests import sha256_hex
 from benchlab.errors import UserError
 from benchlab.store import verified
 from benchlab.store.paths import refuse_output_path, store_files  # noqa: F401  (re-exported)
@@ -48,7 +48,7 @@ def canonical_json(value: Any) -> str:
 
 def digest_of(value: Any) -> str:
     """SHA-256 (hex) of the canonical JSON of ``value``."""
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
+    return sha256_hex(canonical_json(value).encode())
 
 
 def user_db_path() -> str:
