@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import fcntl
 import functools
-import hashlib
 import os
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchlab.digests import sha256
 from benchlab.errors import UserError
 from benchlab.paths import user_cache_dir
 
@@ -74,7 +74,7 @@ def _compiler_identity(compiler: str) -> str:
 
 
 def _cache_key(source_text: bytes, compiler: str, flags: Sequence[str], libs: Sequence[str]) -> str:
-    digest = hashlib.sha256()
+    digest = sha256()
     digest.update(source_text)
     digest.update(b"\0" + _compiler_identity(compiler).encode())
     digest.update(b"\0" + "\0".join(flags).encode())
@@ -187,7 +187,7 @@ def build_source_text(
     The text is written to ``cache_dir()/src/<name>-<hash>.c`` first, so the binary is cached
     like any bundled source.
     """
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    digest = sha256(text.encode()).hexdigest()[:16]
     src_dir = cache_dir() / "src"
     src_path = src_dir / f"{name}-{digest}.c"
     if not src_path.exists():

@@ -19,11 +19,11 @@ a file only its user can read:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
 
+from benchlab.digests import sha256_hex
 from benchlab.errors import UserError
 
 #: Bytes of a new key (256 bits: HMAC-SHA-256's block of key).
@@ -42,7 +42,7 @@ def key_path() -> Path:
 def key_id(key: bytes) -> str:
     """A short public name of ``key`` (12 hex digits of a SHA-256 of it): equal ids, comparable
     digests. It reveals nothing usable about the key."""
-    return hashlib.sha256(b"benchlab env-key id\0" + bytes(key)).hexdigest()[:12]
+    return sha256_hex(b"benchlab env-key id\0" + bytes(key))[:12]
 
 
 def _read(path: Path) -> bytes:

@@ -14,12 +14,12 @@ later times. Anything unreadable in the cache means "check again".
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from pathlib import Path
 
+from benchlab.digests import sha256_hex
 from benchlab.paths import user_cache_dir
 
 #: A check is remembered only this long (s) after the file's last change (see the docstring).
@@ -27,7 +27,7 @@ SETTLED_S = 1.0
 
 
 def _cache_file(db_path: str) -> Path:
-    key = hashlib.sha256(os.path.realpath(db_path).encode()).hexdigest()[:24]
+    key = sha256_hex(os.path.realpath(db_path).encode())[:24]
     return user_cache_dir() / "checked-stores" / key
 
 
