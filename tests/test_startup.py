@@ -357,6 +357,8 @@ def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
     # MetricSpec alone from store.formats: not its importers' helpers (~10 ms)
     assert not {"benchlab.store.formats.gather", "benchlab.store.formats.common",
                 "benchlab.store.formats.readers"} & run_modules
+    # digests by CPython's own SHA-256 (benchlab.digests): OpenSSL is not loaded (~3 %)
+    assert not {"hashlib", "hmac", "_hashlib"} & run_modules
     proc, modules = _modules_after(["compare", "/bin/true", "/bin/echo", "--db", db], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "scipy.stats" not in modules and "scipy.optimize" not in modules
