@@ -252,7 +252,7 @@ def _execute(client: Any, writer: SessionWriter, plan: RunPlan, machines: list[M
     uid = writer.ref.uid
     resume = f"benchlab run --resume {uid} --cluster {address}"
     recorder: RunRecorder | None = None
-    finished = False
+    finished = scheduler_gone = False
     try:
         with ending_session(writer):
             recorder = RunRecorder(writer, plan, observer)
@@ -269,6 +269,7 @@ def _execute(client: Any, writer: SessionWriter, plan: RunPlan, machines: list[M
             try:
                 result = dispatch.run()
             except SchedulerGone as exc:
+                scheduler_gone = True
                 writer.finish("interrupted", load_after=list(load_average()))
                 runs = len(writer.store.runs(session_id=writer.ref.id))
                 raise UserError(f"the Dask scheduler at {address} went away ({exc}); {runs} "
@@ -292,7 +293,9 @@ def _execute(client: Any, writer: SessionWriter, plan: RunPlan, machines: list[M
             result.status = "complete"
             return result
     finally:
-        if not finished:  # failed or interrupted: stop the load, drop each machine's state
+        # failed or interrupted: stop the load, drop each machine's state; not through a
+        # scheduler that went away (Client.run goes through it: the stop waited 12 s for nothing)
+        if not finished and not scheduler_gone:
             from benchlab.core.cluster.stop import stop_runs_on
 
             stop_runs_on(client, uid, [m.address for m in machines], wait_s=2.0)
