@@ -36,6 +36,19 @@ if [ "$n" -eq 1 ]; then exec sleep 30; fi
 """
 
 
+@pytest.fixture(scope="module")
+def team():
+    """(address, worker process): one team's scheduler and worker (the dask CLIs) for the
+    module, as a team keeps them up for many clients. Each test asserts the worker stays up and
+    nothing of its runs is left on it, so the next test finds it as a fresh one."""
+    port = free_port()
+    scheduler, worker = team_cluster(port)
+    try:
+        yield f"tcp://127.0.0.1:{port}", worker
+    finally:
+        stop_all(None, scheduler, worker)
+
+
 def _run_processes(root: int) -> list[str]:
     """The exec helpers and sleeps among ``root``'s descendants (a run's processes)."""
     return [name for name in (comm(pid) for pid in descendants(root))
@@ -62,13 +75,11 @@ def _client_napping_on(address: str, worker: subprocess.Popen, db_path, tmp_path
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
-def test_interrupted_client_stops_the_run_on_a_teams_worker(db_path, tmp_path, signum):
-    counter, port = tmp_path / "count", free_port()
-    scheduler, worker = team_cluster(port)
+def test_interrupted_client_stops_the_run_on_a_teams_worker(team, db_path, tmp_path, signum):
+    (address, worker), counter = team, tmp_path / "count"
     client = None
     try:
-        client = _client_napping_on(f"tcp://127.0.0.1:{port}", worker, db_path, tmp_path,
-                                    counter)
+        client = _client_napping_on(address, worker, db_path, tmp_path, counter)
         client.send_signal(signum)
         out, err = client.communicate(timeout=60)
         assert client.returncode == 128 + signum, (out, err)
@@ -91,19 +102,17 @@ def test_interrupted_client_stops_the_run_on_a_teams_worker(db_path, tmp_path, s
         assert Counter(r["status"] for r in runs) == {"ok": 3}
         assert counter.read_text().strip() == "4", "a run executed after the stop"
     finally:
-        stop_all(client, scheduler, worker)
+        stop_all(client)
 
 
-def test_a_killed_clients_run_is_killed_on_a_teams_worker(db_path, tmp_path):
+def test_a_killed_clients_run_is_killed_on_a_teams_worker(team, db_path, tmp_path):
     """kill -9 of the client: nobody can call the stop, but the scheduler frees the client's
     tasks and the worker plugin (core/cluster/cancel.py) kills the run's processes there; the
     session keeps its stored run and ``--resume`` completes it exactly."""
-    counter, port = tmp_path / "count", free_port()
-    scheduler, worker = team_cluster(port)
+    (address, worker), counter = team, tmp_path / "count"
     client = None
     try:
-        client = _client_napping_on(f"tcp://127.0.0.1:{port}", worker, db_path, tmp_path,
-                                    counter)
+        client = _client_napping_on(address, worker, db_path, tmp_path, counter)
         client.kill()
         client.communicate(timeout=30)
         # the 30 s nap is killed well before it would end by itself
@@ -119,17 +128,15 @@ def test_a_killed_clients_run_is_killed_on_a_teams_worker(db_path, tmp_path):
         assert sorted(r["iteration"] for r in runs) == [0, 1, 2]
         assert Counter(r["status"] for r in runs) == {"ok": 3}
     finally:
-        stop_all(client, scheduler, worker)
+        stop_all(client)
 
 
-def test_interrupted_fleet_profile_stops_stress_ng_on_a_teams_worker(db_path):
+def test_interrupted_fleet_profile_stops_stress_ng_on_a_teams_worker(team, db_path):
     """``profile --cluster`` interrupted while stress-ng runs on a team's worker: the client
     stops it there too (one line, exit 130), and the worker stays up."""
 
     require_tool("stress-ng")
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler, worker = team_cluster(port)
+    address, worker = team
     client = None
 
     def stress_ng() -> list[int]:
@@ -151,4 +158,4 @@ def test_interrupted_fleet_profile_stops_stress_ng_on_a_teams_worker(db_path):
         assert stress_ng() == [] and _run_processes(worker.pid) == []
         assert worker.poll() is None, "the team's worker itself must stay up"
     finally:
-        stop_all(client, scheduler, worker)
+        stop_all(client)

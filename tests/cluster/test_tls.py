@@ -137,11 +137,32 @@ def test_plain_tcp_to_another_machine_needs_insecure(address, tmp_path):
 
 
 def test_insecure_lets_plain_tcp_through_to_the_connection(tmp_path):
-    """With --insecure the address is accepted and the connection is tried (nothing listens
-    on this port of a TEST-NET address, so the error is about reaching it)."""
-    proc = run_cli("run", "--cluster", "tcp://192.0.2.1:9", "--insecure", "true",
-                   db=tmp_path / "n.db", timeout=90)
-    assert_one_line_error(proc, "cannot reach the cluster")
+    """With --insecure the address is accepted and the connection is tried: a listener that
+    closes every connection at once, reached as ``tcp://0.0.0.0:PORT`` (not a loopback name:
+    refused without --insecure, as the test above checks), sees the client connect, and the
+    error is about reaching it.
+    (A TEST-NET address took Dask's whole 10 s connect timeout to say the same.)"""
+    import socket
+    import threading
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        accepted = []
+
+        def close_each():
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except OSError:
+                    return
+                accepted.append(True)
+                conn.close()
+
+        threading.Thread(target=close_each, daemon=True).start()
+        address = f"tcp://0.0.0.0:{server.getsockname()[1]}"
+        proc = run_cli("run", "--cluster", address, "--insecure", "true", db=tmp_path / "n.db",
+                       timeout=90)
+        assert_one_line_error(proc, "cannot reach the cluster")
+        assert accepted, "--insecure did not try the connection"
 
 
 def test_client_certificate_from_dasks_own_configuration(tls_cluster, certs, tmp_path):
