@@ -25,7 +25,12 @@ from tests.conftest import run_cli
 pytestmark = pytest.mark.slow
 
 QUOTA_US, PERIOD_US = 1000, 10_000
-METHODS = "int64,double,matrixprod"
+# One method: every stress-ng run is a whole second, and the slow-machine test's profile, its
+# plain reproduction (a round before and after) and each calibration trial run every method
+# per round, so three methods tripled its ~30 s. The assertions do not need more: 10x between
+# the quota and no quota stands out on any method, and the calibration's recovered quota and
+# size band are judged on the one method's rounds (checked at load 3-9, and beside stress-ng).
+METHODS = "int64"
 
 
 def _reproduce(bundle, db, *extra, tolerance="0.5"):

@@ -130,3 +130,32 @@ def test_calibration_recovers_a_known_quota_end_to_end():
     assert result.range_after["length"] < result.range_before["length"]
     assert result.range_before["median"] > 1.3  # the unthrottled machine is clearly faster
     assert 0.6 < result.residual_ratio < 1.6
+
+
+@pytest.mark.root
+@pytest.mark.skipif(_quota_unavailable() is not None, reason=str(_quota_unavailable()))
+def test_confirmation_pools_the_rounds_measured_at_its_quota(tmp_path):
+    """The confirmation at a quota a search trial already measured runs only the rounds it
+    lacks (at least half fresh), and its trial holds them all. Runs are counted by a wrapper
+    that logs each measuring invocation and execs the real stress-ng (counts, not timings:
+    any load)."""
+    from benchlab.machines.calibrate import stress_ng_measure
+
+    log = tmp_path / "runs.log"
+    wrapper = tmp_path / "stress-ng"
+    wrapper.write_text(f'#!/bin/sh\ncase "$*" in *--yaml*) echo run >> {log};; esac\n'
+                       f'exec {shutil.which("stress-ng")} "$@"\n')
+    wrapper.chmod(0o755)
+    base = run_profile(["int64"], name="base", duration_s=1, repeat=1, environment={},
+                       binary=str(wrapper))
+    measure = stress_ng_measure(base, ["int64"], period_us=10_000, duration_s=1, cpus=None,
+                                environment={}, binary=str(wrapper))
+    searched = measure(5_000, 2, "model")
+    runs_before = len(log.read_text().split())
+    confirmed = measure(5_000, 4, "confirm")
+    assert searched.repeat == 2 and confirmed.repeat == 4, (searched, confirmed)
+    assert len(log.read_text().split()) - runs_before == 2, "the confirmation re-ran pooled rounds"
+    # another quota has nothing to pool: all its rounds are fresh
+    elsewhere = measure(6_000, 2, "confirm")
+    assert elsewhere.repeat == 2
+    assert len(log.read_text().split()) - runs_before == 4

@@ -31,7 +31,8 @@ second), roughly in proportion. So:
    machine is larger than the noise within a trial. It is not clamped to the bracket, which
    that drift can misplace. A final confirmation measurement at that quota gives the residual ratio
    with its interval and the variability range after calibration (the range before is the
-   first, unthrottled trial's).
+   first, unthrottled trial's); with stress-ng it pools the rounds a trial already measured at
+   that very quota and measures the rest (at least half fresh).
 
 The result is written as a calibration JSON; :func:`load_calibration` turns it into
 :class:`~benchlab.control.cgroups.CgroupLimits` for ``benchlab run --calibration FILE``.
@@ -51,7 +52,7 @@ import numpy as np
 
 from benchlab.errors import UserError
 from benchlab.machines.documents import read_json_document
-from benchlab.machines.profile import Profile
+from benchlab.machines.profile import Profile, pool_profiles
 from benchlab.machines.quota_search import Measure, Trial, aggregate, ratio_interval, search_quota  # noqa: F401 (API)
 from benchlab.machines.variability import Variability
 
@@ -134,31 +135,47 @@ def load_calibration(path: str | os.PathLike):
 def stress_ng_measure(base: Profile, methods: Sequence[str], *, period_us: int, duration_s: int,
                       cpus: Sequence[int] | None, environment: dict | None = None,
                       binary: str | None = None, seed0: int = 100) -> Measure:
-    """A trial function running the methods with stress-ng under a quota (see :class:`Trial`)."""
+    """A trial function running the methods with stress-ng under a quota (see :class:`Trial`).
+
+    The confirmation (purpose ``confirm``) reuses the rounds a search trial already measured at
+    the same quota and runs only the rest, at least half of its rounds fresh: the search often
+    ends on a quota it measured (the kernel's minimum quota, where a slow base leaves it), and
+    measuring those rounds again cost a whole trial (6 s of stress-ng for 3 methods x 2 rounds).
+    """
     from benchlab.control.cgroups import CgroupLimits
     from benchlab.machines.profile import run_profile
 
     base_values = {m: base.methods[m].value for m in methods}
     counter = [0]
+    #: quota (us) -> (profiles measured at it, throttled fraction per run)
+    measured: dict[int, tuple[list[Profile], list[float]]] = {}
 
     def measure(quota_us: int, repeat: int, purpose: str) -> Trial:
         counter[0] += 1
         limits = CgroupLimits(cpu_quota_us=int(quota_us), cpu_period_us=int(period_us))
         started = time.monotonic()
-        throttled: list[float] = []
+        profiles, throttled = measured.setdefault(int(quota_us), ([], []))
+        reused = (list(profiles), list(throttled)) if purpose == "confirm" else ([], [])
+        have = sum(p.metadata["repeat"] for p in reused[0])
+        fresh = max(repeat - have, -(-repeat // 2))
+        new_throttled: list[float] = []
 
         def observe(event, **data):
             rec = data.get("record")
             if event == "run" and rec is not None and rec.cgroup:
                 periods, thr = rec.cgroup.get("nr_periods"), rec.cgroup.get("nr_throttled")
                 if periods:
-                    throttled.append(thr / periods)
+                    new_throttled.append(thr / periods)
 
         prof = run_profile(list(methods), name=f"calibration-trial-{counter[0]}", duration_s=duration_s,
-                           repeat=repeat, limits=limits, cpus=cpus, seed=seed0 + counter[0],
+                           repeat=fresh, limits=limits, cpus=cpus, seed=seed0 + counter[0],
                            environment=environment or {}, observer=observe, binary=binary)
-        return trial_from_profile(prof, base_values, quota_us, repeat, time.monotonic() - started,
-                                  purpose, float(np.mean(throttled)) if throttled else None)
+        profiles.append(prof)
+        throttled.extend(new_throttled)
+        fractions = reused[1] + new_throttled
+        return trial_from_profile(pool_profiles([*reused[0], prof]), base_values, quota_us,
+                                  have + fresh, time.monotonic() - started, purpose,
+                                  float(np.mean(fractions)) if fractions else None)
 
     return measure
 

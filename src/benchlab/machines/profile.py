@@ -168,6 +168,18 @@ class Profile:
                    metadata=dict(doc.get("metadata") or {}), environment=doc.get("environment"))
 
 
+def pool_profiles(profiles: Sequence[Profile]) -> Profile:
+    """One profile holding every round of ``profiles`` (the same methods, measured the same
+    way, e.g. at one quota): each method's values and CPU values in order, rounds summed."""
+    first = profiles[0]
+    methods = {m: MethodResult(m, [v for p in profiles for v in p.methods[m].values],
+                               r.higher_is_better, r.kind,
+                               [v for p in profiles for v in p.methods[m].cpu_values])
+               for m, r in first.methods.items()}
+    metadata = {**first.metadata, "repeat": sum(p.metadata.get("repeat", 0) for p in profiles)}
+    return Profile(first.name, methods, metadata, first.environment)
+
+
 def load_profile_file(path: str | os.PathLike) -> Profile:
     """Read a profile JSON file; UserError for a missing file, bad JSON or another document."""
     from benchlab.store.formats.readers import load_json

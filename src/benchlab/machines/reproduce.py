@@ -2,8 +2,10 @@
 
 The runs themselves go through :mod:`benchlab.core.reproduce` (plans read, shown, confined
 to scratch); this module adds what needs machine profiles: the original machine's stress-ng
-profile from the bundle, a short profile of this machine just before and just after measuring
-(the variability range spans both, since the load of a shared machine moves in between), and
+profile from the bundle, this machine's profile as two rounds, one just before and one just
+after measuring (each method's value is then the mean of the two, the speed the load of a
+shared machine gave on either side of the runs; two rounds on each side took twice the 1-s
+stress-ng runs and a range over both sides' extremes), and
 with ``calibrate`` the CPU quota that makes this machine match the original's profile
 (:func:`benchlab.machines.calibrate.calibrate`), under which every run is then measured.
 The judgement in words is :mod:`benchlab.report.reproduce.verdict`'s.
@@ -87,10 +89,11 @@ def measure_here(store, rep: Reproduction, *, calibrate: bool = False,
                  argv: list[str] | None = None) -> Remeasured:
     """Re-measure ``rep`` here (the user has agreed to run it) and the machines' variability.
 
-    Without ``calibrate``, this machine is profiled briefly on the bundled profile's methods
-    just before and just after measuring, and the range spans both; with it, the runs are
+    Without ``calibrate``, this machine is profiled on the bundled profile's methods, one
+    round just before and one just after measuring, pooled; with it, the runs are
     measured under the calibrated quota and the range is the calibration's confirmation.
     """
+    from benchlab.machines.profile import pool_profiles
     from benchlab.machines.variability import compute_variability
 
     bundle = rep.bundle
@@ -108,16 +111,14 @@ def measure_here(store, rep: Reproduction, *, calibrate: bool = False,
     methods = [m for m, r in base.methods.items() if r.values and r.higher_is_better] \
         if base is not None and not calibrate else []
     duration_s = int(base.metadata.get("duration_s") or 1) if base is not None else 1
-    ranges: list[Any] = []
-    if methods:  # before and after: the range then covers the load while measuring
-        ranges.append(compute_variability(profile_here(methods, duration_s=duration_s),
-                                          base).range)
+    rounds: list[Any] = []
+    if methods:  # a round before and one after: together they span the load while measuring
+        rounds.append(profile_here(methods, duration_s=duration_s, repeat=1))
     pairs, warnings = remeasure(store, rep, quota=quota, isolation=isolation,
                                 observer=observer, argv=argv)
     if methods:
-        ranges.append(compute_variability(profile_here(methods, duration_s=duration_s),
-                                          base).range)
-        speedup_range = (min(r[0] for r in ranges), max(r[1] for r in ranges))
+        rounds.append(profile_here(methods, duration_s=duration_s, repeat=1))
+        speedup_range = compute_variability(pool_profiles(rounds), base).range
     return Remeasured(pairs, warnings, speedup_range, quota)
 
 
