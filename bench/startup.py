@@ -14,12 +14,14 @@ also records the git commit (two forks of git). On a loaded machine compare the 
 the CPU ratio: wall time is then mostly waiting for a CPU.
 
 Usage:  .venv/bin/python bench/startup.py [--runs N] [--benchlab PATH] [--demo-db PATH]
+                                            [--instructions]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -147,10 +149,54 @@ main()  # the console script's path (argv None): its fast exit included
 """
 
 
+def instructions(argv: list[str], cwd: str) -> int | None:
+    """User-space instructions of one run of ``argv`` (a whole process, its children not
+    counted), by valgrind's cachegrind; None without valgrind. They do not depend on the
+    machine's load, so a change of a few per cent shows on a busy machine too."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    proc = subprocess.run([valgrind, "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", *argv],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", proc.stderr)
+    return int(found.group(1).replace(",", "")) if proc.returncode == 0 and found else None
+
+
+def print_instructions(bl: str) -> None:
+    """``--instructions``: the instructions of the interpreter, of importing Click, and of
+    ``run -q -N -r 1`` and ``-r 101`` (the second on the same store): fixed and per-run cost."""
+    with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
+        db = str(Path(tmp) / "i.db")
+        subprocess.run([bl, "run", "-q", "-N", "-r", "1", "/bin/true", "--db", db], check=True)
+        script = [sys.executable, bl]  # the console script, run by the interpreter valgrind runs
+        counts = {
+            "python -c pass": instructions([sys.executable, "-c", "pass"], tmp),
+            "python -c 'import click'": instructions([sys.executable, "-c", "import click"], tmp),
+            "run -q -N -r 1 /bin/true": instructions(
+                [*script, "run", "-q", "-N", "-r", "1", "/bin/true", "--db", db], tmp),
+            "run -q -N -r 101 /bin/true": instructions(
+                [*script, "run", "-q", "-N", "-r", "101", "/bin/true", "--db", db], tmp),
+        }
+    if None in counts.values():
+        print("instructions: valgrind is not installed (or a run failed)")
+        return
+    print("instructions (valgrind cachegrind, user space, load-independent; millions):")
+    for name, count in counts.items():
+        print(f"  {name:40} {count / 1e6:9.1f} M")
+    fixed_run = counts["run -q -N -r 1 /bin/true"]
+    per_run = (counts["run -q -N -r 101 /bin/true"] - fixed_run) / 100
+    click_too = counts["python -c 'import click'"]
+    print(f"  per run {per_run / 1e6:.3f} M; fixed {(fixed_run - per_run) / 1e6:.1f} M, of "
+          f"which the interpreter and Click {click_too / 1e6:.1f} M")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="runs of each command (default 10)")
     parser.add_argument("--benchlab", default=str(Path(sys.executable).parent / "benchlab"))
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count instructions with valgrind (load-independent)")
     parser.add_argument("--demo-db", default=None, help="the demo's store (default: run "
                         "`benchlab demo` into a temporary one)")
     args = parser.parse_args()
@@ -243,6 +289,9 @@ def main() -> None:
     print("heavy packages imported by `benchlab run -r 3 /bin/true` (first importer, s spent importing it):")
     for top, culprit, cost in pulled or [("none", "-", 0.0)]:
         print(f"  {top:12} via {culprit:45} {cost:6.3f} s")
+    if args.instructions:
+        print()
+        print_instructions(bl)
 
 
 if __name__ == "__main__":
