@@ -25,16 +25,19 @@ def order_book_session(db: Path, *extra: str, runs: int = 10) -> str:
     return [s["uid"] for s in listed if s["kind"] == "run"][0]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def measured(tmp_path_factory) -> tuple[Path, str]:
-    """(database, uid) of one real order-book session, measured once per test module."""
+    """(database, uid) of one real order-book session, measured once for the package (and
+    per worker): its tests only read it, and each bundle or report made from it costs seconds
+    (the HTML report's figures)."""
     db = tmp_path_factory.mktemp("bundle") / "bench.db"
     return db, order_book_session(db)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def bundled(measured, tmp_path_factory) -> Path:
-    """The bundle of :func:`measured`'s session, made with the real CLI."""
+    """The bundle of :func:`measured`'s session, made once with the real CLI; tests that
+    alter it alter a copy (``repack``)."""
     db, uid = measured
     out = tmp_path_factory.mktemp("bundled") / "orders.benchlab.tar.gz"
     run_cli("bundle", uid, "-o", str(out), db=db, check=True)
