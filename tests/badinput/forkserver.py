@@ -86,7 +86,8 @@ class ForkServer:
             timeout: float) -> subprocess.CompletedProcess:
         """``benchlab *argv`` in a forked child; the same result as ``run_case`` gives for the
         console script: its status (negative: killed by that signal), stdout and stderr as
-        text with universal newlines, invalid bytes replaced."""
+        text with universal newlines, invalid bytes replaced; ``timed_out`` says whether the
+        case's process group was killed after ``timeout`` seconds."""
         request = json.dumps({"argv": argv, "cwd": cwd, "env": env}).encode()
         if len(request) > MAX_REQUEST:
             raise ValueError(f"request of {len(request)} bytes: run it as the console script")
@@ -103,7 +104,9 @@ class ForkServer:
         text = [_text(b) for b in (out, err)]
         if timed_out:
             text[1] += f"\n[badinput] still running after {timeout:.0f} s: killed"
-        return subprocess.CompletedProcess(argv, os.waitstatus_to_exitcode(status), *text)
+        proc = subprocess.CompletedProcess(argv, os.waitstatus_to_exitcode(status), *text)
+        proc.timed_out = timed_out  # type: ignore[attr-defined]
+        return proc
 
 
 def _text(data: bytes) -> str:

@@ -18,7 +18,8 @@ import pytest
 
 from benchlab.report.verdict_text import verdict_text
 from benchlab.stats.verdict import CompareOptions, compare
-from tests.conftest import needs_tool, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import needs_tool
 
 pytestmark = needs_tool("valgrind")
 

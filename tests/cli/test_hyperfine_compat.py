@@ -24,7 +24,8 @@ import pytest
 from benchlab.store import Store
 from benchlab.store.formats.asciidoc import asciidoc_text, markup_table
 from benchlab.store.formats.orgmode import orgmode_text
-from tests.conftest import assert_one_line_error, needs_tool, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error, needs_tool
 
 HYPERFINE = shutil.which("hyperfine")
 RESULT_KEYS = {"command", "mean", "stddev", "median", "user", "system", "min", "max", "times",

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from benchlab.store import Store
-from tests.conftest import BENCHLAB, assert_one_line_error, run_cli, sigint_as_in_a_terminal
+from tests.cli.forked import run_cli
+from tests.conftest import BENCHLAB, assert_one_line_error, sigint_as_in_a_terminal
 
 
 def _runs(db: Path) -> list[dict]:

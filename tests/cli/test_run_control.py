@@ -15,7 +15,8 @@ import pytest
 from benchlab.control.cgroups import detect_layout, list_benchlab_cgroups
 from benchlab.store import Store
 from benchlab.workloads import build_workload
-from tests.conftest import BENCHLAB, assert_one_line_error, run_cli, sigint_as_in_a_terminal
+from tests.cli.forked import run_cli
+from tests.conftest import BENCHLAB, assert_one_line_error, sigint_as_in_a_terminal
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="cgroup limits need root")

@@ -12,7 +12,8 @@ import pytest
 
 from benchlab.report.study import parallel_run_ratio
 from benchlab.store import Store
-from tests.conftest import BENCHLAB, assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import BENCHLAB, assert_one_line_error
 
 SUITE = """
 [study]
@@ -89,7 +90,9 @@ def test_builtin_study_runs_every_cell_and_reports_seed_000_tables(db_path, tmp_
     for g in groups:
         assert float(g["mean_lo"]) <= float(g["mean_ns"]) <= float(g["mean_hi"])
     ratios = list(csv.DictReader(open(out / "parallel.csv")))
-    assert len(ratios) == 4 and all(0 < float(r["parallel_run_ratio"]) <= 1 for r in ratios)
+    # 0 is a ratio too: on a loaded machine one worker can end its last run before the other
+    # ends its first (no parallel time), and the outcome must not follow the load.
+    assert len(ratios) == 4 and all(0 <= float(r["parallel_run_ratio"]) <= 1 for r in ratios)
     errors = list(csv.DictReader(open(out / "errors.csv")))
     assert {e["time"] for e in errors} == {"wall", "cpu"}
     assert all(float(e["relative_error"]) >= 0 for e in errors)

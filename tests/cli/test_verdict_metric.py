@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error
 
 
 def _verdict(db, *args):
