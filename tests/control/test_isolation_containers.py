@@ -85,6 +85,30 @@ def test_the_runtime_that_works_here_is_found_and_recorded():
 
 
 @needs_podman
+def test_the_runtime_choice_is_remembered_for_the_boot_and_checked_before_use(tmp_path,
+                                                                             monkeypatch):
+    from benchlab.control.container_choice import remembered_choice
+
+    monkeypatch.setenv("BENCHLAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(containers, "_REGISTRY", containers._Registry())  # a fresh process
+    chosen = containers.prepare_engine("podman", IMAGE)
+    assert remembered_choice(chosen.path, None) == (chosen.runtime, chosen.runtime_forced,
+                                                    chosen.cgroup_manager)
+    asked = []
+    real_info = containers._engine_info
+    monkeypatch.setattr(containers, "_engine_info", lambda *a: asked.append(a) or real_info(*a))
+    monkeypatch.setattr(containers, "_REGISTRY", containers._Registry())  # the next process
+    assert containers.prepare_engine("podman", IMAGE) == chosen and asked == [], \
+        "a remembered choice is used without asking the engine's info"
+    # a choice that no longer runs (a runtime removed) is found again, not used
+    (file,) = (tmp_path / "probes").glob("engine-*.json")
+    file.write_text(json.dumps(["benchlab-no-such-runtime", True, chosen.cgroup_manager]))
+    monkeypatch.setattr(containers, "_REGISTRY", containers._Registry())
+    assert containers.prepare_engine("podman", IMAGE) == chosen and len(asked) == 1
+    assert remembered_choice(chosen.path, None)[0] == chosen.runtime
+
+
+@needs_podman
 def test_bad_container_input_is_one_line_before_any_session(tmp_path):
     db = tmp_path / "bad.db"
     cases = [(("--isolation", "podman:localhost/benchlab-no-such-image:0"), ("does not exist",)),

@@ -24,6 +24,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 
+from benchlab.control.container_choice import remember_choice, remembered_choice
 from benchlab.errors import UserError
 from benchlab.processes import pid_alive
 
@@ -131,27 +132,31 @@ def prepare_engine(name: str, image: str, runtime: str | None = None) -> Engine:
     ``runtime`` forces one (no fallback). Otherwise the engine's default is tried, then
     ``runc``. Sweeps dead owners' containers first. Raises UserError, one line, for an engine
     that is not installed, a docker without a daemon, a missing image, or a runtime that
-    refuses (e.g. ``crun`` on hybrid cgroups). Cached per process.
+    refuses (e.g. ``crun`` on hybrid cgroups). Cached per process; the choice is remembered
+    for this boot (:mod:`benchlab.control.container_choice`) and only used after an empty run with it works.
     """
     key = (name, image, runtime)
     with _REGISTRY.lock:
         if key in _REGISTRY.engines:
             return _REGISTRY.engines[key]
     path = engine_path(name)
-    info = _engine_cmd([path, "info", "--format",
-                        "{{.Host.OCIRuntime.Name}} {{.Host.CgroupManager}}" if name == "podman"
-                        else "{{.DefaultRuntime}} {{.CgroupDriver}}"])
-    if info.returncode != 0:
-        raise UserError(f"{name} does not answer ({_first_error_line(info.stderr)}); start its "
-                        "daemon or choose another --isolation")
+    remembered = remembered_choice(path, runtime)
+    info = None if remembered else _engine_info(name, path)
     sweep_dead_owners(name)
     from benchlab.control.container_cgroups import sweep_dead_parents
 
     sweep_dead_parents()
     if not image_exists(path, image):
+        if info is None:
+            _engine_info(name, path)  # an engine that does not answer says so, not "no image"
         raise UserError(f"{name} image {image!r} does not exist here (benchlab never pulls); "
                         f"build or import it first, e.g. {name} import rootfs.tar {image}")
-    default, _, manager = info.stdout.strip().partition(" ")
+    if remembered:
+        engine = Engine(name, path, *remembered)
+        if _engine_cmd(trial_argv(engine, image)).returncode == 0:
+            return _chosen(key, engine)
+        info = _engine_info(name, path)  # what changed is found again
+    default, _, manager = info.partition(" ")
     default, manager = default or "default", manager.strip() or "unknown"
     candidates = [(runtime, True)] if runtime else [(default, False)]
     if not runtime and default != "runc" and shutil.which("runc"):
@@ -161,13 +166,30 @@ def prepare_engine(name: str, image: str, runtime: str | None = None) -> Engine:
         engine = Engine(name, path, rt, forced, manager)
         proc = _engine_cmd(trial_argv(engine, image))
         if proc.returncode == 0:
-            with _REGISTRY.lock:
-                _REGISTRY.engines[key] = engine
-            return engine
+            remember_choice(path, runtime, (rt, forced, manager))
+            return _chosen(key, engine)
         refusals.append(f"{rt}: {_first_error_line(proc.stderr)}")
     raise UserError(f"{name} cannot run {image!r} here ({'; '.join(refusals)}); "
                     + ("try another runtime (,runtime=runc)" if runtime else
                        "install runc or fix the engine"))
+
+
+def _engine_info(name: str, path: str) -> str:
+    """The engine's default OCI runtime and cgroup manager (``"crun cgroupfs"``); UserError
+    when the engine does not answer."""
+    info = _engine_cmd([path, "info", "--format",
+                        "{{.Host.OCIRuntime.Name}} {{.Host.CgroupManager}}" if name == "podman"
+                        else "{{.DefaultRuntime}} {{.CgroupDriver}}"])
+    if info.returncode != 0:
+        raise UserError(f"{name} does not answer ({_first_error_line(info.stderr)}); start its "
+                        "daemon or choose another --isolation")
+    return info.stdout.strip()
+
+
+def _chosen(key: tuple, engine: Engine) -> Engine:
+    with _REGISTRY.lock:
+        _REGISTRY.engines[key] = engine
+    return engine
 
 
 def bind_dirs(argv: list[str], extra: tuple[str, ...] = ()) -> list[str]:
