@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from benchlab.cli.main import cli
 from benchlab.store import Store
-from tests.conftest import assert_one_line_error, needs_tool, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error, needs_tool
 
 SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data"
 HYPERFINE = shutil.which("hyperfine")

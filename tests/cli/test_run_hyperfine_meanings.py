@@ -15,7 +15,8 @@ import shutil
 import subprocess
 
 from benchlab.store import Store
-from tests.conftest import assert_one_line_error, needs_tool, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error, needs_tool
 
 HYPERFINE = shutil.which("hyperfine")
 needs_hyperfine = needs_tool("hyperfine")

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 
 
 def _verdict_block(text: str) -> list[str]:

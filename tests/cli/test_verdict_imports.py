@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 
 
 def _gbench_one_repetition(path: Path) -> Path:
