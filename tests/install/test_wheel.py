@@ -54,6 +54,19 @@ def venv(dist, tmp_path_factory) -> Path:
     return root / "v"
 
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    """One user cache for the tests whose runs compile the exec helper (a fresh cache costs
+    ~1 s): it starts empty, so the first of them still compiles it at first use into the
+    cache. The fallback test keeps a cache of its own, where nothing was compiled."""
+    return tmp_path_factory.mktemp("cache")
+
+
+def _share(cache: Path, home: Path) -> None:
+    """``home``'s cache (XDG_CACHE_HOME=home/cache, as :func:`_benchlab` sets it) is ``cache``."""
+    (home / "cache").symlink_to(cache, target_is_directory=True)
+
+
 def _benchlab(venv: Path, home: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     full_env = {"PATH": os.environ["PATH"], "HOME": str(home), "COLUMNS": "160",
                 "XDG_CACHE_HOME": str(home / "cache"), "XDG_DATA_HOME": str(home / "data"),
@@ -96,10 +109,11 @@ def _numbers(text: str) -> object:
     return strip(json.loads(text))
 
 
-def test_base_install_has_no_scipy_and_the_full_installs_numbers(venv, tmp_path):
+def test_base_install_has_no_scipy_and_the_full_installs_numbers(venv, cache, tmp_path):
     """Issue 19: no scipy in the base install; its verdict (run between two commands), show,
     compare, analyze, history and export/import work, and compare's and show's JSON equal
     those of the developers' install (scipy installed) on the same store."""
+    _share(cache, tmp_path)
     probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import scipy"],
                            capture_output=True, text=True, timeout=60)
     assert probe.returncode != 0 and "No module named 'scipy'" in probe.stderr
@@ -125,7 +139,8 @@ def test_base_install_has_no_scipy_and_the_full_installs_numbers(venv, tmp_path)
     assert 0 <= judged["p_value"] <= 1
 
 
-def test_wheel_runs_compares_and_reports(venv, dist, tmp_path):
+def test_wheel_runs_compares_and_reports(venv, dist, cache, tmp_path):
+    _share(cache, tmp_path)
     run = _benchlab(venv, tmp_path, "run", "-N", "-r", "3", "/bin/true")
     assert run.returncode == 0, run.stderr
     assert "benchlab: note:" not in run.stderr  # a compiler is here: the C helper was used
@@ -147,9 +162,10 @@ def test_wheel_runs_compares_and_reports(venv, dist, tmp_path):
     assert (tmp_path / "r.html").stat().st_size > 100_000
 
 
-def test_base_install_runs_every_base_command_and_names_missing_extras(venv, tmp_path):
+def test_base_install_runs_every_base_command_and_names_missing_extras(venv, cache, tmp_path):
     """run, show, list, analyze, compare, export, import and text history work without any
     extra; a cluster, a PostgreSQL store and a notebook each end in one line naming theirs."""
+    _share(cache, tmp_path)
     ok = _benchlab(venv, tmp_path, "run", "-N", "-r", "5", "/bin/true", "/bin/echo")
     assert ok.returncode == 0, ok.stderr
     exported = tmp_path / "hf.json"
