@@ -567,3 +567,131 @@ def test_each_run_is_stored_in_three_statements(tmp_path):
     assert proc.returncode == 0, proc.stderr
     one, twenty_one = map(int, proc.stdout.split())
     assert (twenty_one - one) / 20 <= 3.0, (one, twenty_one)
+
+
+def _record_and_dataclass_twins():
+    """The same classes twice: once @dataclass, once benchlab.records.record."""
+    import dataclasses
+
+    from benchlab.records import record
+
+    def define(decorate, frozen):
+        @decorate
+        class Point:
+            """A record with every kind of field the run path uses."""
+
+            x: int
+            y: int = 0
+            tags: list = dataclasses.field(default_factory=list)
+            note: str = dataclasses.field(default="", repr=False, compare=False)
+            made: dict = dataclasses.field(default_factory=dict, init=False)
+
+            def __post_init__(self):
+                if self.x < 0:
+                    raise ValueError("x must be >= 0")
+
+            @property
+            def norm(self):
+                return abs(self.x) + abs(self.y)
+
+        return Point
+
+    return [(define(dataclasses.dataclass(frozen=frozen), frozen),
+             define(record(frozen=frozen), frozen)) for frozen in (False, True)]
+
+
+def test_a_record_behaves_as_the_same_dataclass():
+    """benchlab.records.record (no source compiled at import) against @dataclass, frozen and
+    not: construction (positional, keyword, defaults, factories, init=False fields,
+    __post_init__), the errors of a bad call, repr, equality, hashing, immutability, and the
+    dataclasses functions."""
+    import dataclasses
+
+    for (dc, rec), frozen in zip(_record_and_dataclass_twins(), (False, True)):
+        for cls in (dc, rec):
+            assert dataclasses.is_dataclass(cls)
+            assert [f.name for f in dataclasses.fields(cls)] == ["x", "y", "tags", "note", "made"]
+            assert cls.__match_args__ == ("x", "y", "tags", "note")
+        for args, kwargs in [((1,), {}), ((1, 2), {"tags": [3]}), ((), {"x": 4, "note": "n"})]:
+            a, b = dc(*args, **kwargs), rec(*args, **kwargs)
+            assert repr(a).replace(dc.__qualname__, "C") == repr(b).replace(rec.__qualname__, "C")
+            assert dataclasses.asdict(a) == dataclasses.asdict(b)
+            assert dataclasses.astuple(a) == dataclasses.astuple(b)
+            assert b == rec(*args, **kwargs) and b != dc(*args, **kwargs)
+            assert (b == rec(*args, **{**kwargs, "note": "other"})) is True  # compare=False
+            assert dataclasses.replace(b, y=9).y == 9 and dataclasses.replace(b, y=9).x == b.x
+            assert b.made == {} and b.made is not rec(*args, **kwargs).made
+            assert b.norm == a.norm
+            if frozen:
+                b.tags.append(1)  # a field's own value stays mutable, as in a frozen dataclass
+                for obj in (a, b):
+                    with pytest.raises(TypeError):  # a list among the hashed fields
+                        hash(obj)
+                for act in (lambda o: setattr(o, "x", 1), lambda o: delattr(o, "y"),
+                            lambda o: setattr(o, "new", 1)):
+                    for obj in (a, b):
+                        with pytest.raises(dataclasses.FrozenInstanceError):
+                            act(obj)
+            else:
+                b.x = 7
+                assert b.x == 7
+                assert dc.__hash__ is None and rec.__hash__ is None
+        for cls in (dc, rec):
+            for bad_args, bad_kwargs in [((), {}), ((1, 2, [], "", 5), {}), ((1,), {"z": 1}),
+                                         ((1,), {"x": 2}), ((1,), {"made": {}})]:
+                with pytest.raises(TypeError):
+                    cls(*bad_args, **bad_kwargs)
+            with pytest.raises(ValueError, match="x must be >= 0"):
+                cls(-1)
+    from benchlab.records import record
+
+    for decorate in (dataclasses.dataclass(frozen=True), record(frozen=True)):
+        @decorate
+        class Hashed:
+            """Hashable fields."""
+
+            x: int
+            y: str = ""
+            note: str = dataclasses.field(default="", compare=False)
+
+        assert hash(Hashed(1, "a")) == hash(Hashed(1, "a", "n")) == hash((1, "a"))
+
+
+def test_run_path_records_compile_no_dataclass_methods(tmp_path):
+    """The classes `run -q -N` builds at import are records, NamedTuples or plain classes:
+    @dataclass's compiled methods (exec of source text) are left to a few classes made for
+    every run, whose __init__ must stay fast."""
+    code = textwrap.dedent(f"""
+        import dataclasses, sys
+        made = []
+        create = dataclasses._create_fn
+        def counted(name, *args, **kwargs):
+            made.append(sys._getframe(2).f_locals.get("cls", None))
+            return create(name, *args, **kwargs)
+        dataclasses._create_fn = counted
+        sys.argv = ["benchlab", "run", "-q", "-N", "-r", "1", "/bin/true", "--db",
+                    {str(tmp_path / "r.db")!r}]
+        import atexit
+        atexit.register(lambda: print(sorted({{c.__module__ + "." + c.__qualname__
+                                             for c in made if c is not None}})))
+        from benchlab.cli.main import main
+        main()
+    """)
+    proc = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    compiled = set(eval(proc.stdout.strip().splitlines()[-1]))
+    assert compiled <= RUN_PATH_DATACLASSES, compiled - RUN_PATH_DATACLASSES
+
+
+#: The dataclasses left on run's path, with why: made for every run (a record's __init__ is a
+#: few microseconds slower) or owned by a module not changed for start-up yet.
+RUN_PATH_DATACLASSES = {
+    "benchlab.measure.spawn.types.SpawnRequest",  # per run
+    "benchlab.measure.spawn.types.RunMeasurement",  # per run
+    "benchlab.core.planner.PlannedRun",  # per run
+    "benchlab.core.run_one.MeasuredRun",  # per run
+    "benchlab.core.streams.RunStreams",  # per run
+    "benchlab.store.formats.metric_spec.MetricSpec",  # store.formats: its own __init__
+    "benchlab.measure.isolation.Isolation",  # measure.isolation: not changed for start-up
+}

@@ -27,13 +27,14 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable
 
 import click
 
 from benchlab.cli.output_path import OUTPUT_FILE, OutputPath
 from benchlab.errors import UserError
+from benchlab.records import record
 
 #: hyperfine export option -> benchlab export format
 EXPORTS = {"json": "hyperfine", "csv": "hyperfine-csv", "markdown": "markdown",
@@ -159,7 +160,7 @@ def ignore_failure_policy(flag: bool, codes: str | None) -> bool | list[int]:
     return values
 
 
-@dataclass
+@record
 class HyperfineOptions:
     """The values of hyperfine's options, checked, in the form the run needs.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from benchlab.core.plan import Placement
@@ -22,9 +22,10 @@ from benchlab.measure.isolation import (
     parse_isolation,
 )
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
+from benchlab.records import record
 
 
-@dataclass
+@record
 class Execution:
     """A validated setup ready to run: see :func:`prepare_execution`."""
 

@@ -5,8 +5,7 @@ booleans, lists and dicts (never a live object), so it is stored with its sessio
 interrupted session resumes exactly as planned) and can be shipped to a worker on another
 machine. It has three parts:
 
-- ``benchmarks``: name, command (an argv line, or a shell command with ``shell``), parameter
-  values, and the benchmark's own ``prepare``/``setup``/``cleanup`` hooks;
+- ``benchmarks``: name, command (an argv line, or a shell command with ``shell``), parameters, hooks;
 - the protocol: run counts (hyperfine's ``runs``/``min_runs``/``max_runs``/``min_time_s``/
   ``max_time_s``), warmups, order and seed, timeout, failure policy, metrics, samples file;
 - ``placement``: CPU affinity, cgroup limits, isolation, workers, background load, perf events.
@@ -23,11 +22,12 @@ import os
 import re
 import shlex
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any
 
 from benchlab.errors import UserError
+from benchlab.records import record
 from benchlab.store.formats.metric_spec import MetricSpec  # the one metric spec (plain data)
 
 #: Upper bounds that keep a mistyped number from meaning "forever" (a run count of 1e23 would
@@ -37,7 +37,7 @@ MAX_SECONDS = 366 * 24 * 3600.0
 MAX_MEMORY_BYTES = 1 << 50  # 1 PiB
 
 
-@dataclass
+@record
 class BenchmarkSpec:
     """One benchmark: display name, command as typed, parameter values, its own hooks.
 
@@ -56,7 +56,7 @@ class BenchmarkSpec:
     conclude: str | None = None
 
 
-@dataclass
+@record
 class Placement:
     """Where and under which limits runs execute (CLI flags of ``benchlab run``).
 
@@ -115,7 +115,7 @@ class Placement:
             _whole("--pids-max", self.pids_max, 1, 4_194_304)
 
 
-@dataclass
+@record
 class RunPlan:
     """Everything that defines a run session; JSON round trip via :meth:`to_dict`/:meth:`from_dict`.
 

@@ -8,11 +8,12 @@ import it without importing each other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 from typing import Protocol as TypingProtocol
 
 from benchlab.measure.spawn import RunMeasurement
+from benchlab.records import record
 from benchlab.store.db import SessionRef
 from benchlab.store.writer import SessionWriter
 
@@ -55,7 +56,7 @@ class Silent:
         pass
 
 
-@dataclass
+@record
 class SessionResult:
     """Outcome of a session: its reference, final status and run counts by benchmark and status.
 

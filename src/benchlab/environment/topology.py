@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import NamedTuple
 
 from benchlab.errors import UserError
+from benchlab.records import record
 from benchlab.units import format_cpu_list, parse_cpu_list
 
 __all__ = [
@@ -49,7 +50,7 @@ class LogicalCpu(NamedTuple):
     siblings: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CpuTopology:
     """Online CPUs, physical cores, packages and NUMA nodes of a machine.
 

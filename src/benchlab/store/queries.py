@@ -11,10 +11,10 @@ outside ``benchlab.store`` (tests/test_concerns.py).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchlab.errors import UserError
+from benchlab.records import record
 from benchlab.store.owner import effective_status
 from benchlab.store.rows import corrected_wall_sql
 from benchlab.store.sample_blocks import decode, run_samples
@@ -47,7 +47,7 @@ PRIMARY_METRICS = ("real_time", "value")
 MIN_UID_PREFIX = 4
 
 
-@dataclass
+@record
 class Series:
     """One sample series selected for analysis (values in ``unit``)."""
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchlab.errors import UserError
+from benchlab.records import record
 from benchlab.store.connection import canonical_json, digest_of, utc_now
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ SESSION_FIELDS = frozenset({
     "parent_id", "input_digest"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SessionRef:
     """Identifies a session: ``id`` is the row id, ``uid`` the short id users type."""
 

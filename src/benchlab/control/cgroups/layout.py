@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal, NamedTuple
 
 from benchlab.errors import NotAvailable
+from benchlab.records import record
 
 # ---------------------------------------------------------------------------------------------
 # Layout detection
@@ -35,7 +36,7 @@ class CgroupMount(NamedTuple):
     read_only: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CgroupLayout:
     """Where each cgroup controller is mounted.
 

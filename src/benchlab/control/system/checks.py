@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
 
 from benchlab.environment import (
@@ -28,6 +28,7 @@ from benchlab.environment import (
     virtualization_state,
 )
 from benchlab.environment.cpu import SYS_CPU
+from benchlab.records import record
 from benchlab.units import parse_cpu_list
 
 STATUSES = ("ok", "warn", "unknown")
@@ -37,7 +38,7 @@ CONTENTION_OK_RATIO = 0.85
 LOAD_WARN_THRESHOLD = 0.5
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Check:
     """One system check.
 
