@@ -63,14 +63,27 @@ def _run_counted(db, name: str, *command: str) -> str:
     return _session_of(proc)
 
 
+@pytest.fixture(scope="module")
+def seq_counts(tmp_path_factory):
+    """One store with three counted sessions, read (never written) by the two tests below:
+    ``small`` (seq 1000), ``large`` (seq 3000) and ``again`` (seq 1000 once more), and
+    valgrind's own counts of seq 1000 and seq 3000. Each counted run is a valgrind run (~0.5 s
+    of CPU): built once, not once per test."""
+    db = tmp_path_factory.mktemp("counts") / "bench.db"
+    return {"db": db, "small": _valgrind_count("seq", "1000"),
+            "large": _valgrind_count("seq", "3000"),
+            "sa": _run_counted(db, "small", "seq", "1000"),
+            "sb": _run_counted(db, "large", "seq", "3000"),
+            "sc": _run_counted(db, "again", "seq", "1000")}
+
+
 @pytest.mark.slow
-def test_deterministic_counts_give_the_exact_difference(db_path):
+def test_deterministic_counts_give_the_exact_difference(seq_counts):
     """Two runs of `seq` under valgrind: the verdict states valgrind's own relative difference,
     and no count is printed as a duration (597,775 instructions were once '597.8 µs')."""
-    small, large = _valgrind_count("seq", "1000"), _valgrind_count("seq", "3000")
+    db_path, small, large = seq_counts["db"], seq_counts["small"], seq_counts["large"]
     assert large > small
-    sa = _run_counted(db_path, "small", "seq", "1000")
-    sb = _run_counted(db_path, "large", "seq", "3000")
+    sa, sb = seq_counts["sa"], seq_counts["sb"]
     proc = run_cli("compare", f"{sa}:small/instructions", f"{sb}:large/instructions",
                    db=db_path, check=True)
     text = proc.stdout
@@ -105,15 +118,15 @@ def test_deterministic_counts_give_the_exact_difference(db_path):
 
 
 @pytest.mark.slow
-def test_equal_counts_are_the_same_exactly(db_path):
-    sa = _run_counted(db_path, "one", "seq", "500")
-    sb = _run_counted(db_path, "two", "seq", "500")
-    comp = json.loads(run_cli("compare", f"{sa}:one/instructions", f"{sb}:two/instructions",
-                              "--json", db=db_path, check=True).stdout)["comparisons"][0]
+def test_equal_counts_are_the_same_exactly(seq_counts):
+    """Two sessions of the same `seq 1000`: the same count exactly, said so."""
+    sa, sc = seq_counts["sa"], seq_counts["sc"]
+    comp = json.loads(run_cli("compare", f"{sa}:small/instructions", f"{sc}:again/instructions",
+                              "--json", db=seq_counts["db"], check=True).stdout)["comparisons"][0]
     count = comp["summary_a"]["median"]
-    assert count == pytest.approx(_valgrind_count("seq", "500"), rel=0.01)
-    assert comp["verdict"] == (f"one and two execute exactly the same number of instructions "
-                               f"({count:,.0f}; exact: counts are deterministic)")
+    assert count == pytest.approx(seq_counts["small"], rel=0.01)
+    assert comp["verdict"] == (f"small and again execute exactly the same number of "
+                               f"instructions ({count:,.0f}; exact: counts are deterministic)")
 
 
 @pytest.mark.slow
