@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from benchlab.store.db import Store
-from tests.conftest import assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error
 
 
 def test_cluster_options_refuse_bad_use_in_one_line(db_path, tmp_path):

@@ -15,8 +15,9 @@ import pytest
 
 from benchlab.core.cluster.session import run_cluster_plan
 from benchlab.store.db import Store
+from tests.cli.forked import run_cli
 from tests.cluster.helpers import Recorder, plan_of
-from tests.conftest import assert_one_line_error, run_cli
+from tests.conftest import assert_one_line_error
 
 pytestmark = pytest.mark.slow
 

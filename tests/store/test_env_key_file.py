@@ -11,7 +11,7 @@ import os
 import sqlite3
 
 from benchlab.store.db import Store
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 
 
 def _digest(key: bytes, value: str) -> str:

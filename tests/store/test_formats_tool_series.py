@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from benchlab.units import plural
-from tests.conftest import assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error
 
 
 def _gbench(path: Path, reps: int, seed: int = 1) -> Path:

@@ -14,7 +14,8 @@ import pytest
 
 from benchlab.errors import UserError
 from benchlab.store import SessionWriter, Store
-from tests.conftest import BENCHLAB, assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import BENCHLAB, assert_one_line_error
 
 
 def _digest(path: Path) -> str:

@@ -17,7 +17,8 @@ from benchlab.store import SessionWriter, Store
 from benchlab.store.copy import copy_sessions, session_content
 from benchlab.store.formats import import_path
 from benchlab.store.schema import SCHEMA_VERSION
-from tests.conftest import assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error
 
 ENV = {"host": {"hostname": "testhost"}, "cpu": {"model": "x"}}
 

@@ -9,7 +9,7 @@ import pytest
 
 from benchlab.store.db import Store
 from benchlab.store.writer import redact_command_line, redact_secrets
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 
 SECRET = "hunter2xyz"
 

@@ -13,7 +13,8 @@ import pytest
 from benchlab.errors import UserError
 from benchlab.store import SessionWriter, Store
 from benchlab.store.tidy import delete_sessions, rename_session, sessions_to_delete, vacuum
-from tests.conftest import assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error
 
 ENV = {"digest": "tidy-env", "host": {"hostname": "test"}}
 
