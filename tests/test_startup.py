@@ -659,8 +659,7 @@ def test_a_record_behaves_as_the_same_dataclass():
 
 def test_run_path_records_compile_no_dataclass_methods(tmp_path):
     """The classes `run -q -N` builds at import are records, NamedTuples or plain classes:
-    @dataclass's compiled methods (exec of source text) are left to a few classes made for
-    every run, whose __init__ must stay fast."""
+    @dataclass's compiled methods (exec of source text) are left to the listed few."""
     code = textwrap.dedent(f"""
         import dataclasses, sys
         made = []
@@ -684,14 +683,9 @@ def test_run_path_records_compile_no_dataclass_methods(tmp_path):
     assert compiled <= RUN_PATH_DATACLASSES, compiled - RUN_PATH_DATACLASSES
 
 
-#: The dataclasses left on run's path, with why: made for every run (a record's __init__ is a
-#: few microseconds slower) or owned by a module not changed for start-up yet.
+#: The dataclasses left on run's path, with why: owned by a module not changed for start-up.
 RUN_PATH_DATACLASSES = {
-    "benchlab.measure.spawn.types.SpawnRequest",  # per run
-    "benchlab.measure.spawn.types.RunMeasurement",  # per run
-    "benchlab.core.planner.PlannedRun",  # per run
-    "benchlab.core.run_one.MeasuredRun",  # per run
-    "benchlab.core.streams.RunStreams",  # per run
+    "benchlab.core.streams.RunStreams",  # core.streams
     "benchlab.store.formats.metric_spec.MetricSpec",  # store.formats: its own __init__
     "benchlab.measure.isolation.Isolation",  # measure.isolation: not changed for start-up
 }

@@ -57,37 +57,47 @@ def _make(cls: type, frozen: bool) -> type:
 
 def _init_of(cls: type, fields: tuple[dataclasses.Field, ...], frozen: bool):
     init = [f for f in fields if f.init]
-    names = [f.name for f in init]
+    names = tuple(f.name for f in init)
     known = frozenset(names)
-    made = [f for f in fields if not f.init and f.default_factory is not _MISSING]
+    defaults = {f.name: f.default for f in init if f.default is not _MISSING}
+    factories = [(f.name, f.default_factory) for f in fields
+                 if f.default_factory is not _MISSING]
+    required = [name for name in names if name not in defaults
+                and name not in {n for n, _ in factories}]
     post_init = hasattr(cls, "__post_init__")
+    # the values go into the instance's __dict__ in field order, as @dataclass's __init__ puts
+    # them (a frozen one through object.__setattr__, which ends there too)
+    direct = "__slots__" not in cls.__dict__ and not any(
+        hasattr(getattr(cls, name, None), "__set__") for name in known)
     assign = object.__setattr__ if frozen else setattr
+    order = names + tuple(name for name, _ in factories if name not in known)  # init=False last
     qualname = f"{cls.__qualname__}.__init__"
 
     def __init__(self, *args, **kwargs) -> None:
-        if len(args) > len(names):
-            raise TypeError(f"{qualname}() takes {len(names) + 1} positional arguments but "
-                            f"{len(args) + 1} were given")
-        values = dict(zip(names, args))
-        for key, value in kwargs.items():
-            if key not in known:
-                raise TypeError(f"{qualname}() got an unexpected keyword argument {key!r}")
-            if key in values:
-                raise TypeError(f"{qualname}() got multiple values for argument {key!r}")
-            values[key] = value
-        for f in init:
-            if f.name in values:
-                value = values[f.name]
-            elif f.default is not _MISSING:
-                value = f.default
-            elif f.default_factory is not _MISSING:
-                value = f.default_factory()
-            else:
+        if args:
+            if len(args) > len(names):
+                raise TypeError(f"{qualname}() takes {len(names) + 1} positional arguments "
+                                f"but {len(args) + 1} were given")
+            for key in kwargs:
+                if key in names[:len(args)]:
+                    raise TypeError(f"{qualname}() got multiple values for argument {key!r}")
+            kwargs.update(zip(names, args))
+        if not kwargs.keys() <= known:
+            key = min(kwargs.keys() - known)
+            raise TypeError(f"{qualname}() got an unexpected keyword argument {key!r}")
+        for name in required:
+            if name not in kwargs:
                 raise TypeError(f"{qualname}() missing 1 required positional argument: "
-                                f"{f.name!r}")
-            assign(self, f.name, value)
-        for f in made:
-            assign(self, f.name, f.default_factory())
+                                f"{name!r}")
+        values = {**defaults, **kwargs}
+        for name, factory in factories:
+            if name not in kwargs:
+                values[name] = factory()
+        if direct:
+            self.__dict__.update({name: values[name] for name in order})
+        else:
+            for name in order:
+                assign(self, name, values[name])
         if post_init:
             self.__post_init__()
 

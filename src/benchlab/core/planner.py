@@ -20,9 +20,9 @@ compares both on thousands of seeds).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from benchlab.core.plan import RunPlan
+from benchlab.records import record
 
 _MASK32 = 0xFFFF_FFFF
 _MASK64 = (1 << 64) - 1
@@ -131,7 +131,7 @@ class OrderRng:
         return out
 
 
-@dataclass
+@record
 class PlannedRun:
     """The next run to execute: benchmark index, warmup or measured, 0-based iteration."""
 

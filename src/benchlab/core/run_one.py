@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-from dataclasses import dataclass
 from typing import Any
 
 from benchlab.core.placement import Execution
@@ -20,12 +19,13 @@ from benchlab.core.samples import extract_metrics, read_samples_csv, signal_via_
 from benchlab.core.streams import open_streams
 from benchlab.errors import UserError
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
+from benchlab.records import record
 
 #: Runs of ``shell -c ''`` whose median is the shell's start-up cost.
 SHELL_CALIBRATION_RUNS = 50
 
 
-@dataclass
+@record
 class MeasuredRun:
     """One executed run: the harness measurement plus what the run reported."""
 

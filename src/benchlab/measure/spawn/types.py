@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 import resource
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from benchlab.errors import UserError
+from benchlab.records import record
 
 #: Values of ``RunMeasurement.status``.
 STATUSES = ("ok", "failed", "signaled", "timeout", "error")
@@ -17,7 +18,7 @@ STATUSES = ("ok", "failed", "signaled", "timeout", "error")
 SPAWN_METHOD_ENV = "BENCHLAB_SPAWN"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SpawnRequest:
     """One run of one command.
 
@@ -57,7 +58,7 @@ class SpawnRequest:
     rlimits: Mapping[str, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunMeasurement:
     """What one run did and cost.
 
