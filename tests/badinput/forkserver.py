@@ -28,7 +28,8 @@ What a child cannot get from a fork, and how that is handled:
 
 The corpus still runs a fixed, spread sample of its cases through the real console script, and
 runs each of those forked too: both outcomes must agree (tests/badinput/test_corpus.py);
-tests/badinput/test_forkserver.py checks a child's state directly.
+tests/badinput/test_forkserver.py checks a child's state directly. tests/cli/forked.py runs the
+CLI tests' ``run_cli`` through the same server.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BENCHLAB, assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import BENCHLAB, assert_one_line_error
 
 GIB = 1 << 30
 

@@ -11,7 +11,8 @@ import signal
 import pytest
 
 from benchlab.store.db import Store
-from tests.conftest import assert_one_line_error, needs_tool, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error, needs_tool
 
 
 def _sessions(db) -> int:
