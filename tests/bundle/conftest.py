@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 
 #: Updates per run: a few ms of CPU, so a session of 2 x 10 runs takes about a second.
 OPS = 100_000

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from tests.bundle.test_archive import members_of
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 
 
 def test_analysis_only_is_identical_byte_for_byte(bundled, tmp_path):

@@ -10,7 +10,8 @@ import json
 import tarfile
 from pathlib import Path
 
-from tests.conftest import assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error
 
 
 def members_of(path: Path) -> dict[str, bytes]:

@@ -9,7 +9,7 @@ import json
 import tarfile
 
 from benchlab.store.bundle import looks_like_bundle
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 
 
 def test_import_detects_a_bundle_by_its_content(bundled, tmp_path):

@@ -7,7 +7,8 @@ import hashlib
 import json
 
 from tests.bundle.test_archive import members_of, repack
-from tests.conftest import assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error
 
 
 def _sessions(db):

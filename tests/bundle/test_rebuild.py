@@ -12,7 +12,7 @@ from pathlib import Path
 from benchlab.core.reproduce import prepared_plans, read_reproduction
 from benchlab.store.bundle import read_bundle
 from tests.bundle.test_archive import members_of
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 
 
 def test_workload_is_rebuilt_from_the_bundled_source(tmp_path, monkeypatch):

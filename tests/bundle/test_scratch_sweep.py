@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 
 MAKE_AND_DIE = """
 import os, signal, tempfile

@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from tests.bundle.tamper import with_protocol
-from tests.conftest import BENCHLAB, assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import BENCHLAB, assert_one_line_error
 
 
 @pytest.fixture
