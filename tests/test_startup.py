@@ -656,6 +656,18 @@ def test_a_record_behaves_as_the_same_dataclass():
 
         assert hash(Hashed(1, "a")) == hash(Hashed(1, "a", "n")) == hash((1, "a"))
 
+    @record(frozen=True)
+    class Own:
+        """Its own __init__ stays (as @dataclass(init=False)'s); the rest is made."""
+
+        x: int
+
+        def __init__(self, text: str) -> None:
+            object.__setattr__(self, "x", int(text))
+
+    assert Own("3") == Own("3") and repr(Own("3")) == f"{Own.__qualname__}(x=3)"
+    assert dataclasses.asdict(Own("4")) == {"x": 4}
+
 
 def test_run_path_records_compile_no_dataclass_methods(tmp_path):
     """The classes `run -q -N` builds at import are records, NamedTuples or plain classes:
@@ -686,6 +698,5 @@ def test_run_path_records_compile_no_dataclass_methods(tmp_path):
 #: The dataclasses left on run's path, with why: owned by a module not changed for start-up.
 RUN_PATH_DATACLASSES = {
     "benchlab.core.streams.RunStreams",  # core.streams
-    "benchlab.store.formats.metric_spec.MetricSpec",  # store.formats: its own __init__
     "benchlab.measure.isolation.Isolation",  # measure.isolation: not changed for start-up
 }

@@ -10,7 +10,8 @@ its fields, built without compiling anything: the same behaviour (``tests/test_s
 compares them with ``@dataclass``'s), ~20x cheaper to create. Its ``__init__`` takes a few
 microseconds more per instance, so classes made once per run stay plain ``@dataclass``.
 
-Not supported (refused at decoration): ``InitVar`` and keyword-only fields.
+A class may write its own ``__init__`` (as with ``@dataclass(init=False)``). Not supported
+(refused at decoration): ``InitVar`` and keyword-only fields, an own ``__repr__`` or ``__eq__``.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def record(cls: type | None = None, /, *, frozen: bool = False) -> Any:
 
 
 def _make(cls: type, frozen: bool) -> type:
-    if any(name in cls.__dict__ for name in ("__init__", "__repr__", "__eq__")):
-        raise TypeError(f"@record {cls.__name__}: defines its own __init__/__repr__/__eq__; "
+    if any(name in cls.__dict__ for name in ("__repr__", "__eq__")):
+        raise TypeError(f"@record {cls.__name__}: defines its own __repr__/__eq__; "
                         f"use @dataclass")
     dataclasses.dataclass(cls, init=False, repr=False, eq=False)
     fields = dataclasses.fields(cls)
@@ -42,7 +43,8 @@ def _make(cls: type, frozen: bool) -> type:
         raise TypeError(f"@record {cls.__name__}: InitVar fields are not supported")
     if any(f.kw_only for f in fields):
         raise TypeError(f"@record {cls.__name__}: keyword-only fields are not supported")
-    cls.__init__ = _init_of(cls, fields, frozen)
+    if "__init__" not in cls.__dict__:  # its own __init__ stays, as @dataclass(init=False)'s
+        cls.__init__ = _init_of(cls, fields, frozen)
     cls.__repr__ = _repr_of([f.name for f in fields if f.repr])
     compared = tuple(f.name for f in fields if f.compare)
     cls.__eq__ = _eq_of(compared)
