@@ -16,10 +16,10 @@ import codecs
 import functools
 import math
 import re
-from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 from benchlab.errors import UserError
+from benchlab.records import record
 
 _NAME_UNIT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?::(?P<unit>[^=]*))?$")
 
@@ -34,7 +34,7 @@ class MetricValueError(UserError):
     """A metric regex captured text that is not a finite number."""
 
 
-@dataclass(frozen=True, init=False)
+@record(frozen=True)  # its own __init__; the rest not compiled at import
 class MetricSpec:
     """One program-reported metric: ``name``, ``regex`` (source text, exactly one capturing
     group around the number) and ``unit`` ('' when not given).
