@@ -14,7 +14,8 @@ from benchlab.core.plan import BenchmarkSpec, RunPlan
 from benchlab.store.db import Store
 from tests.ci.conftest import git, make_repo
 from tests.ci.test_gate import validate_gate_json
-from tests.conftest import BENCHLAB, require_tool
+from tests.cli.forked import run_cli
+from tests.conftest import require_tool
 from tests.core.scripted import ScriptedRunner
 
 # one counted run each: a deterministic program's count is exact from one run (decide's exact
@@ -24,8 +25,7 @@ COMMON = ["-q", "--build", "make", "--metric", "instructions", "-r", "1", "-w", 
 
 
 def _run(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([BENCHLAB, *args], cwd=repo, capture_output=True, text=True,
-                          timeout=120)
+    return run_cli(*args, cwd=repo, timeout=120)
 
 
 @pytest.mark.slow

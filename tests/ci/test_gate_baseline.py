@@ -13,6 +13,7 @@ from benchlab.core.plan import BenchmarkSpec, RunPlan
 from benchlab.store.db import Store
 from tests.ci.conftest import WORK_C
 from tests.ci.test_gate import validate_gate_json
+from tests.cli.forked import run_cli
 from tests.conftest import BENCHLAB, require_tool
 from tests.core.scripted import ScriptedRunner
 
@@ -36,8 +37,7 @@ def programs(tmp_path):
 
 
 def _gate(cwd, db, *args):
-    return subprocess.run([BENCHLAB, "gate", "--db", str(db), *GATE, *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli("gate", "--db", str(db), *GATE, *args, cwd=cwd, timeout=120)
 
 
 def test_record_then_gate_against_the_branch(programs, tmp_path):

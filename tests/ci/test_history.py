@@ -10,7 +10,7 @@ import pytest
 from benchlab.errors import UserError
 from benchlab.stats.changepoint import change_points
 from benchlab.store.db import Store
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 from tests.report.storebuild import add_session, environment
 
 

@@ -152,10 +152,11 @@ def stored_runs(db_path) -> int:
 
 
 def resume_to_completion(db_path, uid: str) -> list[dict]:
-    """``benchlab run --resume UID`` through the console script; asserts it succeeds and the
-    session ends complete; returns the session's runs."""
+    """``benchlab run --resume UID`` through the console script (forked from the server of
+    tests/cli/forked.py); asserts it succeeds and the session ends complete; returns the
+    session's runs."""
     from benchlab.store.db import Store
-    from tests.conftest import run_cli
+    from tests.cli.forked import run_cli
 
     resumed = run_cli("run", "--resume", uid, db=db_path, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
