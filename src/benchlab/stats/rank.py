@@ -67,9 +67,15 @@ def _average_ranks(a: np.ndarray) -> np.ndarray:
     inverse = np.empty(sorter.size, dtype=np.intp)
     inverse[sorter] = np.arange(sorter.size, dtype=np.intp)
     ordered = a[sorter]
-    first = np.r_[True, ordered[1:] != ordered[:-1]]
+    if ordered.size == 0:
+        return np.empty(0)
+    # The same arrays np.r_ built, without its index-parsing machinery (~0.1 ms a call, a
+    # tenth of a verdict's pair at n = 20).
+    first = np.empty(ordered.size, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
     dense = first.cumsum()[inverse]
-    bounds = np.r_[np.nonzero(first)[0], first.size]
+    bounds = np.append(np.flatnonzero(first), first.size)
     return 0.5 * (bounds[dense] + bounds[dense - 1] + 1)
 
 
