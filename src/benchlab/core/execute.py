@@ -12,18 +12,18 @@ Dask is imported only when ``where`` is a cluster, so ``benchlab run`` stays fas
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
 
 from benchlab.core.executor import RunnerFactory
 from benchlab.core.plan import RunPlan
 from benchlab.core.session_types import Observer, SessionResult
 from benchlab.errors import UserError
+from benchlab.records import record
 from benchlab.store.db import SessionRef, Store
 
 
-# A NamedTuple, not a frozen dataclass: the same fields, repr, equality and immutability, built
-# at import in ~0.1 ms instead of ~0.45 (`benchlab run` imports it; docs/development.md)
-class Here(NamedTuple):
+@record(frozen=True)
+class Here:
     """Execute on this machine. ``runner``: makes what executes the runs (tests give one that
     spawns no process; default: placed, measured processes)."""
 
@@ -34,7 +34,8 @@ class Here(NamedTuple):
 HERE = Here()
 
 
-class Cluster(NamedTuple):  # a NamedTuple, as Here
+@record(frozen=True)
+class Cluster:
     """Execute on a Dask cluster (``--cluster``).
 
     ``address``: ``tcp://HOST:PORT``, ``local:N`` or ``ssh:HOST,...`` (None, for a resume

@@ -18,7 +18,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field, replace
 from pathlib import Path
-from typing import NamedTuple
 
 from benchlab.errors import UserError
 from benchlab.records import record
@@ -31,9 +30,8 @@ __all__ = [
     "process_allowed_cpus",
 ]
 
-# A NamedTuple, not a frozen dataclass: the same fields, repr, equality and immutability, built
-# at import in ~0.1 ms instead of ~0.45 (`benchlab run` imports it; docs/development.md)
-class LogicalCpu(NamedTuple):
+@record(frozen=True)
+class LogicalCpu:
     """One online logical CPU (hardware thread).
 
     Attributes:

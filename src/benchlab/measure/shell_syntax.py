@@ -37,18 +37,17 @@ same three words with or without a shell (as in hyperfine's ``-N``, which splits
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from benchlab.errors import UserError
+from benchlab.records import record
 
 _NAME_START = re.compile(r"[A-Za-z_]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SPECIAL_PARAMS = set("@*#?-$!0123456789")
 
 
-# A NamedTuple, not a frozen dataclass: the same fields, repr, equality and immutability, built
-# at import in ~0.1 ms instead of ~0.45 (`benchlab run` imports it; docs/development.md)
-class ShellSyntax(NamedTuple):
+@record(frozen=True)
+class ShellSyntax:
     """One piece of shell syntax: its kind (see the module table), the text, its offset (chars)."""
 
     kind: str

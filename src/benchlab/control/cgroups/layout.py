@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from benchlab.errors import NotAvailable
 from benchlab.records import record
@@ -17,9 +17,8 @@ from benchlab.records import record
 # Layout detection
 
 
-# A NamedTuple, not a frozen dataclass: the same fields, repr, equality and immutability, built
-# at import in ~0.1 ms instead of ~0.45 (`benchlab run` imports it; docs/development.md)
-class CgroupMount(NamedTuple):
+@record(frozen=True)
+class CgroupMount:
     """One mounted cgroup hierarchy.
 
     Attributes:
