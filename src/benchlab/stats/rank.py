@@ -90,15 +90,9 @@ def _reject_constant_pool(x: np.ndarray, y: np.ndarray) -> None:
         )
 
 
-def _tie_term(values: np.ndarray) -> float:
-    """sum(t^3 - t) over groups of tied values (the tie correction of the rank variance)."""
-    _, counts = np.unique(values, return_counts=True)
-    counts = counts[counts > 1].astype(np.float64)
-    return float(np.sum(counts**3 - counts))
-
-
 def _sorted_tie_term(sorted_values: np.ndarray) -> float:
-    """:func:`_tie_term` for an already sorted array (no second sort)."""
+    """sum(t^3 - t) over groups of tied values (the tie correction of the rank variance), of
+    an array sorted ascending."""
     if sorted_values.size < 2:
         return 0.0
     equal_next = sorted_values[1:] == sorted_values[:-1]
@@ -204,7 +198,7 @@ def mann_whitney_u(
     pooled = np.concatenate([x, y])
     ranks = _average_ranks(pooled)
     w = float(ranks[:n_x].sum() - n_x * (n_x + 1) / 2)
-    tie_term = _tie_term(pooled)
+    tie_term = _sorted_tie_term(np.sort(pooled))
     ties = tie_term > 0
     if _use_exact(n_x, n_y, exact, ties):
         w_int = int(round(w))
