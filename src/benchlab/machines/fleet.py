@@ -151,13 +151,16 @@ def _geomean(values: Sequence[float]) -> float:
 
 def calibrate_here(label: str, base_doc: dict[str, Any], methods: list[str],
                    options: dict[str, Any]) -> dict[str, Any]:
-    """On a worker: calibrate this machine's CPU quota against the base profile (plain data)."""
+    """On a worker: calibrate this machine's CPU quota against the base profile (plain data).
+    ``options``: period_us, duration_s (s), repeat, max_trials and, optionally, confirm_repeat
+    (rounds of the confirmation; default twice ``repeat``)."""
     from benchlab.machines.calibrate import calibrate
 
     base = Profile.from_dict(base_doc, where="the base profile")
     result = calibrate(base, methods, period_us=options["period_us"],
                        duration_s=options["duration_s"], repeat=options["repeat"],
-                       max_trials=options["max_trials"])
+                       max_trials=options["max_trials"],
+                       confirm_repeat=options.get("confirm_repeat"))
     return {**result.to_dict(), "machine": label}
 
 
