@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 from tests import conftest
@@ -24,6 +25,7 @@ from tests.badinput.forkserver import ForkServer, differs_at_start
 from tests.conftest import BENCHLAB
 
 _server: ForkServer | None = None
+_busy = threading.Lock()
 
 
 def _forks() -> ForkServer:
@@ -41,10 +43,17 @@ def run_cli(*args: str, db: Path | None = None, check: bool = False, timeout: fl
     (``subprocess.TimeoutExpired`` after ``timeout`` s, the process group killed)."""
     argv = [*args] + (["--db", str(db)] if db is not None else [])
     full_env = dict(os.environ, COLUMNS="160", **(env or {}))
-    server = _forks()
-    if differs_at_start(full_env, server.env, server.import_reads):
+    # The server runs one call at a time: a call made while another thread's is running (two
+    # commands meant to overlap) runs the console script, so the two still overlap.
+    if not _busy.acquire(blocking=False):
         return conftest.run_cli(*args, db=db, check=check, timeout=timeout, cwd=cwd, env=env)
-    proc = server.run(argv, str(cwd or os.getcwd()), full_env, timeout)
+    try:
+        server = _forks()
+        if differs_at_start(full_env, server.env, server.import_reads):
+            return conftest.run_cli(*args, db=db, check=check, timeout=timeout, cwd=cwd, env=env)
+        proc = server.run(argv, str(cwd or os.getcwd()), full_env, timeout)
+    finally:
+        _busy.release()
     proc.args = [BENCHLAB, *argv]
     if proc.timed_out:
         raise subprocess.TimeoutExpired(proc.args, timeout, proc.stdout, proc.stderr)
