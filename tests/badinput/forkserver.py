@@ -57,6 +57,10 @@ def differs_at_start(env: dict[str, str], server_env: dict[str, str],
     return sorted(k for k in read_early | set(import_reads) if env.get(k) != server_env.get(k))
 
 
+class RequestTooLarge(ValueError):
+    """A command line and environment too large for one request: run the console script."""
+
+
 class ForkServer:
     """The test side: starts the server, asks it to run one case at a time."""
 
@@ -91,7 +95,7 @@ class ForkServer:
         case's process group was killed after ``timeout`` seconds."""
         request = json.dumps({"argv": argv, "cwd": cwd, "env": env}).encode()
         if len(request) > MAX_REQUEST:
-            raise ValueError(f"request of {len(request)} bytes: run it as the console script")
+            raise RequestTooLarge(f"request of {len(request)} bytes: run the console script")
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:

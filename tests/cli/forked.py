@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 
 from tests import conftest
-from tests.badinput.forkserver import ForkServer, differs_at_start
+from tests.badinput.forkserver import ForkServer, RequestTooLarge, differs_at_start
 from tests.conftest import BENCHLAB
 
 _server: ForkServer | None = None
@@ -52,6 +52,8 @@ def run_cli(*args: str, db: Path | None = None, check: bool = False, timeout: fl
         if differs_at_start(full_env, server.env, server.import_reads):
             return conftest.run_cli(*args, db=db, check=check, timeout=timeout, cwd=cwd, env=env)
         proc = server.run(argv, str(cwd or os.getcwd()), full_env, timeout)
+    except RequestTooLarge:
+        return conftest.run_cli(*args, db=db, check=check, timeout=timeout, cwd=cwd, env=env)
     finally:
         _busy.release()
     proc.args = [BENCHLAB, *argv]
