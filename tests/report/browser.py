@@ -78,28 +78,31 @@ def _flags(tmp: Path) -> list[str]:
             "--virtual-time-budget=15000", "--enable-logging=stderr", "--v=0"]
 
 
-def open_report(report: Path, tmp: Path) -> PageResult:
-    """Load ``report`` (with the probes, as a copy in ``tmp``) and return what happened."""
+def open_report(report: Path, tmp: Path, shot: Path | None = None,
+                height: int = 1000) -> PageResult:
+    """Load ``report`` (with the probes, as a copy in ``tmp``) and return what happened.
+
+    ``shot``: also a full-width PNG screenshot (to look at) of the page ``height`` px tall (the
+    window's height then), in the same Chromium start (a second start rendered the whole
+    report again: ~3.5 s of CPU).
+    """
     html = report.read_text()
     probed = tmp / ("probed-" + report.name)
     head_at = html.index("<head>") + len("<head>")
     probed.write_text(html[:head_at] + HEAD_PROBE + html[head_at:].replace(
         "</body>", BODY_PROBE + "</body>"))
-    proc = subprocess.run([*_flags(tmp), "--window-size=1300,1000", "--dump-dom",
-                           probed.as_uri()], capture_output=True, text=True, timeout=120)
+    argv = [*_flags(tmp), "--window-size=1300,1000", "--dump-dom"]
+    if shot is not None:
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        argv[-2:-1] = [f"--window-size=1300,{height}", f"--screenshot={shot}"]
+    proc = subprocess.run([*argv, probed.as_uri()], capture_output=True, text=True,
+                          timeout=120)
     match = re.search(r'<pre id="benchlab-probe">(.*?)</pre>', proc.stdout, re.S)
     assert match, f"the probe did not run; chromium said:\n{proc.stderr[-3000:]}"
+    if shot is not None:
+        assert shot.is_file() and shot.stat().st_size > 10_000, proc.stderr[-3000:]
     data = json.loads(match.group(1).replace("&quot;", '"').replace("&lt;", "<")
                       .replace("&gt;", ">").replace("&amp;", "&"))
     uncaught = [l for l in proc.stderr.splitlines() if ":CONSOLE" in l and "Uncaught" in l]
     return PageResult(data["figures"], data["errors"] + uncaught, data["pwned"],
                       data["javascript_links"], proc.stdout, proc.stderr)
-
-
-def screenshot(report: Path, png: Path, tmp: Path, height: int = 3000) -> Path:
-    """A full-width PNG screenshot of ``report`` (to look at)."""
-    png.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([*_flags(tmp), f"--window-size=1300,{height}", f"--screenshot={png}",
-                    report.as_uri()], capture_output=True, text=True, timeout=120, check=True)
-    assert png.is_file() and png.stat().st_size > 10_000
-    return png

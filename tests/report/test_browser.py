@@ -1,8 +1,8 @@
 """Reports opened in real headless Chromium: figures drawn, no console errors, the verdict
 and key numbers on the page, hostile names inert. Screenshots (to be looked at) go to
 $BENCHLAB_SCREENSHOTS; without it only the comparison report's is taken (into the test's
-temporary directory, so the screenshot helper stays tested): each one is a second Chromium
-start, and nothing but a person reads them."""
+temporary directory, so the screenshot stays tested), in the same Chromium start as the
+probe's (the page is rendered once)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from benchlab.store.db import Store
 from tests.conftest import run_cli
-from tests.report.browser import needs_chromium, open_report, screenshot
+from tests.report.browser import needs_chromium, open_report
 from tests.report.storebuild import add_session, environment, two_command_store
 from tests.report.test_report_cli import _history_store
 
@@ -25,10 +25,10 @@ def _shots(tmp_path: Path) -> Path:
     return Path(os.environ.get("BENCHLAB_SCREENSHOTS") or tmp_path)
 
 
-def _look(out: Path, name: str, tmp_path: Path, height: int = 3000) -> None:
-    """A screenshot of ``out`` into $BENCHLAB_SCREENSHOTS when a person asked for them."""
-    if os.environ.get("BENCHLAB_SCREENSHOTS"):
-        screenshot(out, _shots(tmp_path) / name, tmp_path, height=height)
+def _look(name: str, tmp_path: Path) -> Path | None:
+    """Where the page's screenshot goes when a person asked for them ($BENCHLAB_SCREENSHOTS),
+    else None (no screenshot)."""
+    return _shots(tmp_path) / name if os.environ.get("BENCHLAB_SCREENSHOTS") else None
 
 
 def _assert_figures_drawn(page, expected: int) -> None:
@@ -43,7 +43,7 @@ def test_comparison_report_in_chromium(tmp_path):
     uid, _ = two_command_store(db)
     out = tmp_path / "comparison.html"
     run_cli("report", "pair", "-o", str(out), db=db, check=True)
-    page = open_report(out, tmp_path)
+    page = open_report(out, tmp_path, shot=_shots(tmp_path) / "comparison.png", height=4200)
     # 3 comparison figures + 4 per benchmark (distribution, sequence, correlogram, CDF)
     _assert_figures_drawn(page, 3 + 2 * 4)
     with Store.open(db, readonly=True) as store:
@@ -55,7 +55,6 @@ def test_comparison_report_in_chromium(tmp_path):
     assert "fast ran 1.05" in page.dom and "faster than slow" in page.dom
     assert format_value(float(np.median(fast)), "ns", 5) in page.dom
     assert "level shifts at runs" in page.dom  # the 3 % shift built into 'slow' at run 300
-    screenshot(out, _shots(tmp_path) / "comparison.png", tmp_path, height=4200)
 
 
 def test_hostile_names_stay_text(tmp_path):
@@ -72,7 +71,7 @@ def test_hostile_names_stay_text(tmp_path):
                     failed={next(iter(names)): "</pre><script>window.__pwned=7</script>"})
     out = tmp_path / "hostile.html"
     run_cli("report", "1", "-o", str(out), db=db, check=True)
-    page = open_report(out, tmp_path)
+    page = open_report(out, tmp_path, shot=_look("hostile.png", tmp_path), height=3000)
     assert page.pwned == "undefined"
     assert page.javascript_links == 0
     _assert_figures_drawn(page, 3 + 3 * 4)
@@ -91,7 +90,6 @@ def test_hostile_names_stay_text(tmp_path):
     import re
     assert re.search(r"(?<!\\)\]\(javascript", text) is None  # only an escaped \](
     assert "\\](javascript" in text
-    _look(out, "hostile.png", tmp_path)
 
 
 def test_history_report_in_chromium(tmp_path):
@@ -99,10 +97,9 @@ def test_history_report_in_chromium(tmp_path):
     _history_store(db)
     out = tmp_path / "history.html"
     run_cli("report", "--history", "parse", "-o", str(out), db=db, check=True)
-    page = open_report(out, tmp_path)
+    page = open_report(out, tmp_path, shot=_look("history.png", tmp_path), height=1600)
     _assert_figures_drawn(page, 1)
     assert "Regression at" in page.dom and "kernel: 6.1.0 → 6.5.0" in page.dom
-    _look(out, "history.png", tmp_path, height=1600)
 
 
 STUDY_SUITE = """
@@ -137,7 +134,7 @@ def test_study_report_in_chromium(tmp_path):
     out = tmp_path / "study.html"
     run_cli("report", "--study", uid, "-o", str(out), "--plots", str(tmp_path / "plots"),
             db=db, check=True)
-    page = open_report(out, tmp_path)
+    page = open_report(out, tmp_path, shot=_look("study.png", tmp_path), height=3600)
     # per workload: scatter by worker, boxes by workers and by isolation (2 x 3); then the
     # interval-comparison summary, harness vs program, parallel ratios, correlations
     _assert_figures_drawn(page, 2 * 3 + 4)
@@ -145,7 +142,6 @@ def test_study_report_in_chromium(tmp_path):
     keys = {p.stem for p in (tmp_path / "plots").glob("*.svg")}
     assert {"interval_comparisons", "harness_vs_program", "parallel_ratios",
             "perf_correlations", "cpu_by_cell-exp_float", "box_workers-gray2bin"} <= keys
-    _look(out, "study.png", tmp_path, height=3600)
 
 
 def test_machine_report_in_chromium(tmp_path, shared):
@@ -170,7 +166,7 @@ def test_machine_report_in_chromium(tmp_path, shared):
         f"{a.name},{a.base!r},{a.target!r},{str(a.lower_is_better).lower()}\n" for a in apps))
     out = tmp_path / "machines.html"
     run_cli("report", *files, "--predict", str(csv_path), "-o", str(out), check=True)
-    page = open_report(out, tmp_path)
+    page = open_report(out, tmp_path, shot=_look("machines.png", tmp_path), height=1400)
     _assert_figures_drawn(page, 2)
     from benchlab.machines.predict import predict
 
@@ -179,7 +175,6 @@ def test_machine_report_in_chromium(tmp_path, shared):
     assert f"{len(apps)} application(s) checked" in page.dom
     assert f": {len(outside)} outside." in page.dom and all(n in page.dom for n in outside)
     assert "Figure 2" in out.read_text() and "Figure 3" in out.read_text()
-    _look(out, "machines.png", tmp_path, height=1400)
 
 
 def test_seed_001_data_shows_seed_001_numbers(tmp_path, shared):
@@ -191,9 +186,8 @@ def test_seed_001_data_shows_seed_001_numbers(tmp_path, shared):
             check=True)
     out = tmp_path / "seed001.html"
     run_cli("report", "array", "map", "-o", str(out), db=db, check=True, timeout=300)
-    page = open_report(out, tmp_path)
+    page = open_report(out, tmp_path, shot=_look("seed001.png", tmp_path), height=4200)
     _assert_figures_drawn(page, 3 + 2 * 4)
     assert "array ran 2.95× faster than map" in page.dom
     assert "map - array: 771.55 µs, 95% CI [769.32, 773.77] µs" in page.dom
     assert "p = 0)" not in page.dom  # an underflowed p reads p < 1e-300
-    _look(out, "seed001.png", tmp_path, height=4200)

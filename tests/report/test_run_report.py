@@ -15,7 +15,7 @@ import pytest
 from benchlab.store.db import Store
 from benchlab.units import format_value
 from tests.conftest import assert_one_line_error, run_cli
-from tests.report.browser import needs_chromium, open_report, screenshot
+from tests.report.browser import needs_chromium, open_report
 
 
 @needs_chromium
@@ -33,7 +33,9 @@ def test_run_report_opens_in_chromium(tmp_path):
     with Store.open(db, readonly=True) as store:
         session = store.sessions(limit=1)[0]
         quick = store.resolve_series(f"{session['uid']}:quick").values
-    page = open_report(out, tmp_path)
+    shots = os.environ.get("BENCHLAB_SCREENSHOTS")  # for a person to look at (test_browser)
+    page = open_report(out, tmp_path, shot=Path(shots) / "run-report.png" if shots else None,
+                       height=3000)
     assert page.errors == [], page.errors
     # 4 figures per benchmark (distribution, sequence, correlogram, CDF) + 3 comparing them
     assert len(page.figures) == 2 * 4 + 3, page.figures
@@ -43,9 +45,6 @@ def test_run_report_opens_in_chromium(tmp_path):
     # the session's own verdict (baseline: the fastest, quick), as run printed it
     assert "slower vs quick" in page.dom and 'data-outcome="slower"' in page.dom
     assert format_value(float(np.median(quick)), "ns", 5) in page.dom
-    if os.environ.get("BENCHLAB_SCREENSHOTS"):  # for a person to look at (test_browser.py)
-        screenshot(out, Path(os.environ["BENCHLAB_SCREENSHOTS"]) / "run-report.png", tmp_path,
-                   height=3000)
 
 
 @pytest.mark.parametrize("where", ["missing-dir", "directory", "the-store"])
