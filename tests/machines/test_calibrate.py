@@ -112,18 +112,12 @@ def test_calibration_recovers_a_known_quota_end_to_end():
     times faster. On one machine the methods' true speedups are all equal, so the range is
     measurement noise times the speedup level: it shrinks only when that level drops well
     below the unthrottled one (at 20% the unthrottled level was ~2x and the after-range
-    sometimes came out wider). The base gets 3 rounds because its error enters the answer
-    directly while the search pools over trials.
-
-    7.5 % of a 20 ms period (it was 10 % of 100 ms, 5 base rounds, 3 methods: 49-65 s): a 1 s
-    run then gets 50 quota slices, not 10, so where it starts in a period moves its rate by
-    ~2 %, not ~10 %, and 3 base rounds of 2 methods hold the error the 5 rounds of 3 held
-    (3-5 % recovered at load 8, 32-38 s); 7.5 % keeps the unthrottled machine >= 4x faster
-    at that load, so its first trial never looks like a match."""
-    methods = ["int64", "trig"]
-    period = 20_000
-    known = 1_500
-    base = run_profile(methods, name="slow-base", duration_s=1, repeat=3, environment={},
+    sometimes came out wider). The base gets 5 rounds because its error enters the answer
+    directly while the search pools over trials."""
+    methods = ["int64", "matrixprod", "trig"]
+    period = 100_000
+    known = 10_000
+    base = run_profile(methods, name="slow-base", duration_s=1, repeat=5, environment={},
                        limits=CgroupLimits(cpu_quota_us=known, cpu_period_us=period))
     shares = [v / c for m in base.methods.values() for v, c in zip(m.values, m.cpu_values)]
     if np.median(shares) < 0.8 * known / period:
