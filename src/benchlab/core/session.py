@@ -77,6 +77,19 @@ def interruptible() -> Iterator[type[_Received]]:
             signal.signal(s, handler)
 
 
+def raise_if_terminated() -> None:
+    """Raise KeyboardInterrupt if SIGTERM/SIGHUP reached :func:`interruptible` and work goes on.
+
+    The handler's KeyboardInterrupt can be lost: raised while the main thread runs a
+    ``__del__`` (a Dask future dropped after its run was stored) or inside a library's
+    ``suppress(BaseException)``, Python only prints "Exception ignored" and the work went on
+    to the end (exit 0). Loops call this at their checkpoints (every poll, between cells), so
+    a terminating signal always ends the work, at the latest one poll later.
+    """
+    if _Received.depth and _Received.signum is not None:
+        raise KeyboardInterrupt
+
+
 def _system_checks() -> list[dict] | None:
     from benchlab.control.system import run_checks
 
