@@ -148,12 +148,15 @@ class ClusterDispatch:
         (the caller finishes the session)."""
         from distributed import as_completed
 
+        from benchlab.core.session import raise_if_terminated
+
         self.futures: dict[str, Any] = {}
         self.completed = as_completed([], with_results=False, loop=self.client.loop)
         self.observer.started(self.recorder.writer.ref, self.plan, self.total())
         last_check = 0.0
         try:
             while True:
+                raise_if_terminated()  # a SIGTERM whose KeyboardInterrupt a __del__ swallowed
                 now = time.monotonic()
                 if now - last_check >= CHECK_MACHINES_S:
                     self._check_machines()
