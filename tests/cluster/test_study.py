@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -159,5 +160,50 @@ def test_a_failing_study_shuts_its_cluster_down_too(db_path, tmp_path):
     assert "127.0.0.1/" in str(info.value), info.value
     study = next(s for s in store.sessions() if s["kind"] == "study")
     assert study["status"] == "failed"
+    wait_for(lambda: not worker_processes(), 30, "the LocalCluster's workers to exit")
+    store.close()
+
+
+class _SwallowedSigterm:
+    """Sends SIGTERM to the main thread from its ``__del__`` and keeps running Python code
+    there: the handler's KeyboardInterrupt is raised inside ``__del__``, and Python swallows
+    it ("Exception ignored in ..."), as it does when a Dask future dropped after its run was
+    stored is being collected when the signal lands (the window behind the study that exited
+    0 after a SIGTERM)."""
+
+    def __del__(self):
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
+        sum(range(10_000))  # Python code, so the handler runs here, inside __del__
+
+
+# the swallowed KeyboardInterrupt is the point: Python reports it as unraisable
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_sigterm_whose_interrupt_is_swallowed_still_ends_the_study(db_path, tmp_path):
+    """SIGTERM lands while the first stored run's observer call drops an object (its
+    KeyboardInterrupt lost in ``__del__``): the study still ends interrupted (signal 15), no
+    further cell starts, the runs stored stay, and its cluster is gone."""
+    from benchlab.core.session_types import SessionInterrupted, Silent
+
+    class DropOnFirstRun(Silent):
+        dropped = 0
+
+        def run_finished(self, name, run, m, total, done):
+            if not self.dropped:
+                self.dropped += 1
+                _SwallowedSigterm()  # collected at once: its __del__ runs here
+
+    store = Store.open(db_path)
+    with pytest.raises(SessionInterrupted) as info:
+        run_study(store, load_suite(str(_suite(tmp_path, runs=3, command="sleep 0.2"))),
+                  cluster="local:2", observer=DropOnFirstRun())
+    assert info.value.signum == signal.SIGTERM, info.value.signum
+    study = next(s for s in store.sessions() if s["kind"] == "study")
+    assert study["status"] == "interrupted", study["status"]
+    cells = _cells(store, study["id"])
+    # the first cell was interrupted at its next poll; the second never started
+    assert [c["status"] for c in cells] == ["interrupted"], [c["status"] for c in cells]
+    stored = len(store.runs(session_id=cells[0]["id"]))
+    planned = 2 * cells[0]["protocol"]["placement"]["workers"] * 3
+    assert 1 <= stored < planned, (stored, planned)
     wait_for(lambda: not worker_processes(), 30, "the LocalCluster's workers to exit")
     store.close()

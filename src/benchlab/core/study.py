@@ -21,7 +21,7 @@ import numpy as np
 
 from benchlab.core.execute import HERE, Cluster, Here, execute
 from benchlab.core.execute import resume as resume_cell
-from benchlab.core.session import interruptible
+from benchlab.core.session import interruptible, raise_if_terminated
 from benchlab.core.session_types import Observer, SessionInterrupted
 from benchlab.core.suite import Suite, cell_label, cell_protocol
 from benchlab.errors import UserError
@@ -49,6 +49,9 @@ def run_study(store: Store, suite: Suite | None, *, argv: list[str] | None = Non
                                          cluster_flag=_cluster_flag(cluster, lost_after_s))
         try:
             _run_cells(store, study, suite, meta, argv, observer, cluster, lost_after_s, here)
+            # a SIGTERM whose KeyboardInterrupt was lost on the way (a __del__, the cluster's
+            # shutdown) still ends the study as interrupted, never as done with exit 0
+            raise_if_terminated()
         except (SessionInterrupted, KeyboardInterrupt):
             # A bare KeyboardInterrupt: the signal came between cells or while a cell's
             # session was being created; the study is interrupted all the same.
@@ -127,6 +130,7 @@ def _run_cells(store: Store, study: SessionWriter, suite: Suite, meta: dict[str,
         if cluster:
             where = Cluster(cluster, lost_after_s=meta.get("lost_after_s"), shared=shared)
         for k, idx in enumerate(order):
+            raise_if_terminated()  # no cell starts after a SIGTERM, even one whose raise was lost
             cell = cells[int(idx)]
             label = cell_label(cell)
             known = meta["cells"].get(label)
