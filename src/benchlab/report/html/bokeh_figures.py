@@ -87,11 +87,19 @@ def _draw(p: Any, layer: Layer, ColumnDataSource: Any, Span: Any) -> Any:
 
 def components(figures: list[Figure]) -> tuple[str, list[str]]:
     """Bokeh's (script, one div per figure) for ``figures``, to place into a template."""
+    from bokeh.document import Document
     from bokeh.embed import components as bokeh_components
 
     if not figures:
         return "", []
-    script, divs = bokeh_components([to_bokeh(f) for f in figures])
+    plots = [to_bokeh(f) for f in figures]
+    # One document holding every figure, its model graph walked once: bokeh's components()
+    # would add the figures one by one, walking all the models added so far each time
+    doc = Document()
+    with doc.models.freeze():
+        for p in plots:
+            doc.add_root(p)
+    script, divs = bokeh_components(plots)  # uses doc as it is: it holds exactly these roots
     return script, list(divs)
 
 
