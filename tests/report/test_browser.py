@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from benchlab.store.db import Store
-from tests.conftest import run_cli
+from tests.cli.forked import run_cli
 from tests.report.browser import needs_chromium, open_report
 from tests.report.storebuild import add_session, environment, two_command_store
 from tests.report.test_report_cli import _history_store

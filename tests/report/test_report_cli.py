@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from benchlab.store.db import Store
-from tests.conftest import assert_one_line_error, require_tool, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error, require_tool
 from tests.report.storebuild import add_session, environment, two_command_store
 
 

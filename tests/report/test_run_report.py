@@ -14,7 +14,8 @@ import pytest
 
 from benchlab.store.db import Store
 from benchlab.units import format_value
-from tests.conftest import assert_one_line_error, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import assert_one_line_error
 from tests.report.browser import needs_chromium, open_report
 
 

@@ -17,7 +17,8 @@ from benchlab.core.suite import isolation_suite, load_suite
 from benchlab.errors import UserError
 from benchlab.report.study import Group
 from benchlab.report.study_isolation import baseline_level
-from tests.conftest import needs_tool, run_cli
+from tests.cli.forked import run_cli
+from tests.conftest import needs_tool
 
 HAVE_PODMAN = os.geteuid() == 0 and bool(shutil.which("podman") and shutil.which("busybox"))
 
