@@ -73,8 +73,10 @@ def _suite(tmp_path: Path, durations: dict[str, float]) -> Path:
 def _run(root: Path, log: Path, *extra: str, env: dict | None = None):
     import os
 
-    full = dict(os.environ, LOG=str(log), PYTHONPATH=str(REPO), **(env or {}))
-    full.pop("PYTEST_XDIST_WORKER", None)
+    outer = {k: v for k, v in os.environ.items()
+             # the outer suite's recording file is not this small suite's to overwrite
+             if k not in ("PYTEST_XDIST_WORKER", "BENCHLAB_RECORD_DURATIONS")}
+    full = dict(outer, LOG=str(log), PYTHONPATH=str(REPO), **(env or {}))
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "-p", "no:randomly", "--rootdir", str(root), *extra, str(root)],
                           capture_output=True, text=True, timeout=120, env=full, cwd=root)
