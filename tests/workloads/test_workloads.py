@@ -66,9 +66,12 @@ def compiler() -> str:
     return found
 
 
-def run(name: str, *args: object) -> tuple[WorkloadOutput, subprocess.CompletedProcess]:
+def run(name: str, *args: object, cpu: int | None = None
+        ) -> tuple[WorkloadOutput, subprocess.CompletedProcess]:
+    """Run a bundled workload (on logical CPU ``cpu`` alone when given) and parse its output."""
+    pin = None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
     proc = subprocess.run(workload_command(name, *args), capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, preexec_fn=pin)
     assert proc.returncode == 0, f"{name} {args}: exit {proc.returncode}: {proc.stderr}"
     return parse_workload_output(proc.stdout), proc
 
@@ -81,11 +84,16 @@ def min_cpu_ns(name: str, *args: object, repeats: int = 3) -> int:
 def cpu_ratio(name: str, numerator: tuple, denominator: tuple, repeats: int = 5) -> float:
     """min CPU time of `numerator` runs / min of `denominator` runs, alternating the two so a
     burst of load from other jobs hits both (on this shared VM the same work's CPU time varies
-    by 70% under load; the minimum of several runs is the stable part)."""
+    by 70% under load; the minimum of several runs is the stable part).
+
+    An IPC workload's two processes run on one CPU: a message's CPU cost differs by placement
+    (a wake-up on the same CPU or across CPUs), and beside stress-ng --cpu 2 the free placement
+    once gave 8000 pipe messages 10.6x the CPU time of 2000 (4x the work; 3.6-4.2 otherwise)."""
+    cpu = min(os.sched_getaffinity(0)) if name in IPC else None
     times: dict[tuple, list[int]] = {numerator: [], denominator: []}
     for _ in range(repeats):
         for args in (denominator, numerator):
-            times[args].append(run(name, *args)[0].self_times["cpu_ns"])
+            times[args].append(run(name, *args, cpu=cpu)[0].self_times["cpu_ns"])
     return min(times[numerator]) / min(times[denominator])
 
 
