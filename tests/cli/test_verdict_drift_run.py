@@ -26,5 +26,9 @@ def test_twelve_runs_of_sleeps_far_apart_always_decide(tmp_path):
         assert verdict["baseline"] == "sleep 0.005"
         outcomes = {c["name"]: c["outcome"] for c in verdict["candidates"]}
         assert outcomes == {"sleep 0.06": "slower", "sleep 0.03": "slower"}, verdict
+        # The interval lies above 1, as "slower" says, around its estimate. How far above 1 its
+        # lower end lies follows the load (a waking sleep waits for a CPU): 4.5 for the 6x pair
+        # on the quiet machine, 1.30 once in ten serial phases beside stress-ng --cpu 2, where
+        # an earlier "> 1.5" failed the test although it had decided rightly.
         for c in verdict["candidates"]:
-            assert c["ratio_low"] > 1.5, c
+            assert 1.0 < c["ratio_low"] <= c["ratio"] <= c["ratio_high"], c
