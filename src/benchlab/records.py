@@ -38,8 +38,11 @@ def _make(cls: type, frozen: bool) -> type:
                         f"use @dataclass")
     dataclasses.dataclass(cls, init=False, repr=False, eq=False)
     fields = dataclasses.fields(cls)
-    if any(f._field_type is dataclasses._FIELD_INITVAR
-           for f in cls.__dict__["__dataclass_fields__"].values()):
+    # InitVar fields are kept out of fields() and marked by a private name of dataclasses; read
+    # it softly, so a Python that renames it loses this refusal, not the import of benchlab
+    initvar = getattr(dataclasses, "_FIELD_INITVAR", None)
+    if initvar is not None and any(getattr(f, "_field_type", None) is initvar
+                                   for f in cls.__dict__["__dataclass_fields__"].values()):
         raise TypeError(f"@record {cls.__name__}: InitVar fields are not supported")
     if any(f.kw_only for f in fields):
         raise TypeError(f"@record {cls.__name__}: keyword-only fields are not supported")
