@@ -99,6 +99,35 @@ def test_sigterm_is_an_interruption_and_resume_completes_the_exact_count(db_path
     assert not _scratch(resume.pid)
 
 
+def test_sigterm_during_parallel_workers_stores_no_killed_run_and_resume_completes(db_path):
+    """Two workers each have a program running when SIGTERM lands: both programs are killed,
+    neither killed run is stored (they once were, as errors), and the main thread finishes the
+    session only after both workers have ended (a worker still writing once crashed the exit)."""
+    marker = f"benchlab-sigterm-par-{os.getpid()}"
+    proc = _start("run", "--runs", "16", "--workers", "2", "-n", marker,
+                  f"/bin/sh -c 'sleep 0.3; : {marker}'", db=db_path)
+    _wait_for_runs(db_path, 3)
+    proc.send_signal(signal.SIGTERM)
+    code, _, err = _finish(proc)
+    assert code == 143, err
+    assert "Traceback" not in err and "Fatal Python error" not in err
+    session = _only_session(db_path)
+    assert session["status"] == "interrupted"
+    runs = _runs(db_path, session["uid"])
+    assert 3 <= len(runs) < 32
+    assert {r["status"] for r in runs} == {"ok"}, [r["status"] for r in runs]
+    ps = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    assert ps.stdout.strip() == "", "a benchmarked program survived SIGTERM"
+    assert not _scratch(proc.pid)
+
+    code, _, err = _finish(_start("run", "--resume", session["uid"], "-q", db=db_path))
+    assert code == 0, err
+    runs = _runs(db_path, session["uid"])
+    assert len([r for r in runs if not r["warmup"]]) == 2 * 16
+    assert {r["status"] for r in runs} == {"ok"}
+    assert _only_session(db_path)["status"] == "complete"
+
+
 def test_kill_9_reads_as_crashed_and_resume_takes_over_and_cleans_up(db_path):
     proc = _start("run", "--runs", "20", "-q", "sleep 0.05", db=db_path)
     _wait_for_runs(db_path, 3)

@@ -105,6 +105,7 @@ class LocalLanes:
         self.workers = self.plan.placement.workers
         self.planners = recorder.restore(self.workers, lambda run: run["worker"])
         self.lock = recorder.lock  # the planners are shared with the recorder's estimates
+        self.interrupted = threading.Event()  # Ctrl-C/SIGTERM reached the main thread
 
     @property
     def hooks_in_order(self) -> bool:
@@ -133,6 +134,8 @@ class LocalLanes:
                 current = planned.benchmark
                 self.runner.hook(self.plan.benchmarks[current].setup, "setup")
             run = self.runner.run(planned, worker)
+            if self.interrupted.is_set() and run.measurement.status != "ok":
+                return  # its program was killed by the interruption: not a result, not stored
             self.recorder.record(run, self.planners[worker],
                                  shell_overhead_ns=self.recorder.result.shell_overhead_ns)
         if in_order and current is not None and self.recorder.failure is None:
@@ -146,27 +149,34 @@ class LocalLanes:
             self.worker_loop(0)
             return
         errors: list[BaseException] = []
+        began = [threading.Event() for _ in range(self.workers)]
+        finished = [threading.Event() for _ in range(self.workers)]
 
         def guarded(worker: int) -> None:
+            began[worker].set()
             try:
                 self.worker_loop(worker)
             except BaseException as exc:  # surfaced in the main thread below
                 errors.append(exc)
                 self.recorder.stop.set()
+            finally:
+                finished[worker].set()
 
+        # Each thread's end is its own Event, never Thread.join/is_alive: on Python 3.11 a
+        # KeyboardInterrupt that lands in Thread.join can mark a running thread as stopped
+        # (the bpo-45274 fix), and the interpreter's exit then closed the store under a worker
+        # still writing its run (a segfault seen in CI).
         threads = [threading.Thread(target=guarded, args=(w,), daemon=True,
                                     name=f"benchlab-worker-{w}") for w in range(self.workers)]
-        for t in threads:
-            t.start()
         try:
-            while any(t.is_alive() for t in threads):
-                for t in threads:
-                    t.join(timeout=0.1)
-        except KeyboardInterrupt:
-            self.recorder.stop.set()
-            terminate_children()  # the exec helpers kill their programs on SIGTERM
             for t in threads:
-                t.join(timeout=10)
+                t.start()
+            _wait_for(finished)
+        except KeyboardInterrupt:
+            self.interrupted.set()
+            self.recorder.stop.set()
+            # a worker that had not begun finds the session stopped and writes nothing
+            _wind_down([done for start, done in zip(began, finished) if start.is_set()])
             raise
         if errors:
             raise errors[0]
@@ -183,6 +193,26 @@ class LocalLanes:
                 if j == i:
                     fields, samples = self.runner.count(i)
                     recorder.record_counted(i, k, fields, samples)
+
+
+def _wait_for(finished: list[threading.Event]) -> None:
+    """Return once every event is set; a signal's KeyboardInterrupt interrupts the wait."""
+    for event in finished:
+        while not event.wait(0.2):
+            pass
+
+
+def _wind_down(pending: list[threading.Event]) -> None:
+    """After Ctrl-C/SIGTERM: kill the running programs until every started worker has ended.
+
+    The exec helpers kill their programs on SIGTERM. Killing again every half second catches
+    a helper a worker spawned just after the first sweep (it had passed its stop check). The
+    session is finished, and the store may be closed, only once no worker can write to it.
+    """
+    while True:
+        terminate_children()
+        if all(event.wait(0.5) for event in pending):
+            return
 
 
 @contextlib.contextmanager
