@@ -45,7 +45,39 @@ from benchlab.store.writer import SessionWriter
 
 __all__ = ["Runner", "ProcessRunner", "LocalLanes", "run_session", "ending_session",
            "background_load", "Observer", "Silent", "SessionResult", "SessionInterrupted",
-           "merge_metadata"]
+           "merge_metadata", "TerminatingSignal", "raise_if_terminated"]
+
+
+class TerminatingSignal:
+    """The terminating signal received while :func:`benchlab.core.session.interruptible` was
+    active (``signum`` None: none), and how deeply it is nested (``depth``).
+
+    Shared by nested uses (a study runs each cell's session inside its own): only the
+    outermost entry clears it, so a SIGTERM caught by an inner handler is still known to the
+    outer one after the inner has restored its handlers. It lives here, below the session
+    module, because this module's loops check it (:func:`raise_if_terminated`).
+    """
+
+    signum: int | None = None
+    depth: int = 0
+
+
+def raise_if_terminated() -> None:
+    """Raise KeyboardInterrupt if SIGTERM/SIGHUP reached ``interruptible`` and work goes on.
+
+    The handler's KeyboardInterrupt can be lost: raised while the main thread runs a
+    ``__del__`` (a Dask future dropped after its run was stored) or inside a library's
+    ``suppress(BaseException)``, Python only prints "Exception ignored" and the work went on
+    to the end (exit 0). Loops call this at their checkpoints (before each run, every poll,
+    between cells), so a terminating signal always ends the work, at the latest one run or
+    one poll later. Two attribute reads: free beside a run.
+    """
+    if TerminatingSignal.depth and TerminatingSignal.signum is not None:
+        raise KeyboardInterrupt
+
+
+def _no_check() -> None:
+    """The checkpoint of a worker thread: only the main thread learns of a signal."""
 
 
 class Runner(TypingProtocol):
@@ -127,7 +159,13 @@ class LocalLanes:
         """Execute and store runs of one worker until its planner or the session says stop."""
         in_order = self.hooks_in_order
         current: int | None = None
-        while (planned := self.next_run(worker)) is not None:
+        # one worker runs in the main thread, where a lost SIGTERM must still stop it; worker
+        # threads stop on recorder.stop, which the main thread sets
+        checkpoint = raise_if_terminated if self.workers == 1 else _no_check
+        while True:
+            checkpoint()
+            if (planned := self.next_run(worker)) is None:
+                break
             if in_order and planned.benchmark != current:
                 if current is not None:
                     self.runner.hook(self.plan.benchmarks[current].cleanup, "cleanup")
@@ -191,15 +229,17 @@ class LocalLanes:
                                       f"under cachegrind ({n} runs)")
             for j, k in todo:
                 if j == i:
+                    raise_if_terminated()
                     fields, samples = self.runner.count(i)
                     recorder.record_counted(i, k, fields, samples)
 
 
 def _wait_for(finished: list[threading.Event]) -> None:
-    """Return once every event is set; a signal's KeyboardInterrupt interrupts the wait."""
+    """Return once every event is set; a signal's KeyboardInterrupt interrupts the wait, and
+    so does a SIGTERM whose KeyboardInterrupt was lost (checked every 0.2 s)."""
     for event in finished:
         while not event.wait(0.2):
-            pass
+            raise_if_terminated()
 
 
 def _wind_down(pending: list[threading.Event]) -> None:

@@ -18,6 +18,8 @@ import threading
 from typing import Any, Callable, Iterator, Sequence
 
 from benchlab.core.executor import RunnerFactory, run_session
+from benchlab.core.executor import TerminatingSignal as _Received  # cli.main reads its signum
+from benchlab.core.executor import raise_if_terminated as raise_if_terminated  # re-exported
 from benchlab.core.placement import Execution, prepare_execution
 from benchlab.core.plan import RunPlan
 from benchlab.core.scratch import sweep_dead_scratch
@@ -27,18 +29,6 @@ from benchlab.store.db import SessionRef, Store
 from benchlab.store.writer import SessionWriter
 
 _TERMINATING = (signal.SIGTERM, signal.SIGHUP)
-
-
-class _Received:
-    """The terminating signal received while :func:`interruptible` was active (None: none).
-
-    Shared by nested uses (a study runs each cell's session inside its own): only the
-    outermost entry clears it, so a SIGTERM caught by an inner handler is still known to the
-    outer one after the inner has restored its handlers.
-    """
-
-    signum: int | None = None
-    depth: int = 0
 
 
 @contextlib.contextmanager
@@ -75,19 +65,6 @@ def interruptible() -> Iterator[type[_Received]]:
         _Received.depth -= 1
         for s, handler in previous.items():
             signal.signal(s, handler)
-
-
-def raise_if_terminated() -> None:
-    """Raise KeyboardInterrupt if SIGTERM/SIGHUP reached :func:`interruptible` and work goes on.
-
-    The handler's KeyboardInterrupt can be lost: raised while the main thread runs a
-    ``__del__`` (a Dask future dropped after its run was stored) or inside a library's
-    ``suppress(BaseException)``, Python only prints "Exception ignored" and the work went on
-    to the end (exit 0). Loops call this at their checkpoints (every poll, between cells), so
-    a terminating signal always ends the work, at the latest one poll later.
-    """
-    if _Received.depth and _Received.signum is not None:
-        raise KeyboardInterrupt
 
 
 def _system_checks() -> list[dict] | None:
