@@ -221,31 +221,34 @@ def test_a_study_killed_with_kill_9_resumes_and_leaves_no_container(tmp_path):
 
 @needs_podman
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["podman", "podman-exec"])
-def test_a_timed_out_run_does_not_keep_running_in_its_container(tmp_path, kind):
+@pytest.mark.parametrize("kind,spawn", [("podman", "helper"), ("podman-exec", "helper"),
+                                        ("podman-exec", "python")])
+def test_a_timed_out_run_does_not_keep_running_in_its_container(tmp_path, kind, spawn):
     """Killing the engine's client on a timeout leaves the program running in the container;
     benchlab stops it, so at most one run's program is alive at a time (2 runs: a first
-    run's program left running would be seen beside the second's)."""
+    run's program left running would be seen beside the second's). The program ignores
+    SIGTERM and forks a sleeping child. ``BENCHLAB_SPAWN=python`` (no C compiler) has no
+    subreaper exec helper to inherit and kill the exec session's orphans: there only
+    benchlab's own stop, from the host, ends the program (the image has no ``kill``)."""
+    marker = f"sleep 4{os.getpid() % 10000:04d}{spawn == 'python':d}"
+    exact = [f"{marker}1", f"{marker}2"]  # the two sleeps, not the client or sh
+    env = {**os.environ, "BENCHLAB_SPAWN": spawn} if spawn == "python" else None
     proc = subprocess.Popen(
         [BENCHLAB, "run", "--runs", "2", "-w", "0", "-N", "-i", "--timeout", "2",
-         "--isolation", f"{kind}:{IMAGE}", "/bin/sleep 40", "--db", str(tmp_path / "t.db")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+         "--isolation", f"{kind}:{IMAGE}", f"sh -c \"trap '' TERM; {exact[0]} & {exact[1]}\"",
+         "--db", str(tmp_path / "t.db")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     most = 0
     while proc.poll() is None:
-        out = subprocess.run(["podman", "ps", "--filter", f"label=benchlab.owner={proc.pid}",
-                              "--format", "{{.ID}}"], capture_output=True, text=True).stdout
-        if kind == "podman":
-            most = max(most, len(out.split()))
-        else:  # one worker container; count the sleeps running inside it
-            for cid in out.split():
-                top = subprocess.run(["podman", "top", cid, "args"], capture_output=True,
-                                     text=True).stdout
-                most = max(most, top.count("sleep 40"))
-        time.sleep(0.3)
+        alive = [pid for m in exact for pid in subprocess.run(
+            ["pgrep", "-xf", m], capture_output=True, text=True).stdout.split()]
+        most = max(most, len(alive))
+        time.sleep(0.2)
     assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
-    assert 1 <= most <= 1, most
+    assert 1 <= most <= 2, most
     _, runs, _ = _runs(tmp_path / "t.db")
     assert [r["status"] for r in runs] == ["timeout"] * 2
+    assert not any(_marked(m) for m in exact)
 
 
 @needs_podman
@@ -267,6 +270,55 @@ def test_each_worker_execs_into_its_own_container():
     finally:
         containers.remove_own_containers()
     assert owner_containers(os.getpid()) == []
+
+
+def _marked(marker: str) -> list[str]:
+    """Host processes whose command line holds ``marker`` (``pgrep -f``)."""
+    return subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+
+
+@needs_podman
+def test_a_timed_out_exec_run_is_killed_from_outside_an_image_without_kill():
+    """The busybox test image has no ``kill`` (its applets: sh, true, false, echo, cat, sleep,
+    ls), like a distroless one. A program that ignores SIGTERM and forks a sleeping child is
+    exec'd into the worker's container; its engine client is SIGKILLed as the harness does on a
+    timeout. This test process is the harness here, not the exec helper: the helper is a
+    subreaper, inherits the exec session's conmon and kills what it orphans, which hid that
+    benchlab's own stop (``exec ... kill -KILL -1``) failed with 127. After ``after_run``
+    nothing of the program is left, and the worker's container still serves the next run."""
+    from benchlab.measure.isolation import parse_isolation
+
+    marker = f"sleep 3{os.getpid() % 100000:05d}"
+    sleeps = [f"{marker}1", f"{marker}2"]  # the program's processes (sh execs into the second)
+
+    def alive() -> list[str]:
+        return [pid for m in sleeps for pid in subprocess.run(
+            ["pgrep", "-xf", m], capture_output=True, text=True).stdout.split()]
+
+    iso = parse_isolation(f"podman-exec:{IMAGE}").check()
+    try:
+        argv = iso.wrap(["sh", "-c", f"trap '' TERM; {sleeps[0]} & {sleeps[1]}"], worker=0)
+        container = argv[argv.index("exec") + 1]
+        assert subprocess.run(["podman", "exec", container, "kill", "-0", "1"],
+                              capture_output=True).returncode == 127, "the image has a kill"
+        client = subprocess.Popen(argv, start_new_session=True, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while len(alive()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(client.pid, signal.SIGKILL)
+        client.wait()
+        time.sleep(0.2)
+        assert len(alive()) == 2, "the engine's client took the program with it"
+        iso.after_run(0, "timeout")
+        assert alive() == [] and _marked(marker) == []
+        top = subprocess.run(["podman", "top", container, "args"], capture_output=True,
+                             text=True).stdout.splitlines()[1:]
+        if containers._REGISTRY.with_init.get(container):  # the engine's init reaps: no zombie
+            assert all("sleep 2147483647" in line for line in top), top
+        assert subprocess.run(iso.wrap(["true"], worker=0)).returncode == 0
+    finally:
+        containers.remove_own_containers()
+    assert _marked(marker) == [] and owner_containers(os.getpid()) == []
 
 
 def test_a_forced_runtime_goes_where_each_engine_reads_it():

@@ -9,6 +9,11 @@ ancestor of the cgroup that used it, and stays there after the container's own c
 (``conmon``, in a sub-cgroup ``conmon``) used meanwhile, is the CPU time of the container: the
 program and the runtime's start-up inside it.
 
+After a run the harness killed in a worker's long-lived container (``exec`` model), every
+process of that container but its init is SIGKILLed from the host through the container's own
+cgroup, frozen while its members are listed and killed (:func:`kill_exec_programs`): nothing in
+the image is needed.
+
 This process removes its parents at exit; the next start removes those of owners that are gone
 (``kill -9``). With the ``systemd`` cgroup manager (a parent must then be a slice) there is no
 such view; :func:`cgroup_parent` says so by returning None.
@@ -17,6 +22,7 @@ such view; :func:`cgroup_parent` says so by returning None.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -149,3 +155,104 @@ def sweep_dead_parents() -> list[str]:
             if not path.exists():
                 removed.append(str(path))
     return removed
+
+
+def container_cgroup(init_pid: int) -> tuple[Path, str] | None:
+    """(directory, kind) of the cgroup of a container's init process ``init_pid`` where the
+    container can be frozen: the v1 ``freezer`` hierarchy (kind ``"v1"``), else the unified
+    one (``"v2"``, ``cgroup.freeze``); None when neither is found (the process is gone, or a
+    hierarchy's mount does not show the container's cgroup)."""
+    layout = detect_layout()
+    try:
+        lines = Path(f"/proc/{init_pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    where = {}
+    for line in lines:
+        _id, controllers, rel = line.split(":", 2)
+        for name in controllers.split(",") if controllers else [""]:
+            where[name] = rel.lstrip("/")
+    mounts = []
+    if "freezer" in layout.v1 and "freezer" in where:
+        mounts.append((Path(layout.v1["freezer"].path) / where["freezer"], "v1"))
+    if layout.unified is not None and "" in where:
+        mounts.append((Path(layout.unified.path) / where[""], "v2"))
+    for path, kind in mounts:
+        if (path / "cgroup.procs").exists() and (kind == "v1" or (path / "cgroup.freeze").exists()):
+            return path, kind
+    return None
+
+
+def _freeze(path: Path, kind: str, frozen: bool, timeout_s: float = 1.0) -> None:
+    """Freeze (or thaw) a cgroup and wait up to ``timeout_s`` (s) until the kernel says so: a
+    frozen cgroup's processes cannot fork between the read of its members and their kill."""
+    if kind == "v1":
+        (path / "freezer.state").write_text("FROZEN" if frozen else "THAWED")
+        want, state = ("FROZEN" if frozen else "THAWED"), path / "freezer.state"
+    else:
+        (path / "cgroup.freeze").write_text("1" if frozen else "0")
+        want, state = f"frozen {int(frozen)}", path / "cgroup.events"
+    deadline = time.monotonic() + timeout_s
+    while want not in state.read_text() and time.monotonic() < deadline:
+        time.sleep(0.002)
+
+
+def kill_all_but(path: Path, kind: str, keep: set[int], timeout_s: float = 5.0) -> bool:
+    """SIGKILL every process in the container cgroup ``path`` but ``keep`` (its init, and the
+    worker's ``sleep`` under an engine's init), with the cgroup frozen during each round so no
+    fork escapes the list; True once only ``keep`` is left, False after ``timeout_s`` (s).
+
+    This runs from the host, so it needs nothing inside the image (a distroless image has no
+    ``kill``). The cgroup is always thawed again, even on error. Raises OSError when the cgroup
+    cannot be written (a rootless engine's cgroup).
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            _freeze(path, kind, True)
+            left = [pid for pid in map(int, (path / "cgroup.procs").read_text().split())
+                    if pid not in keep]
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        finally:
+            _freeze(path, kind, False)
+        if not left:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)  # the killed leave cgroup.procs once they have died
+
+
+def kill_exec_programs(init_pid: int, *, with_init: bool) -> bool:
+    """SIGKILL every process of the container whose init is ``init_pid`` but that init and,
+    ``with_init`` (an engine's init such as catatonit runs the worker's ``sleep``), its oldest
+    child; True when only those are left, False when the container's cgroup cannot be found or
+    written (a rootless engine) or is not emptied in time."""
+    found = container_cgroup(init_pid)
+    if found is None:
+        return False
+    keep = {init_pid} | (_oldest_child(init_pid) if with_init else set())
+    try:
+        return kill_all_but(*found, keep=keep)
+    except OSError:
+        return False
+
+
+def _oldest_child(pid: int) -> set[int]:
+    """The child of ``pid`` that started first, as a set of one (empty when it has none): the
+    worker's ``sleep``, born before any ``exec``."""
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return set()
+    started = {}
+    for kid in kids:
+        try:  # field 22 of stat: the start time, in clock ticks after boot
+            fields = Path(f"/proc/{kid}/stat").read_text().rpartition(")")[2].split()
+            started[int(kid)] = int(fields[19])
+        except (OSError, ValueError, IndexError):
+            pass  # died meanwhile: not the worker's sleep, which lives as long as its container
+    return {min(started, key=started.__getitem__)} if started else set()

@@ -68,6 +68,7 @@ class _Registry:
     engines: dict[tuple, Engine] = field(default_factory=dict)
     workers: dict[tuple, str] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
+    with_init: dict[str, bool] = field(default_factory=dict)  # worker container -> --init
     atexit_set: bool = False
 
 
@@ -242,11 +243,24 @@ def run_argv(engine: Engine, image: str, argv: list[str], *, cpus: tuple[int, ..
 def end_killed_run(engine: Engine, container: str, *, exec_mode: bool) -> None:
     """After a run the harness killed (timeout, signal): killing the engine's client leaves the
     program running in the container; stop it so it does not load the next runs. A per-run
-    container is removed; in a worker's container every process but its init is killed."""
+    container is removed. In a worker's container every process but its init (and the worker's
+    ``sleep``) is SIGKILLed from the host through the container's cgroup
+    (:func:`benchlab.control.container_cgroups.kill_exec_programs`): ``exec ... kill -KILL -1``
+    needed a ``kill`` in the image (the busybox test image has none, a distroless one neither)
+    and the engine's ``kill`` signals only the init, which would end the container. Where the
+    cgroup cannot be used or emptied, the container is removed; the next run starts a new one."""
     if exec_mode:
-        _engine_cmd([engine.path, "exec", container, "kill", "-KILL", "-1"])
-    else:
-        _remove(engine.path, [container])
+        from benchlab.control.container_cgroups import kill_exec_programs
+
+        proc = _engine_cmd([engine.path, "inspect", "--format", "{{.State.Pid}}", container])
+        init = int(proc.stdout.strip()) if proc.stdout.strip().isdigit() else 0
+        if init > 0 and kill_exec_programs(init, with_init=_REGISTRY.with_init.get(container,
+                                                                                   False)):
+            return
+    _remove(engine.path, [container])
+    with _REGISTRY.lock:
+        for key in [k for k, name in _REGISTRY.workers.items() if name == container]:
+            del _REGISTRY.workers[key]
 
 
 def worker_container(engine: Engine, image: str, *, worker: int, cpus: tuple[int, ...] | None,
@@ -261,12 +275,20 @@ def worker_container(engine: Engine, image: str, *, worker: int, cpus: tuple[int
             return name
         name = f"benchlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         _remember(engine, name)
-        proc = _engine_cmd([*engine.base(), "run", *engine.run_flags(), "--detach", "--name", name,
-                            *_options(engine, worker, cpus, binds), image, "sleep",
-                            "2147483647"])
+        # --init: the engine's own init (podman's catatonit, docker's tini, from the host) is
+        # the container's pid 1 and reaps what a killed run orphans; the worker's ``sleep``
+        # would leave them zombies. Without that init on the host, ``sleep`` is pid 1.
+        for init in (["--init"], []):
+            proc = _engine_cmd([*engine.base(), "run", *engine.run_flags(), "--detach", "--name",
+                                name, *init, *_options(engine, worker, cpus, binds), image,
+                                "sleep", "2147483647"])
+            if proc.returncode == 0:
+                break
+            _remove(engine.path, [name])  # a container created before its init was missed
         if proc.returncode != 0:
             raise UserError(f"{engine.name} cannot start a worker container from {image!r} "
                             f"({_first_error_line(proc.stderr)}); the image needs a sleep command")
+        _REGISTRY.with_init[name] = bool(init)
         _REGISTRY.workers[key] = name
         return name
 
@@ -329,6 +351,7 @@ def remove_own_containers() -> None:
     with _REGISTRY.lock:
         paths = sorted(_REGISTRY.used)
         _REGISTRY.workers.clear()
+        _REGISTRY.with_init.clear()
     for path in paths:
         try:
             _remove(path, [cid for cid, _ in owned_containers(path, os.getpid())])
