@@ -158,6 +158,8 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
     import dask
     from distributed import Client
 
+    from benchlab.core.session import interrupts_deferred
+
     # Dask logs its own view of a fault (a lost scheduler, a killed worker: tracebacks from its
     # reconnect loop, even after the client closed) on stderr; benchlab says it once, in one
     # line, with what to do. So Dask's loggers stay at CRITICAL in this process from here on.
@@ -216,17 +218,24 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
             register(client)  # a run Dask cancels (a killed client's) is killed on its worker
             yield client
         finally:
-            if cluster is not None:
-                # a cluster benchlab started: stop its scheduler too (over SSH, closing the
-                # channel does not stop the remote scheduler process)
-                with contextlib.suppress(Exception):
-                    client.shutdown()
-            with contextlib.suppress(Exception):
-                client.close(timeout=5)
-            if cluster is not None:
-                with contextlib.suppress(Exception):
-                    cluster.close(timeout=10)
-            _close_started(started_before)
+            # no signal cuts the close in half: a LocalCluster left "closing" made Dask's exit
+            # hook wait out its 10-s timeout; the signal is delivered once all is closed
+            with interrupts_deferred():
+                _close(client, cluster)
+                _close_started(started_before)
+
+
+def _close(client: Any, cluster: Any | None) -> None:
+    """Close the client and, when benchlab started it, the cluster (its scheduler too: over
+    SSH, closing the channel does not stop the remote scheduler process)."""
+    if cluster is not None:
+        with contextlib.suppress(Exception):
+            client.shutdown()
+    with contextlib.suppress(Exception):
+        client.close(timeout=5)
+    if cluster is not None:
+        with contextlib.suppress(Exception):
+            cluster.close(timeout=10)
 
 
 def _dask_clusters() -> set[int]:
