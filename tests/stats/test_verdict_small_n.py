@@ -57,10 +57,12 @@ def test_undecided_plan_uses_the_inflated_variance():
 
 
 def test_wald_reference_degrees_of_freedom():
-    """Bartlett's information of AR(1) runs: n 2v / (v^2 + 1) per series, minus 2, >= 1."""
+    """Bartlett's information of AR(1) runs: n 2v / (v^2 + 1) per series, minus 2, >= 1, with
+    v the AR(1) factor before the sample-variance correction (tests/stats/test_verdict_warmup.py)."""
     assert wald_df(20, 20, 1.0) == 38.0
-    assert wald_df(20, 20, 3.0) == pytest.approx(40 * 0.6 - 2)
-    assert wald_df(12, 12, 12.0) == pytest.approx(max(24 * 24 / 145 - 2, 1.0))
+    assert wald_df(20, 20, variance_inflation(20, 3.0)) == pytest.approx(40 * 0.6 - 2)
+    v = 144 / 23  # the AR(1) factor of inflation 12 (the cap) at n = 12
+    assert wald_df(12, 12, 12.0) == pytest.approx(24 * 2 * v / (v * v + 1) - 2)
 
 
 def test_variance_inflation_is_bounded_and_corrected():

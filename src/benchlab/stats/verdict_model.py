@@ -60,6 +60,7 @@ from benchlab.stats.verdict_pair import (
     scale_of,
     series_dependence,
     session_dependence,
+    wald_df,
 )
 from benchlab.stats.verdict_types import (  # noqa: F401  (public here: the verdict's types)
     BASELINE_RULES,
@@ -289,6 +290,9 @@ def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: in
                                 runs_to_decide=min_n, additional_runs=max(min_n - n_have, 0),
                                 plan="", plan_effect=None, notes=tuple(notes))
     st = pair_statistic(a, b, level=1 - level_alpha, scale=scale, inflation=inflation)
+    if st.inflation > 1:  # say what the interval was widened by (and its t's df)
+        notes.append(Note("widened", {"inflation": st.inflation, "df": (
+            wald_df(int(a.size), int(b.size), st.inflation) if st.method == "inflated" else None)}))
     eq_alpha = alpha / max(m, 1)
     eq = pair_statistic(a, b, level=1 - 2 * eq_alpha, scale=scale, inflation=inflation)
     margin, margin_abs = margins

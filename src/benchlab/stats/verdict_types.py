@@ -29,7 +29,10 @@ class Note:
     ``test_interval_disagree`` {p_adjusted} (rare tie corner: the test rejects, the interval
     holds 1 inside; reported as undecided); ``identical`` {} (both constant and equal);
     ``session_autocorrelated`` {lag1, n, series} (the lag-1 autocorrelation pooled over the
-    session's series is beyond its band while no single series is flagged).
+    session's series is beyond its band while no single series is flagged); ``widened``
+    {inflation, df} (autocorrelated runs: the standard error was widened by sqrt(inflation),
+    and the Student t reference of the inflated test has df degrees of freedom; null for the
+    deflated rank test of tied values).
     """
 
     code: str
