@@ -277,6 +277,15 @@ def _marked(marker: str) -> list[str]:
     return subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
 
 
+def _exec_monitors(container: str) -> list[str]:
+    """Host pids of the conmon processes of ``container``'s exec sessions."""
+    cid = subprocess.run(["podman", "inspect", "--format", "{{.Id}}", container],
+                         capture_output=True, text=True).stdout.strip()
+    lines = subprocess.run(["pgrep", "-af", "conmon"], capture_output=True,
+                           text=True).stdout.splitlines()
+    return [ln.split()[0] for ln in lines if cid and cid in ln and "--exec-attach" in ln]
+
+
 @needs_podman
 def test_a_timed_out_exec_run_is_killed_from_outside_an_image_without_kill(monkeypatch):
     """The busybox test image has no ``kill`` (its applets: sh, true, false, echo, cat, sleep,
@@ -310,7 +319,13 @@ def test_a_timed_out_exec_run_is_killed_from_outside_an_image_without_kill(monke
         assert len(alive()) == 2, "the engine's client took the program with it"
         iso.after_run(0, "timeout")
         assert alive() == [] and _marked(marker) == []
-        return argv[argv.index("exec") + 1]
+        container = argv[argv.index("exec") + 1]
+        # the exec session's monitor (conmon) ends once its program has died
+        deadline = time.monotonic() + 10
+        while _exec_monitors(container) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _exec_monitors(container) == []
+        return container
 
     iso = parse_isolation(f"podman-exec:{IMAGE}").check()
     try:
