@@ -337,9 +337,24 @@ def test_a_timed_out_exec_run_is_killed_from_outside_an_image_without_kill(monke
         if containers._REGISTRY.with_init.get(container):  # the engine's init reaps: no zombie
             assert all("sleep 2147483647" in line for line in top), top
         assert iso.wrap(["true"], worker=0)[-2] == container  # kept: the next run's
-        # where the container's cgroup cannot be used (a rootless engine), the container goes
+        # the same through the unified hierarchy's cgroup.freeze (a cgroup v2 machine's way;
+        # on this hybrid one the v1 freezer is chosen first)
         from benchlab.control import container_cgroups
 
+        unified = []
+
+        def through_v2(pid):
+            (rel,) = [ln[4:] for ln in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+                      if ln.startswith("0::/")]
+            unified.append(Path("/sys/fs/cgroup/unified") / rel)
+            return unified[-1], "v2"
+
+        if Path("/sys/fs/cgroup/unified/cgroup.procs").exists():
+            monkeypatch.setattr(container_cgroups, "container_cgroup", through_v2)
+            assert start_and_time_out(iso) == container and unified
+            assert "frozen 0" in (unified[-1] / "cgroup.events").read_text()  # thawed
+            assert iso.wrap(["true"], worker=0)[-2] == container  # killed, not removed
+        # where the container's cgroup cannot be used (a rootless engine), the container goes
         monkeypatch.setattr(container_cgroups, "container_cgroup", lambda pid: None)
         assert start_and_time_out(iso) == container
         assert container not in subprocess.run(["podman", "ps", "--all", "--format",
