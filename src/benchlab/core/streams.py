@@ -32,7 +32,14 @@ def _is_regular(fd: int) -> bool:
 
 
 class _FifoDrain:
-    """A FIFO plus a thread that reads and discards what a run writes into it."""
+    """A FIFO plus a thread that reads and discards what a run writes into it.
+
+    The thread owns the FIFO's descriptor: it reads what is left and closes it itself once
+    told to stop, and :meth:`close` waits for that on an Event, never on ``Thread.join``. On
+    Python 3.11 a KeyboardInterrupt landing in ``join`` can mark a running thread as stopped
+    (bpo-45274); a second close after an interrupted one then closed the descriptor under a
+    thread still in ``select`` on it (and the number could be reused by the store's files).
+    """
 
     def __init__(self, path: str):
         if not os.path.exists(path):
@@ -42,6 +49,7 @@ class _FifoDrain:
         # that read() never sees EOF, so the thread stops on an event instead.
         self.fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
         self.done = threading.Event()
+        self.ended = threading.Event()  # the thread has read what was left and closed fd
         self.thread = threading.Thread(target=self._drain, daemon=True, name="benchlab-pipe")
         self.thread.start()
 
@@ -54,17 +62,22 @@ class _FifoDrain:
                 return
 
     def _drain(self) -> None:
-        while not self.done.is_set():
-            ready, _, _ = select.select([self.fd], [], [], 0.05)
-            if ready:
-                self._read_available()
+        try:
+            while not self.done.is_set():
+                ready, _, _ = select.select([self.fd], [], [], 0.05)
+                if ready:
+                    self._read_available()
+            self._read_available()
+        finally:
+            os.close(self.fd)
+            self.ended.set()
 
     def close(self) -> None:
-        """Stop draining (the run has ended), read what is left, close the FIFO."""
+        """Stop draining (the run has ended) and wait until the thread has read what is left
+        and closed the FIFO (within ~0.05 s). Interrupted, the thread still finishes so."""
         self.done.set()
-        self.thread.join()
-        self._read_available()
-        os.close(self.fd)
+        while not self.ended.wait(0.1):
+            pass
 
 
 @dataclass

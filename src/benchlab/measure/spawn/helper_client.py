@@ -198,9 +198,9 @@ class _HelperServer:
         self.result_fd = res_r
         self.closed = False
         self.tracking = None
-        self._tracker: threading.Thread | None = threading.Thread(
-            target=self._track_in_background, name="benchlab-helper-tracking", daemon=True)
-        self._tracker.start()
+        self._tracking_done = threading.Event()
+        threading.Thread(target=self._track_in_background, name="benchlab-helper-tracking",
+                         daemon=True).start()
         _live_servers.add(self)
         if deferred.pending:
             self.abort()
@@ -212,12 +212,22 @@ class _HelperServer:
             self.tracking = _track(self.pid)
         except Exception:
             self.tracking = None
+        finally:
+            self._tracking_done.set()
 
     def _tracked(self) -> None:
-        """Wait until the helper is in its tracking cgroup (or known not to be)."""
-        tracker, self._tracker = self._tracker, None
-        if tracker is not None:
-            tracker.join()
+        """Wait until the helper is in its tracking cgroup (or known not to be).
+
+        On an Event, never ``Thread.join``, and again after an interrupted wait: a Ctrl-C or
+        SIGTERM in this wait (the first run's) once left ``abort`` reaping the helper while
+        the tracker still moved its pid into a cgroup (by then maybe another process's) and
+        set ``tracking`` after ``_untrack`` had looked (a cgroup left behind). In a forked
+        child the tracker thread does not exist: nothing to wait for.
+        """
+        if self.owner_pid != os.getpid():
+            return
+        while not self._tracking_done.wait(0.1):
+            pass
 
     def run(self, tokens: list[bytes], env: Mapping[str, str] | None) -> dict[str, str]:
         """Send one request; block until its result line arrives; return its fields."""
@@ -230,7 +240,7 @@ class _HelperServer:
             env_items = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()]
         body = b"\0".join(tokens + env_items) + b"\0"
         message = memoryview(struct.pack("=III", len(tokens), len(env_items), len(body)) + body)
-        if self._tracker is not None:
+        if not self._tracking_done.is_set():
             self._tracked()
         try:
             while message:
