@@ -20,7 +20,11 @@ widens the Hodges-Lehmann estimate's standard error by its square root, and the 
 Wald test of that estimate against a Student t (:func:`inflated_wald`, :func:`wald_df`), so the
 verdict counts the runs as about n_eff independent ones. Not the rank test's z deflated: ranks
 saturate, so a 9x difference between 12 drifting runs read "cannot tell". Tied values whose
-i.i.d. interval has no width keep the deflated rank test.
+i.i.d. interval has no width keep the deflated rank test. The t's degrees of freedom come from
+the AR(1) factor, not from the inflation that corrects the sample variance too (:func:`wald_df`:
+that counted the dependence twice and left a 30x pair of 10 runs "cannot tell"). Not shrinking
+the lag-1 estimate toward 0 (it lost AR(1) coverage: 0.886 at phi 0.6, n = 10) nor dropping a
+slow first run, which is the user's warm-up to choose (Kalibera and Jones 2013); docs/verdict.md.
 
 References
 ----------
@@ -30,6 +34,7 @@ Bayley, G. V. and Hammersley, J. M. (1946). The "effective" number of independen
 in an autocorrelated time series. *JRSS Suppl.* 8, 184-197.
 Bauer, D. F. (1972). Constructing confidence sets using rank statistics. *JASA* 67, 687-690.
 Ljung, G. M. and Box, G. E. P. (1978). *Biometrika* 65, 297-303.
+Kalibera, T. and Jones, R. (2013). Rigorous benchmarking in reasonable time. *ISMM '13*, 63-74.
 """
 
 from __future__ import annotations
