@@ -191,8 +191,10 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
             raise
         except BaseException as exc:  # OSError, TimeoutError, asyncssh errors: one line for all
             # and Ctrl-C/SIGTERM while the cluster starts (its workers still 'init'): close what
-            # was started here, so Dask's own atexit hook does not trip its assertion on them
-            _close_started(started_before)
+            # was started here, so Dask's own atexit hook does not trip its assertion on them;
+            # a signal meanwhile is held, not lost in _close_started's suppress(BaseException)
+            with interrupts_deferred():
+                _close_started(started_before)
             if not isinstance(exc, Exception):
                 raise
             raise UserError(f"cannot reach the cluster {spec.text} ({_short(exc)}); start the "
