@@ -97,7 +97,8 @@ def test_sigterm_while_the_cluster_closes_exits_143_at_once_and_leaves_nothing(d
     states = re.search(r"CLUSTERS-AT-EXIT \[(.*)\]", err)
     assert states is not None, err
     assert "closing" not in states.group(1), states.group(1)
-    # the old exit waited Dask's 10-s close timeout; a closed cluster exits in ~1-3 s (load 7)
+    # the old exit waited out Dask's 10-s close timeout, so it never took less than 10 s; now
+    # ~1-1.5 s of orderly close and the interpreter's teardown: 2-3.5 s at load 8-12
     signalled = float(re.search(r"SIGTERM-AT ([\d.]+)", err).group(1))
-    assert ended - signalled < 8.0, ended - signalled
+    assert ended - signalled < 9.5, ended - signalled
     wait_for(lambda: not _marked(marker), 20, "no process started by the client to remain")
