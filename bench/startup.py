@@ -201,6 +201,65 @@ def print_instructions(bl: str) -> None:
           f"which the interpreter and Click {click_too / 1e6:.1f} M")
 
 
+#: Imports the modules named in the file argv[1] (stdlib and others first when argv[2] is
+#: "std"), with the collector off and the fast exit of ``benchlab run``: what importing costs.
+IMPORT_ONLY = """
+import gc, importlib, os, sys
+gc.disable()
+names = open(sys.argv[1]).read().split()
+for name in names:
+    if sys.argv[2] == "all" or not name.startswith("benchlab"):
+        importlib.import_module(name)
+os._exit(0)
+"""
+#: Runs the console script's ``main`` and writes the names of the modules it imported.
+MODULES_OF_RUN = """
+import atexit, sys
+from benchlab.cli.main import main
+out = sys.argv.pop(1)
+atexit.register(lambda: open(out, "w").write(" ".join(
+    name for name in sys.modules if not name.startswith("__"))))
+sys.argv = ["benchlab", *sys.argv[1:]]
+main()
+"""
+
+
+def print_fixed_cost_parts(bl: str) -> None:
+    """``--instructions``: where the fixed cost of ``run -q -N -r 1 /bin/true`` goes, in
+    instructions: the interpreter, Click with the stdlib it imports, the other stdlib modules
+    run imports, benchlab's own modules, and the command's work (the difference)."""
+    with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
+        db, names = str(Path(tmp) / "p.db"), str(Path(tmp) / "modules")
+        run = ["run", "-q", "-N", "-r", "1", "/bin/true", "--db", db]
+        subprocess.run([bl, *run], check=True)
+        subprocess.run([sys.executable, "-c", MODULES_OF_RUN, names, *run], check=True,
+                       stdout=subprocess.DEVNULL)
+        py = sys.executable
+        counts = [instructions([py, "-c", "import os; os._exit(0)"], tmp),
+                  instructions([py, "-c", "import gc, os; gc.disable(); import click; "
+                                "os._exit(0)"], tmp),
+                  instructions([py, "-c", IMPORT_ONLY, names, "std"], tmp),
+                  instructions([py, "-c", IMPORT_ONLY, names, "all"], tmp),
+                  instructions([py, bl, *run], tmp)]
+        count_benchlab = len([n for n in Path(names).read_text().split()
+                              if n.startswith("benchlab")])
+    if None in counts:
+        print("fixed cost parts: valgrind is not installed (or a run failed)")
+        return
+    labels = ["the interpreter's start-up (and a fast exit)",
+              "Click, with the stdlib it imports",
+              "the other stdlib modules run imports",
+              f"benchlab's own {count_benchlab} modules",
+              "the command: parse, probe, store, 1 run, exit"]
+    print("where the instructions of `run -q -N -r 1 /bin/true` go (millions, cumulative "
+          "differences):")
+    previous = 0
+    for label, count in zip(labels, counts):
+        print(f"  {label:48} {(count - previous) / 1e6:7.1f} M")
+        previous = count
+    print(f"  {'all':48} {counts[-1] / 1e6:7.1f} M")
+
+
 def compile_bytecode() -> None:
     """Write benchlab's missing or stale bytecode: with PYTHONDONTWRITEBYTECODE set, a module
     edited since the setup compiled the tree is compiled from source by every process (4 stale
@@ -314,6 +373,8 @@ def main() -> None:
     if args.instructions:
         print()
         print_instructions(bl)
+        print()
+        print_fixed_cost_parts(bl)
 
 
 if __name__ == "__main__":
