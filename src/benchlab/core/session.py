@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from benchlab.core.executor import RunnerFactory, run_session
 from benchlab.core.executor import TerminatingSignal as _Received  # cli.main reads its signum
+from benchlab.core.executor import interrupts_deferred as interrupts_deferred  # re-exported
 from benchlab.core.executor import raise_if_terminated as raise_if_terminated  # re-exported
 from benchlab.core.placement import Execution, prepare_execution
 from benchlab.core.plan import RunPlan
@@ -65,35 +66,6 @@ def interruptible() -> Iterator[type[_Received]]:
         _Received.depth -= 1
         for s, handler in previous.items():
             signal.signal(s, handler)
-
-
-@contextlib.contextmanager
-def interrupts_deferred() -> Iterator[None]:
-    """Hold Ctrl-C, SIGTERM and SIGHUP for the block, then deliver the first one received.
-
-    For clean-up that an interruption must not cut in half: a Dask cluster whose close was
-    interrupted stays "closing", and Dask's exit hook then waits out its 10-s timeout on it
-    (a SIGTERM during a study's shutdown took 10-11 s to exit). The held signal goes, once the
-    block has ended, to the handler in force before it, so :func:`interruptible` still makes
-    a SIGTERM the interruption (exit 143, the resume hint). Off the main thread (which alone
-    receives signals) the block simply runs.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list[int] = []
-
-    def hold(signum, frame):
-        held.append(signum)
-
-    previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, *_TERMINATING)}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
-        if held:
-            signal.raise_signal(held[0])
 
 
 def _system_checks() -> list[dict] | None:
