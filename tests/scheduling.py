@@ -127,7 +127,8 @@ def schedule(config: pytest.Config, items: list[pytest.Item],
 
 class DurationRecorder:
     """Sums each test's setup, call and teardown seconds as reports arrive (on the controller
-    under xdist) and writes those of at least ``RECORD_AT_LEAST`` seconds to ``path``."""
+    under xdist) and writes those of at least ``RECORD_AT_LEAST`` seconds to ``path``, updating
+    what the file already holds (a test run again gets its new time)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -139,8 +140,15 @@ class DurationRecorder:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(session.config, "workerinput"):
             return  # the controller writes: it saw every worker's reports
-        kept = {k: round(v, 1) for k, v in sorted(self.seconds.items(), key=lambda kv: -kv[1])
-                if v >= RECORD_AT_LEAST}
+        # an existing file is updated, not replaced: `make test`'s serial phase adds its tests
+        # to the parallel phase's instead of overwriting them (remove the file to start afresh)
+        try:
+            merged = {k: v for k, v in json.loads(self.path.read_text()).items()
+                      if k not in self.seconds}
+        except (OSError, ValueError):
+            merged = {}
+        merged.update({k: round(v, 1) for k, v in self.seconds.items() if v >= RECORD_AT_LEAST})
+        kept = dict(sorted(merged.items(), key=lambda kv: -kv[1]))
         self.path.write_text(json.dumps(kept, indent=0) + "\n")
 
 

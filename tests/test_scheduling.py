@@ -132,6 +132,15 @@ def test_a_run_records_its_durations_without_group_suffixes(tmp_path):
     recorded = json.loads(record.read_text())
     assert list(recorded) == ["test_singles.py::test_single[c]"]  # the one test >= 0.5 s
     assert 0.5 <= recorded["test_singles.py::test_single[c]"] < 30
+    # a second phase adds to the file: an entry of another test stays, a rerun test is updated
+    record.write_text(json.dumps({"other.py::test_x": 9.0,
+                                  "test_singles.py::test_single[c]": 99.0}))
+    proc = _run(root, tmp_path / "log2", "-n", "2", "--dist", "loadgroup",
+                env={"BENCHLAB_RECORD_DURATIONS": str(record)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    recorded = json.loads(record.read_text())
+    assert recorded["other.py::test_x"] == 9.0
+    assert recorded["test_singles.py::test_single[c]"] < 30
     assert base_nodeid("test_shared.py::test_uses_it[0]@test_shared.py") == \
         "test_shared.py::test_uses_it[0]"
     assert base_nodeid("t.py::test[a@b]") == "t.py::test[a@b]"  # an @ inside parameters stays
