@@ -31,7 +31,6 @@ LONGER_TODAY: dict[str, int] = {
     "core/gate.py:decide": 90,
     "stats/rank_selection.py:_select": 89,
     "core/bisect.py:bisect": 82,
-    "core/cluster/address.py:open_cluster": 82,
     "stats/rank.py:hodges_lehmann": 82,
 }
 
