@@ -15,8 +15,10 @@ kills what the run's thread started:
 
 A child is found through ``/proc/self/task/TID/children``: the kernel records the *thread* that
 started a process, so only that run's processes are touched, not another session's runs on the
-same worker. The kill is repeated every 50 ms until the run's thread has returned (a helper
-killed while idle is replaced by the next request: the next round kills that one), for at most
+same worker. An idle exec helper (no program in it: the thread is between runs, or in a hook
+or a profile's set-up) is left alone, since killing it only left a zombie until its thread's next
+request. The kill is repeated every 50 ms until the run's thread has returned (a helper that
+takes a request after a round is killed by the next one), for at most
 ``wait_s`` seconds. The run's result is marked ``stopped`` and never stored; the client records
 it in ``lost_runs`` (not re-queued: a ``--resume`` plans it again).
 """
@@ -168,6 +170,10 @@ def _kill_thread_children(tid: int) -> list[int]:
     for pid in thread_children(tid):
         try:
             if _is_exec_helper(pid):
+                if not thread_children(pid, pid):
+                    # idle (no program of a run in it): killed, it stayed a zombie until its
+                    # thread's next request; a request it takes later is caught next round
+                    continue
                 os.kill(pid, signal.SIGTERM)  # it kills its target's group and orphans first
             else:
                 try:
