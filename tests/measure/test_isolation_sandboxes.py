@@ -68,7 +68,7 @@ def test_bwrap_runs_each_run_in_a_fresh_pid_namespace_and_records_its_start_up_c
 def test_bwrap_root_is_read_only_and_tmp_writable(tmp_path):
     iso = parse_isolation("bwrap")
     argv = iso.wrap(["/bin/sh", "-c", "touch /benchlab-ro-probe 2>/dev/null && echo rw || echo ro;"
-                     " touch /tmp/benchlab-rw-probe-$$ && echo tmp-rw"])
+                     " touch /tmp/benchlab-rw-probe-$$ && rm /tmp/benchlab-rw-probe-$$ && echo tmp-rw"])
     out = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout.split()
     assert out == ["ro", "tmp-rw"]
     assert not Path("/benchlab-ro-probe").exists()
