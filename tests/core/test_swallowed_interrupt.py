@@ -9,6 +9,7 @@ real ``__del__``, which Python reports as "Exception ignored" and otherwise forg
 from __future__ import annotations
 
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -83,8 +84,17 @@ def test_a_swallowed_sigterm_ends_a_local_cell_within_a_run(db_path, tmp_path: P
     suite = tmp_path / "suite.toml"
     suite.write_text(SUITE.format(runs=RUNS, workers=workers))
     store = Store.open(db_path)
-    with pytest.raises(SessionInterrupted) as info:
-        run_study(store, load_suite(str(suite)), observer=_DropOnce(when))
+    # a child of this process that is not the session's (a test suite's fork server, a
+    # notebook's helper): the interruption must not signal it (every child once got SIGTERM)
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        with pytest.raises(SessionInterrupted) as info:
+            run_study(store, load_suite(str(suite)), observer=_DropOnce(when))
+        time.sleep(0.1)
+        assert bystander.poll() is None, f"a bystander child got killed: {bystander.returncode}"
+    finally:
+        bystander.kill()
+        bystander.wait()
     assert info.value.signum == signal.SIGTERM, info.value.signum
     study = next(s for s in store.sessions() if s["kind"] == "study")
     assert study["status"] == "interrupted", study["status"]

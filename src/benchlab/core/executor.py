@@ -22,6 +22,7 @@ one-line :class:`~benchlab.errors.UserError`. The session never stays ``running`
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from typing import Any, Callable, Iterator
@@ -223,8 +224,10 @@ class LocalLanes:
         errors: list[BaseException] = []
         began = [threading.Event() for _ in range(self.workers)]
         finished = [threading.Event() for _ in range(self.workers)]
+        native_ids: list[int | None] = [None] * self.workers
 
         def guarded(worker: int) -> None:
+            native_ids[worker] = threading.get_native_id()
             began[worker].set()
             try:
                 self.worker_loop(worker)
@@ -251,7 +254,8 @@ class LocalLanes:
             # second Ctrl-C/SIGTERM waits until every begun worker has ended (it cut this wait
             # short, and the session's end could close the store under a worker still writing)
             with interrupts_deferred():
-                _wind_down([done for start, done in zip(began, finished) if start.is_set()])
+                _wind_down([done for start, done in zip(began, finished) if start.is_set()],
+                           [tid for tid in native_ids if tid is not None])
             raise
         if errors:
             raise errors[0]
@@ -279,17 +283,35 @@ def _wait_for(finished: list[threading.Event]) -> None:
             raise_if_terminated()
 
 
-def _wind_down(pending: list[threading.Event]) -> None:
+def _wind_down(pending: list[threading.Event], worker_tids: list[int]) -> None:
     """After Ctrl-C/SIGTERM: kill the running programs until every started worker has ended.
 
-    The exec helpers kill their programs on SIGTERM. Killing again every half second catches
-    a helper a worker spawned just after the first sweep (it had passed its stop check). The
-    session is finished, and the store may be closed, only once no worker can write to it.
+    Only what the worker threads (native ids ``worker_tids``) started gets SIGTERM: the exec
+    helpers, which kill their programs on it. Every child of the process once got it, killing
+    a library user's own processes (a test suite's fork server). Killing again every 0.5 s
+    catches a helper spawned just after a sweep. The session is finished, and the store may be
+    closed, only once no worker can write to it.
     """
     while True:
-        terminate_children()
+        _terminate_thread_children(worker_tids)
         if all(event.wait(0.5) for event in pending):
             return
+
+
+def _terminate_thread_children(tids: list[int]) -> None:
+    """SIGTERM what threads ``tids`` of this process started; every child of the process when
+    the kernel does not say which thread started one (no CONFIG_PROC_CHILDREN)."""
+    from benchlab.measure.spawn import thread_children
+
+    if not os.path.exists(f"/proc/self/task/{threading.get_native_id()}/children"):
+        terminate_children()
+        return
+    for tid in tids:
+        for pid in thread_children(tid):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
 
 
 @contextlib.contextmanager
