@@ -35,6 +35,15 @@ def _median_wall_s(argv: list[str], runs: int = 3) -> float:
     return walls[len(walls) // 2] / 1e9
 
 
+def _load_cpu_ticks(load: BackgroundLoad) -> int:
+    """CPU time (ticks) the load's processes have used so far."""
+    total = 0
+    for pid in load.worker_pids():
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total
+
+
 @pytest.mark.serial
 @pytest.mark.parametrize("kind", ["cpu", "spin"])
 def test_a_cpu_bound_loop_is_at_least_twice_slower_under_four_workers_per_cpu(cpu_loop, kind):
@@ -47,14 +56,33 @@ def test_a_cpu_bound_loop_is_at_least_twice_slower_under_four_workers_per_cpu(cp
     argv = [cpu_loop, "60"]
     alone = _median_wall_s(argv)
     with BackgroundLoad(LoadSpec(kind, 4 * cpus)) as load:
+        before = _load_cpu_ticks(load)
         loaded = _median_wall_s(argv)
+        used = _load_cpu_ticks(load) - before
         record = load.to_dict()
-    assert loaded / alone >= 2.0, (alone, loaded)
+    # The load ran (its workers used CPU while the loop ran), and it competed with the loop.
+    assert used >= 2, (alone, loaded, used, record)
+    assert loaded / alone >= 2.0, (alone, loaded, used, record)
     placement = record["placement"]
     assert placement["same_session_as_benchlab"] is True
     assert placement["processes"] >= 4 * cpus
     assert placement["nice"] == [0] and placement["sched_policies"] == ["SCHED_OTHER"]
     assert record["method"] and record["backend"] in ("stress-ng", "builtin-spinner")
+
+
+@pytest.mark.parametrize("kind", ["cpu", "spin"])
+def test_the_load_competes_before_the_context_is_entered(kind):
+    """Every worker has used CPU time by the time the first measured run could start: a worker
+    still starting (an interpreter importing) would leave the CPUs to the measured program."""
+    if kind == "cpu":
+        require_tool("stress-ng")
+    with BackgroundLoad(LoadSpec(kind, 2)) as load:
+        workers = [pid for pid in load.worker_pids()
+                   if kind == "spin" or pid not in load.pids()]
+        ticks = [sum(map(int, Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13]))
+                 for pid in workers]
+    assert len(workers) == 2
+    assert all(t >= 2 for t in ticks), ticks
 
 
 def test_the_load_is_stopped_completely(tmp_path):

@@ -31,6 +31,11 @@ from benchlab.errors import UserError
 
 KINDS = ("cpu", "memcpy", "spin")
 
+#: How long (s) the load may take to start competing before the session goes on anyway.
+READY_TIMEOUT_S = 10.0
+#: CPU time (clock ticks, 10 ms each at USER_HZ 100) each worker must use before runs start.
+READY_CPU_TICKS = 2
+
 _SPINNER = "import os\nx = 0\nwhile True:\n    x = (x * 1103515245 + 12345) & 0xFFFFFFFF\n"
 
 
@@ -96,14 +101,14 @@ class BackgroundLoad:
             if self.cpus and self.backend == "builtin-spinner":
                 os.sched_setaffinity(proc.pid, self.cpus)
             self._procs.append(proc)
-        time.sleep(0.2)  # let the load reach steady state before the first measured run
+        deadline = time.monotonic() + READY_TIMEOUT_S
         # stress-ng forks its workers itself: on a busy machine that takes longer than 0.2 s,
         # and the placement recorded below counted the parent alone (1 process of 9, at load 16)
         expected = len(self._procs) + (self.spec.workers if self.backend == "stress-ng" else 0)
-        deadline = time.monotonic() + 10
         while len(self.worker_pids()) < expected and time.monotonic() < deadline \
-                and all(p.poll() is None for p in self._procs):
+                and self._all_alive():
             time.sleep(0.05)
+        self._wait_until_competing(deadline)
         dead = [p for p in self._procs if p.poll() is not None]
         if dead:
             self.__exit__(None, None, None)
@@ -111,6 +116,30 @@ class BackgroundLoad:
                             f"with code {dead[0].returncode}; check that it runs on this machine")
         self._placement = _placement(self.worker_pids())
         return self
+
+    def _all_alive(self) -> bool:
+        return all(p.poll() is None for p in self._procs)
+
+    def _competing_pids(self) -> list[int]:
+        """The processes that do the load's work: stress-ng's parent only waits for its workers."""
+        parents = set(self.pids()) if self.backend == "stress-ng" else set()
+        return [pid for pid in self.worker_pids() if pid not in parents]
+
+    def _wait_until_competing(self, deadline: float) -> None:
+        """Return once every load worker has run for :data:`READY_CPU_TICKS` clock ticks since
+        the first look (or at ``deadline``).
+
+        Existing is not competing: a worker still starting (an interpreter importing, stress-ng
+        setting up) leaves the CPUs to the measured program, and a CI run once measured a loop
+        "under" spin:8 exactly as fast as alone. CPU time that grows is the proof it competes.
+        """
+        start = {pid: _cpu_ticks(pid) for pid in self._competing_pids()}
+        while time.monotonic() < deadline and self._all_alive():
+            now = {pid: _cpu_ticks(pid) for pid in start}
+            if all(now[pid] is not None and start[pid] is not None
+                   and now[pid] - start[pid] >= READY_CPU_TICKS for pid in start):
+                return
+            time.sleep(0.02)
 
     def __exit__(self, *exc) -> None:
         for proc in self._procs:
@@ -162,6 +191,12 @@ def _stat_field(pid: int, index: int) -> int | None:
         return int(fields[index])
     except (IndexError, ValueError):
         return None
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    """User + system CPU time of ``pid`` in clock ticks (None when it is gone)."""
+    utime, stime = _stat_field(pid, 11), _stat_field(pid, 12)
+    return None if utime is None or stime is None else utime + stime
 
 
 _POLICIES = {getattr(os, name): name for name in
