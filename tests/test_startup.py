@@ -470,7 +470,10 @@ def test_a_store_checked_whole_and_unchanged_is_not_checked_again(tmp_path, monk
 
 def test_a_check_right_after_a_change_is_not_remembered(tmp_path, monkeypatch):
     """A change in the same coarse clock tick as the check could keep the file's times, so a
-    check run less than SETTLED_S after the last change is not remembered."""
+    check is remembered only when the file clock, read before the identity it notes, had passed
+    the file's times (a writer's close waits for that: tests/store/test_checked_at_close.py)."""
+    import sqlite3
+
     from benchlab.store import verified
     from benchlab.store.db import Store
 
@@ -478,9 +481,16 @@ def test_a_check_right_after_a_change_is_not_remembered(tmp_path, monkeypatch):
     db = str(tmp_path / "s.db")
     with Store.open(db):
         pass
-    with Store.open(db, readonly=True):  # checked at once: the file changed just now
-        pass
+    conn = sqlite3.connect(db)  # another program's change: the note no longer holds
+    conn.execute("INSERT INTO store_meta (key, value) VALUES ('k', 'v')")
+    conn.commit()
+    conn.close()
+    before = verified.identity(db)
+    newest = max(max(f[3], f[4]) for f in before if f is not None)
+    verified.remember_check(db, before, clock_ns=newest)  # the clock still in the change's tick
     assert not verified.unchanged_since_check(db)
+    verified.remember_check(db, before, clock_ns=newest + verified.unsettled_ns(before, newest))
+    assert verified.unchanged_since_check(db)
 
 
 def test_a_session_reads_the_topology_once_and_prepares_its_placement_once(tmp_path):

@@ -155,13 +155,21 @@ def _read_only_fs(directory: Path) -> bool:
 class StoreConnection:
     """The connection half of :class:`~benchlab.store.db.Store`: open, migrate, transactions."""
 
-    def __init__(self, conn: sqlite3.Connection, path: str, readonly: bool):
+    def __init__(self, conn: sqlite3.Connection, path: str, readonly: bool,
+                 sound_at: int | None = None):
+        """``sound_at``: the connection's ``PRAGMA data_version`` when the SQLite file at
+        ``path`` was found sound (checked whole, remembered so, or created); the close then
+        remembers it as checked (:func:`_close_remembering`). None: nothing is remembered."""
         self.conn = conn
         self.path = path
         self.readonly = readonly
         self._savepoints = 0
         # closes the connection when the store is freed or at exit, whichever comes first
-        self._closer = weakref.finalize(self, conn.close)
+        if sound_at is None:
+            self._closer = weakref.finalize(self, conn.close)
+        else:
+            self._closer = weakref.finalize(self, _close_remembering, conn, path, sound_at,
+                                            os.getpid())
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, readonly: bool = False):
@@ -219,15 +227,7 @@ class StoreConnection:
         try:
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            if exists and not verified.unchanged_since_check(path):
-                # before anything writes (WAL switch, migration): refuse a damaged file. It
-                # reads every page, so a store checked once and unchanged is not read again.
-                before = verified.identity(path)
-                verdict = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
-                if verdict != "ok":
-                    raise UserError(f"database {path} is corrupt (quick_check: {verdict}); nothing "
-                                    f"was written to it; restore a backup or use --db PATH")
-                verified.remember_check(path, before)
+            sound_at = _found_sound(conn, path, exists)
             conn.execute("PRAGMA foreign_keys = ON")
             if not readonly:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -235,7 +235,9 @@ class StoreConnection:
                     raise UserError(f"database {path} cannot use WAL journaling (got {mode}); "
                                     f"use a local file system for --db")
                 conn.execute("PRAGMA synchronous = NORMAL")
-            store = cls(conn, path, readonly)
+                if not exists:  # the switch of a new file to WAL counts as a change
+                    sound_at = _data_version(conn)
+            store = cls(conn, path, readonly, sound_at=sound_at)
             store._migrate()
         except sqlite3.Error as exc:
             conn.close()
@@ -422,6 +424,49 @@ class StoreConnection:
         overwrite this store or one of its -wal/-shm files (symlinks and hard links resolved)."""
         if not self.is_postgres:
             refuse_output_path(path, self.path, what)
+
+
+def _found_sound(conn: sqlite3.Connection, path: str, exists: bool) -> int | None:
+    """Refuse a damaged file (UserError) before anything writes (WAL switch, migration). The
+    check reads every page, so a store checked once and unchanged since is not read again.
+    Returns the connection's ``PRAGMA data_version`` from before the check (other connections'
+    commits count from there), None when it cannot say."""
+    sound_at = _data_version(conn)
+    if exists and not verified.unchanged_since_check(path):
+        clock_ns = verified.file_clock_ns()
+        before = verified.identity(path)
+        verdict = verified.quick_check(conn)
+        if verdict != "ok":
+            raise UserError(f"database {path} is corrupt (quick_check: {verdict}); nothing "
+                            f"was written to it; restore a backup or use --db PATH")
+        verified.remember_check(path, before, clock_ns)
+    return sound_at
+
+
+def _data_version(conn: sqlite3.Connection) -> int | None:
+    """The connection's ``PRAGMA data_version`` (it changes when another connection commits);
+    None when the file cannot say (a damaged one: the check that follows reports it)."""
+    try:
+        return int(conn.execute("PRAGMA data_version").fetchone()[0])
+    except sqlite3.DatabaseError:
+        return None
+
+
+def _close_remembering(conn: sqlite3.Connection, path: str, sound_at: int, pid: int) -> None:
+    """Close ``conn``, found sound at ``data_version`` ``sound_at``; then remember the store as
+    checked (:func:`benchlab.store.verified.remember_written`) when no other connection has
+    committed since, none is left in a transaction and this is the process that opened it (a
+    forked child's copy remembers nothing). The file is then what was found sound plus what
+    this connection wrote; remember_written also wants no ``-wal`` file left (no other
+    connection had the store open at this close)."""
+    try:
+        alone = (os.getpid() == pid and not conn.in_transaction
+                 and conn.execute("PRAGMA data_version").fetchone()[0] == sound_at)
+    except sqlite3.Error:
+        alone = False
+    conn.close()
+    if alone:
+        verified.remember_written(path)
 
 
 def _split_sql(script: str) -> list[str]:

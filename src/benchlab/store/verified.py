@@ -6,10 +6,21 @@ by every ``run``, ``show``, ``compare`` and ``list``. A store checked once and u
 not checked again: its identity (device, inode, size, modification and change times in ns, of
 the file and of its ``-wal`` file) is remembered in the user's cache, one small file per store.
 
-A change made in the same clock tick as the last one can keep the file's times (kernels without
-fine-grained timestamps stamp files with a coarse clock, a jiffy), so a check is remembered only
-when it ran at least :data:`SETTLED_S` after the file's last change: any later change then has
-later times. Anything unreadable in the cache means "check again".
+A process that found the store sound at its open (checked it, found it remembered, or created
+it) and then wrote it itself also remembers it at its close (:func:`remember_written`), when no
+other connection committed meanwhile (SQLite's ``PRAGMA data_version``, the caller's part) and
+none still has it open: the file is then what was checked plus what this process's SQLite
+wrote. Without that, every ``run`` made the next command read the whole store again (32 M
+instructions for a store of 2,000 runs, growing with it).
+
+A change made in the same clock tick as the last one can keep the file's times: the kernel
+stamps files from a coarse clock (``CLOCK_REALTIME_COARSE``, a jiffy: 4 ms here), truncated to
+the file system's grain. So an identity is remembered only when it was read after the coarse
+clock had passed the file's newest time by that grain (any later change then has later times):
+the close waits for that (a few ms). A file system whose times are whole seconds cannot say its
+grain; there the file's last change must be :data:`SETTLED_S` old. A wall clock set back could
+give a later change an earlier file's times; nothing here guards against that. Anything
+unreadable in the cache means "check again".
 """
 
 from __future__ import annotations
@@ -18,17 +29,35 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from benchlab.digests import sha256_hex
 from benchlab.paths import user_cache_dir
 
-#: A check is remembered only this long (s) after the file's last change (see the docstring).
+#: On a file system whose times are whole seconds, a check is remembered only this long (s)
+#: after the file's last change (see the docstring).
 SETTLED_S = 1.0
+#: The longest a close waits (s) for the file-time clock to pass the store's times; a longer
+#: wait (whole-second file times) is not made, and the next open checks.
+CLOSE_WAIT_S = 0.05
+#: Linux's number of CLOCK_REALTIME_COARSE, the clock file times are stamped from (the time
+#: module has no name for it).
+_REALTIME_COARSE = 5
+_NS = 1_000_000_000
 
 
 def _cache_file(db_path: str) -> Path:
     key = sha256_hex(os.path.realpath(db_path).encode())[:24]
     return user_cache_dir() / "checked-stores" / key
+
+
+def file_clock_ns() -> int:
+    """Now, in ns since the epoch, on the clock the kernel stamps file times from
+    (``CLOCK_REALTIME_COARSE``; the precise wall clock where that is missing)."""
+    try:
+        return time.clock_gettime_ns(_REALTIME_COARSE)
+    except OSError:
+        return time.time_ns()
 
 
 def identity(db_path: str) -> list[list[int] | None]:
@@ -48,29 +77,93 @@ def identity(db_path: str) -> list[list[int] | None]:
     return out
 
 
+def unsettled_ns(ident: list[list[int] | None], clock_ns: int) -> int:
+    """How long (ns) after ``clock_ns`` (the file clock, read before ``ident`` was) the file's
+    times settle: a change after then gets later times. 0 when settled at ``clock_ns``.
+
+    A file system's grain is a power of ten ns (Linux's rule: 1 ns on ext4, xfs, btrfs or
+    tmpfs, 100 ns on NTFS, 1 s on ext4 with small inodes) and divides every time it stamps, so
+    the largest power of ten dividing all of them bounds it; times in whole seconds settle
+    :data:`SETTLED_S` after the newest.
+    """
+    stamps = [stamp for f in ident if f is not None for stamp in (f[3], f[4])]
+    if not stamps:
+        return 0
+    margin = 1
+    while margin < _NS and all(stamp % (margin * 10) == 0 for stamp in stamps):
+        margin *= 10
+    if margin == _NS:
+        margin = int(SETTLED_S * _NS)
+    return max(0, max(stamps) + margin - clock_ns)
+
+
+def quick_check(conn: Any) -> str:
+    """``PRAGMA quick_check(1)`` on the open SQLite connection ``conn``: ``"ok"``, or the
+    first problem found. Reads every page of the store (the cost this module saves)."""
+    return conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+
+
 def unchanged_since_check(db_path: str) -> bool:
     """True when the store was checked whole and neither it nor its ``-wal`` file changed since."""
+    remembered = _noted(db_path)
+    return remembered is not None and remembered == identity(db_path)
+
+
+def _noted(db_path: str) -> Any:
+    """The identity remembered for the store; None when there is none (or it is unreadable)."""
     try:
-        remembered = json.loads(_cache_file(db_path).read_text())
+        return json.loads(_cache_file(db_path).read_text())
     except (OSError, ValueError):
-        return False
-    return remembered == identity(db_path)
+        return None
 
 
-def remember_check(db_path: str, before: list[list[int] | None]) -> None:
+def remember_check(db_path: str, before: list[list[int] | None],
+                   clock_ns: int | None = None) -> None:
     """Note that the store passed its check; ``before``: its :func:`identity` taken before the
-    check. Nothing is noted when the files changed meanwhile or changed less than
-    :data:`SETTLED_S` ago (nothing is lost: the next open checks again)."""
+    check, ``clock_ns``: :func:`file_clock_ns` read before ``before`` (None: unknown, and then
+    the last change must be :data:`SETTLED_S` old). Nothing is noted when the files changed
+    meanwhile or their times had not settled (nothing is lost: the next open checks again)."""
     if identity(db_path) != before:
         return
-    newest_ns = max((max(f[3], f[4]) for f in before if f is not None), default=0)
-    if time.time_ns() - newest_ns < SETTLED_S * 1e9:
+    if clock_ns is None:
+        newest_ns = max((max(f[3], f[4]) for f in before if f is not None), default=0)
+        if time.time_ns() - newest_ns < SETTLED_S * _NS:
+            return
+    elif unsettled_ns(before, clock_ns):
         return
+    _write_note(db_path, before)
+
+
+def remember_written(db_path: str, max_wait_s: float = CLOSE_WAIT_S) -> bool:
+    """At the close of a connection that found the store sound at its open and then wrote it,
+    with no other connection's commit since (the caller checked ``PRAGMA data_version``):
+    remember the store as checked. Waits (at most ``max_wait_s``, s) until the file clock has
+    passed the file's times. True when noted; False when a ``-wal`` file is left (another
+    connection has the store open, and may write it still), the wait would be longer (times in
+    whole seconds), or the files kept changing."""
+    deadline_ns = file_clock_ns() + int(max_wait_s * _NS)
+    while True:
+        clock_ns = file_clock_ns()
+        now = identity(db_path)
+        if now[0] is None or now[1] is not None:
+            return False
+        wait_ns = unsettled_ns(now, clock_ns)
+        if wait_ns == 0:
+            return _noted(db_path) == now or _write_note(db_path, now)
+        if clock_ns + wait_ns > deadline_ns:
+            return False
+        # the coarse clock moves in ticks: a time stamped from the precise clock (a
+        # multigrain file system's, Linux 6.13+) is passed at the tick after it
+        time.sleep(max(wait_ns, 200_000) / _NS)
+
+
+def _write_note(db_path: str, ident: list[list[int] | None]) -> bool:
     target = _cache_file(db_path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(before))
+        tmp.write_text(json.dumps(ident))
         os.replace(tmp, target)  # atomic: a concurrent reader sees the old note or this one
     except OSError:
-        pass  # no writable cache: every open checks, as before
+        return False  # no writable cache: every open checks, as before
+    return True

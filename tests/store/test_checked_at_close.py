@@ -1,0 +1,171 @@
+"""A store its own writer found sound is remembered as checked at the writer's close (issue 19
+item 4): the next command does not read every page again (``PRAGMA quick_check``, 32 M
+instructions for a store of 2,000 runs), yet a byte changed after the close is still caught,
+and another connection's commit between the open and the close means nothing is remembered.
+Real SQLite files, the real ``benchlab`` console script, a real cache directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchlab.errors import UserError
+from benchlab.store import verified
+from benchlab.store.db import Store
+from tests.conftest import BENCHLAB
+
+#: The console script's ``main`` with every quick_check counted (printed to stderr at exit).
+_COUNTED = r"""
+import atexit, sys
+from benchlab.store import verified
+checks = []
+inner = verified.quick_check
+def counted(conn):
+    checks.append(1)
+    return inner(conn)
+verified.quick_check = counted
+atexit.register(lambda: sys.stderr.write(f"quick_checks={len(checks)}\n"))
+from benchlab.cli.main import main
+sys.argv = ["benchlab", *sys.argv[1:]]
+main()
+"""
+
+
+def _counted(args: list[str], env: dict[str, str]) -> tuple[int, int, str]:
+    """(exit status, quick_checks run, stderr) of one benchlab command in a fresh process."""
+    proc = subprocess.run([sys.executable, "-c", _COUNTED, *args], env=env, capture_output=True,
+                          text=True, timeout=120)
+    line = [s for s in proc.stderr.splitlines() if s.startswith("quick_checks=")]
+    assert line, proc.stderr
+    return proc.returncode, int(line[-1].split("=")[1]), proc.stderr
+
+
+def _flip_a_page_type(db: str) -> None:
+    """Flip every bit of the type byte of the last table leaf page (quick_check reports it;
+    the file keeps its size)."""
+    page = 4096
+    data = Path(db).read_bytes()
+    last = max(i for i in range(1, len(data) // page) if data[i * page] == 0x0D)
+    with open(db, "r+b") as fh:
+        fh.seek(last * page)
+        fh.write(bytes([data[last * page] ^ 0xFF]))
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """A fresh cache directory (``BENCHLAB_CACHE``) for this test and its processes."""
+    path = tmp_path / "cache"
+    monkeypatch.setenv("BENCHLAB_CACHE", str(path))
+    return path
+
+
+def test_a_store_run_wrote_is_not_checked_again_by_show(tmp_path, cache):
+    """``run`` creates and writes the store, and remembers it at its close: ``show`` then runs
+    no quick_check. Without the note (removed), ``show`` checks it once (the count works)."""
+    db = str(tmp_path / "s.db")
+    env = dict(os.environ)
+    subprocess.run([BENCHLAB, "run", "-q", "-N", "-r", "3", "/bin/true", "--db", db], env=env,
+                   check=True, capture_output=True, timeout=120)
+    status, checks, err = _counted(["run", "-q", "-N", "-r", "2", "/bin/true", "--db", db], env)
+    assert (status, checks) == (0, 0), err  # a run after a run: no check either
+    status, checks, err = _counted(["show", "--db", db], env)
+    assert (status, checks) == (0, 0), err
+    for note in (cache / "checked-stores").iterdir():
+        note.unlink()
+    status, checks, err = _counted(["show", "--db", db], env)
+    assert (status, checks) == (0, 1), err
+
+
+def test_a_byte_flipped_right_after_the_close_is_caught_by_the_next_open(tmp_path, cache):
+    """The close waits for the file clock to pass the store's times before it remembers them,
+    so a change at once after it (same size) has later times: the next open checks the store
+    and refuses it. A note taken without that wait would keep the flip's times, unchecked."""
+    db = str(tmp_path / "s.db")
+    with Store.open(db) as store:
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO store_meta (key, value) VALUES ('k', 'v')")
+    assert verified.unchanged_since_check(db)
+    _flip_a_page_type(db)
+    assert not verified.unchanged_since_check(db)
+    with pytest.raises(UserError, match="corrupt .quick_check"):
+        Store.open(db, readonly=True)
+
+
+def test_the_close_notes_the_store_once_the_file_clock_has_passed_its_times(tmp_path, cache):
+    """Called at once after a write, remember_written returns (True) only when the file
+    clock has passed the file's times: a change after that cannot keep them. (A kernel with
+    multigrain times, 6.13+, stamps a change after a stat later anyway; older ones need this
+    wait.) Without it, the clock would still be in the write's tick."""
+    db = tmp_path / "s.db"
+    db.write_bytes(b"x" * 4096)
+    os.stat(db)  # queried: a multigrain kernel stamps the next change from the precise clock
+    with open(db, "r+b") as fh:
+        fh.write(b"y")
+    assert verified.remember_written(str(db))
+    clock_ns = verified.file_clock_ns()
+    (note,) = (cache / "checked-stores").iterdir()
+    noted = json.loads(note.read_text())
+    assert noted == verified.identity(str(db))
+    assert verified.unsettled_ns(noted, clock_ns) == 0
+    Path(f"{db}-wal").write_bytes(b"w")  # another connection's WAL left: nothing noted
+    assert not verified.remember_written(str(db))
+
+
+def test_a_run_found_remembered_is_remembered_again_and_a_flip_is_caught(tmp_path, cache):
+    """``run`` on a remembered store (no check at its open) notes it again at its close; a
+    byte flipped then is caught by the next command's check (exit 2, one line)."""
+    db = str(tmp_path / "s.db")
+    env = dict(os.environ)
+    for runs in ("2", "1"):
+        status, checks, err = _counted(["run", "-q", "-N", "-r", runs, "/bin/true", "--db", db],
+                                       env)
+        assert (status, checks) == (0, 0), err
+    _flip_a_page_type(db)
+    status, checks, err = _counted(["list", "--db", db], env)
+    assert (status, checks) == (2, 1) and "is corrupt (quick_check" in err, err
+
+
+@pytest.mark.parametrize("other", ["none", "commits", "stays open"])
+def test_another_connection_between_open_and_close_means_nothing_is_remembered(
+        tmp_path, cache, other):
+    """A commit by another connection after the open (PRAGMA data_version), or one still open
+    at the close (its -wal file left), and the close notes nothing; alone, it notes."""
+    db = str(tmp_path / "s.db")
+    with Store.open(db):
+        pass
+    theirs = sqlite3.connect(db)  # a plain second connection, as another process's
+    try:
+        theirs.execute("SELECT count(*) FROM store_meta").fetchone()  # it has the WAL open
+        store = Store.open(db)
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO store_meta (key, value) VALUES ('mine', 'v')")
+        if other == "commits":
+            theirs.execute("INSERT INTO store_meta (key, value) VALUES ('theirs', 'v')")
+            theirs.commit()
+        if other != "stays open":
+            theirs.close()
+        store.close()
+        assert verified.unchanged_since_check(db) == (other == "none")
+    finally:
+        theirs.close()
+
+
+def test_file_times_settle_after_their_grain_or_a_second():
+    """Times with sub-second parts settle one grain (the largest power of ten dividing them)
+    after the newest; whole seconds settle SETTLED_S after it."""
+    newest = 1_700_000_000_123_456_789
+    fine = [[1, 2, 3, newest - 5, newest], None]
+    assert verified.unsettled_ns(fine, newest) == 1
+    assert verified.unsettled_ns(fine, newest + 1) == 0
+    ntfs = [[1, 2, 3, 1_700_000_000_123_456_700, 1_700_000_000_000_000_000], None]
+    assert verified.unsettled_ns(ntfs, 1_700_000_000_123_456_700) == 100
+    whole = [[1, 2, 3, 1_700_000_000_000_000_000, 1_700_000_001_000_000_000], None]
+    assert verified.unsettled_ns(whole, 1_700_000_001_000_000_000) == int(
+        verified.SETTLED_S * 1e9)
+    assert verified.unsettled_ns([None, None], 0) == 0
