@@ -218,6 +218,8 @@ class RunPlanner:
 
     def total(self) -> int | None:
         """All measured runs of the session, or None while unknown."""
+        if self.p.runs is not None:  # asked once a run (the progress line's total)
+            return self.p.runs * len(self.p.benchmarks)
         targets = [self.target(i) for i in range(len(self.p.benchmarks))]
         return None if any(t is None for t in targets) else sum(targets)  # type: ignore[arg-type]
 

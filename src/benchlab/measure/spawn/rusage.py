@@ -35,39 +35,42 @@ def _error_message(request: SpawnRequest, stage: str, index: int, errno_: int) -
 
 
 def _measurement_from_fields(request: SpawnRequest, f: dict[str, str]) -> RunMeasurement:
-    def num(key: str) -> int:
-        return int(f.get(key, "0"))
-
+    """The helper's result fields as a measurement (times in ns, memory in KiB); a missing
+    number reads 0. Each field is read inline (no helper function: ~15 frames a run)."""
+    get = f.get
     status = f["status"]
     error = None
     if status == "error":
-        error = _error_message(request, f.get("stage", "?"), num("index"), num("errno"))
+        error = _error_message(request, get("stage", "?"), int(get("index", 0)),
+                               int(get("errno", 0)))
     elif status == "interrupted":
         status = "error"
         error = "interrupted: the exec helper was told to stop and killed the run"
-    exit_code = num("exit") if num("exit") >= 0 and status in ("ok", "failed") else None
-    term_signal = num("signal") if num("signal") > 0 else None
-    cpus_field = f.get("cpus", "-")
+    exit_code = int(get("exit", 0))
+    if exit_code < 0 or status not in ("ok", "failed"):
+        exit_code = None
+    term_signal = int(get("signal", 0))
+    cpus_field = get("cpus", "-")
     cpus = None if cpus_field in ("-", "") else tuple(int(c) for c in cpus_field.split(","))
     return RunMeasurement(
         status=status,
         exit_code=exit_code,
-        signal=term_signal,
-        wall_ns=num("wall_ns"),
-        user_ns=num("user_ns"),
-        sys_ns=num("sys_ns"),
-        max_rss_kib=num("maxrss_kib"),
-        minflt=num("minflt"),
-        majflt=num("majflt"),
-        nvcsw=num("nvcsw"),
-        nivcsw=num("nivcsw"),
-        start_mono_ns=num("start_mono_ns"),
-        end_mono_ns=num("end_mono_ns"),
-        start_unix_ns=num("start_unix_ns"),
+        signal=term_signal if term_signal > 0 else None,
+        wall_ns=int(get("wall_ns", 0)),
+        user_ns=int(get("user_ns", 0)),
+        sys_ns=int(get("sys_ns", 0)),
+        max_rss_kib=int(get("maxrss_kib", 0)),
+        minflt=int(get("minflt", 0)),
+        majflt=int(get("majflt", 0)),
+        nvcsw=int(get("nvcsw", 0)),
+        nivcsw=int(get("nivcsw", 0)),
+        start_mono_ns=int(get("start_mono_ns", 0)),
+        end_mono_ns=int(get("end_mono_ns", 0)),
+        start_unix_ns=int(get("start_unix_ns", 0)),
         error=error,
         method="exec-helper",
         cpus=cpus,
-        descendants_killed=num("descendants"),
+        descendants_killed=int(get("descendants", 0)),
     )
 
 

@@ -138,8 +138,8 @@ def _rlimit_number(name: str) -> int:
 def _validate(request: SpawnRequest) -> None:
     if isinstance(request.argv, str) or len(request.argv) == 0:
         raise UserError("empty or non-list command; give the command as a list of arguments")
-    for arg in request.argv:
-        if b"\0" in os.fsencode(arg):
+    for arg in request.argv:  # a str holds NUL exactly when its file-system bytes do
+        if ("\0" in arg) if type(arg) is str else (b"\0" in os.fsencode(arg)):
             raise UserError(f"command argument {arg!r} contains a NUL byte; remove it")
     if request.timeout_s is not None and not request.timeout_s > 0:
         raise UserError(f"timeout {request.timeout_s} s is not positive; give a positive timeout")
