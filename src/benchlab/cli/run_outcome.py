@@ -25,7 +25,7 @@ DEFAULT_MIN_RUNS = 10
 #: Lines of a failing command's stderr shown under the error (its tail).
 STDERR_TAIL_LINES = 10
 #: How the core words a failing hook (core.run_one.run_hook): a command failure, not bad input.
-_HOOK_FAILED = re.compile(r"^the (prepare|setup|cleanup|conclude) command .* failed with ")
+_HOOK_FAILED = r"^the (prepare|setup|cleanup|conclude) command .* failed with "
 
 
 def min_runs_of(min_runs: int | None, max_runs: int | None) -> int:
@@ -77,7 +77,7 @@ def exit_if_command_failed(store, session_key: str, exc: UserError) -> None:
     failures = [f for f in failed_runs(store, session["id"])
                 if not (ignore is True or (isinstance(ignore, list) and f["status"] == "failed"
                                            and f["exit_code"] in ignore))]
-    if not failures and not _HOOK_FAILED.match(str(exc)):
+    if not failures and not re.match(_HOOK_FAILED, str(exc)):
         return
     click.echo(f"benchlab: error: {exc}", err=True)
     tail = (failures[-1]["stderr_tail"] or "").splitlines()[-STDERR_TAIL_LINES:] if failures else []

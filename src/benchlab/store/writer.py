@@ -26,15 +26,19 @@ FINISH_STATUSES = {"done": "complete", "complete": "complete", "interrupted": "i
 
 
 #: ``scheme://user:PASSWORD@host`` in any URL (``--db postgresql://...``, a proxy, a git URL).
-_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@\s]*@")
+_URL_PASSWORD = r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@\s]*@"
 #: ``password=...`` in a libpq conninfo string or a URL's query (quoted or not).
-_KEY_PASSWORD = re.compile(r"(?i)(\b(?:password|passwd|pwd)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&;]+)")
+_KEY_PASSWORD = r"(?i)(\b(?:password|passwd|pwd)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&;]+)"
 
 
 def redact_secrets(text: str) -> str:
     """``text`` with credentials replaced by ``***``: the password of any URL's userinfo and
     ``password=`` values (libpq conninfo, URL query strings)."""
-    return _KEY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", text))
+    lowered = text.casefold()  # as (?i) compares: "ſ" (long s) matches "s" there
+    if "://" not in text and "password" not in lowered and "passwd" not in lowered \
+            and "pwd" not in lowered:
+        return text  # neither pattern can match: no regex is compiled (every run's command line)
+    return re.sub(_KEY_PASSWORD, r"\1***", re.sub(_URL_PASSWORD, r"\1:***@", text))
 
 
 def redact_command_line(argv: Sequence[str] | None) -> list[str] | None:
