@@ -182,11 +182,13 @@ def print_instructions(bl: str) -> None:
         }
         # opening a store that changed since its last whole check runs PRAGMA quick_check,
         # which reads every page, in proportion to the store's size (a user's default store
-        # keeps every run); a run remembers the store it wrote as checked, so only a change by
+        # keeps every run); a run remembers the store it wrote as checked (unless a checkpoint
+        # rewrote the file during it: a session of more than ~300 runs), so only a change by
         # another program (here a plain sqlite3 write) makes the next command pay it
         big = str(Path(tmp) / "big.db")
         subprocess.run([bl, "run", "-q", "-N", "-r", str(BIG_STORE_RUNS), "/bin/true", "--db", big],
                        check=True)
+        subprocess.run([bl, "run", "-q", "-N", "-r", "1", "/bin/true", "--db", big], check=True)
         counts[f"run -q -N -r 1, store of {BIG_STORE_RUNS} runs"] = instructions(
             [*script, "run", "-q", "-N", "-r", "1", "/bin/true", "--db", big], tmp)
         subprocess.run([sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "

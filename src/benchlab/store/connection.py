@@ -168,8 +168,10 @@ class StoreConnection:
         if sound_at is None:
             self._closer = weakref.finalize(self, conn.close)
         else:
-            self._closer = weakref.finalize(self, _close_remembering, conn, path, sound_at,
-                                            os.getpid())
+            # [data_version, the file's identity once opened (set by open)]
+            self._soundness: list[Any] = [sound_at, None]
+            self._closer = weakref.finalize(self, _close_remembering, conn, path,
+                                            self._soundness, os.getpid())
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, readonly: bool = False):
@@ -239,6 +241,8 @@ class StoreConnection:
                     sound_at = _data_version(conn)
             store = cls(conn, path, readonly, sound_at=sound_at)
             store._migrate()
+            if sound_at is not None:  # this session's writes go to the WAL, not to this file
+                store._soundness[1] = verified.identity(path)[0]
         except sqlite3.Error as exc:
             conn.close()
             raise translate_error(exc, path) from None
@@ -452,16 +456,25 @@ def _data_version(conn: sqlite3.Connection) -> int | None:
         return None
 
 
-def _close_remembering(conn: sqlite3.Connection, path: str, sound_at: int, pid: int) -> None:
-    """Close ``conn``, found sound at ``data_version`` ``sound_at``; then remember the store as
-    checked (:func:`benchlab.store.verified.remember_written`) when no other connection has
-    committed since, none is left in a transaction and this is the process that opened it (a
-    forked child's copy remembers nothing). The file is then what was found sound plus what
-    this connection wrote; remember_written also wants no ``-wal`` file left (no other
-    connection had the store open at this close)."""
+def _close_remembering(conn: sqlite3.Connection, path: str, soundness: list[Any],
+                       pid: int) -> None:
+    """Close ``conn``; then remember the store as checked
+    (:func:`benchlab.store.verified.remember_written`) when it is still what was found sound
+    at the open plus what this connection wrote: ``soundness`` is [the ``data_version`` it was
+    found sound at, the file's identity at the end of the open].
+
+    Remembered only when no other connection has committed since (``data_version``), the
+    store file itself is untouched since the open (this connection's commits went to the
+    WAL, whose frames SQLite checksums; a checkpoint in a long session, or any other program's
+    write, changes the file's times: not remembered), no transaction is left open and this is
+    the process that opened it (a forked child's copy remembers nothing). remember_written
+    also wants no ``-wal`` file left after the close (no other connection had it open).
+    """
+    sound_at, opened = soundness
     try:
-        alone = (os.getpid() == pid and not conn.in_transaction
-                 and conn.execute("PRAGMA data_version").fetchone()[0] == sound_at)
+        alone = (os.getpid() == pid and opened is not None and not conn.in_transaction
+                 and conn.execute("PRAGMA data_version").fetchone()[0] == sound_at
+                 and verified.identity(path)[0] == opened)
     except sqlite3.Error:
         alone = False
     conn.close()
