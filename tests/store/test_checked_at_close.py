@@ -110,11 +110,32 @@ def test_the_close_notes_the_store_once_the_file_clock_has_passed_its_times(tmp_
     assert verified.remember_written(str(db))
     clock_ns = verified.file_clock_ns()
     (note,) = (cache / "checked-stores").iterdir()
-    noted = json.loads(note.read_text())
+    noted = json.loads(note.read_text())[0]
     assert noted == verified.identity(str(db))
     assert verified.unsettled_ns(noted, clock_ns) == 0
     Path(f"{db}-wal").write_bytes(b"w")  # another connection's WAL left: nothing noted
     assert not verified.remember_written(str(db))
+
+
+def test_a_note_is_overwritten_in_place_and_a_torn_one_means_check_again(tmp_path, cache):
+    """The note is rewritten in place (same inode, same length: a rename or a truncation
+    makes ext4 flush it, ms at every close); a note whose digest does not match what it holds
+    (read half-written) counts as no note."""
+    db = tmp_path / "s.db"
+    db.write_bytes(b"x" * 4096)
+    assert verified.remember_written(str(db))
+    (note,) = (cache / "checked-stores").iterdir()
+    inode, size = note.stat().st_ino, note.stat().st_size
+    with open(db, "r+b") as fh:
+        fh.write(b"y")
+    assert not verified.unchanged_since_check(str(db))
+    assert verified.remember_written(str(db)) and verified.unchanged_since_check(str(db))
+    assert (note.stat().st_ino, note.stat().st_size) == (inode, size)
+    ident, digest = json.loads(note.read_text())
+    note.write_text(json.dumps([ident, "0" * len(digest)]))
+    assert not verified.unchanged_since_check(str(db))
+    note.write_text(json.dumps(ident))  # a note of the earlier format: checked again
+    assert not verified.unchanged_since_check(str(db))
 
 
 def test_a_run_found_remembered_is_remembered_again_and_a_flip_is_caught(tmp_path, cache):
