@@ -30,15 +30,15 @@ def cpu_loop() -> str:
     return str(build.build_source_text("test_load_cpu_loop", LOOP))
 
 
-def _median_wall_s(argv: list[str], runs: int = 3) -> float:
-    walls = sorted(spawn_measured(SpawnRequest(argv=argv)).wall_ns for _ in range(runs))
-    return walls[len(walls) // 2] / 1e9
+def _competing_pids(load: BackgroundLoad, kind: str) -> list[int]:
+    """The load's processes that do its work (stress-ng's parent only waits for its workers)."""
+    return [pid for pid in load.worker_pids() if kind == "spin" or pid not in load.pids()]
 
 
-def _load_cpu_ticks(load: BackgroundLoad) -> int:
-    """CPU time (ticks) the load's processes have used so far."""
+def _cpu_ticks(pids: list[int]) -> int:
+    """CPU time (ticks, 10 ms at USER_HZ 100) ``pids`` have used so far."""
     total = 0
-    for pid in load.worker_pids():
+    for pid in pids:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         total += int(fields[11]) + int(fields[12])
     return total
@@ -47,22 +47,37 @@ def _load_cpu_ticks(load: BackgroundLoad) -> int:
 @pytest.mark.serial
 @pytest.mark.parametrize("kind", ["cpu", "spin"])
 def test_a_cpu_bound_loop_is_at_least_twice_slower_under_four_workers_per_cpu(cpu_loop, kind):
-    """N = 4 x CPUs workers: a fair share is 1/(N+1) of the machine, so about (N+1)/CPUs (4.5x
-    on 2 CPUs) slower; 2x leaves room for a busy machine. Before the load shared benchlab's
-    session it was one autogroup and the loop slowed by ~15 %."""
+    """N = 4 x CPUs workers: the loop competes as one process among N+1, so it gets about the
+    CPU rate each worker gets and runs about (N+1)/CPUs (4.5x on 2 CPUs) slower than on a free
+    CPU. Before the load shared benchlab's session it was one autogroup and the loop slowed by
+    ~15 % (stress-ng's workers, one session: the loop got ~8x a worker's rate on a quiet
+    machine, 2.5-3.7x at load 11; Python spinners, a session each: 0.2-0.3x).
+
+    Both are judged within the loaded runs: the loop's wall time against its own CPU time (its
+    time on a free CPU), and its CPU rate against the workers' over the same runs. Against a
+    separate "alone" measurement the slowdown followed the machine's load between the two
+    (1.11x and 1.49x in 16 tries beside stress-ng --cpu 2 at load 3-10, the others 2.2-3.1x;
+    the loop-to-worker rate was 0.93-1.20 in all 16)."""
     if kind == "cpu":
         require_tool("stress-ng")
     cpus = len(os.sched_getaffinity(0))
     argv = [cpu_loop, "60"]
-    alone = _median_wall_s(argv)
     with BackgroundLoad(LoadSpec(kind, 4 * cpus)) as load:
-        before = _load_cpu_ticks(load)
-        loaded = _median_wall_s(argv)
-        used = _load_cpu_ticks(load) - before
+        workers = _competing_pids(load, kind)
+        before = _cpu_ticks(workers)
+        runs = [spawn_measured(SpawnRequest(argv=argv)) for _ in range(3)]
+        used = _cpu_ticks(workers) - before
         record = load.to_dict()
-    # The load ran (its workers used CPU while the loop ran), and it competed with the loop.
-    assert used >= 2, (alone, loaded, used, record)
-    assert loaded / alone >= 2.0, (alone, loaded, used, record)
+    wall_s = sum(r.wall_ns for r in runs) / 1e9
+    loop_cpu_s = sum(r.user_ns + r.sys_ns for r in runs) / 1e9
+    loop_rate = loop_cpu_s / wall_s  # CPUs' worth the loop got while it ran
+    worker_rate = used / 100 / len(workers) / wall_s
+    figures = dict(wall_s=wall_s, loop_cpu_s=loop_cpu_s, loop_rate=loop_rate,
+                   worker_rate=worker_rate, used_ticks=used, record=record)
+    # The load ran (its workers used CPU while the loop ran), and it competed with the loop:
+    assert len(workers) == 4 * cpus and used >= 2, figures
+    assert wall_s / loop_cpu_s >= 2.0, figures  # at least twice slower than on a free CPU
+    assert 0.5 < loop_rate / worker_rate < 2.0, figures  # one process among N+1
     placement = record["placement"]
     assert placement["same_session_as_benchlab"] is True
     assert placement["processes"] >= 4 * cpus
