@@ -1,8 +1,13 @@
 """Whether a process is alive: the one test behind every sweep of what a dead benchlab left
-(cgroups, containers, scratch directories, build worktrees); and every process's
-``/proc/<pid>/stat``, read one way for the sweeps that look for a parent or a process group."""
+(cgroups, containers, scratch directories, build worktrees); every process's
+``/proc/<pid>/stat``, read one way for the sweeps that look for a parent or a process group;
+and holding Ctrl-C/SIGTERM while a process is started and recorded, or a clean-up runs
+(:func:`interrupts_deferred`), for every layer that starts processes."""
 
+import contextlib
 import os
+import signal
+import threading
 from collections.abc import Iterator
 
 
@@ -37,3 +42,36 @@ def process_stats() -> Iterator[tuple[int, list[str]]]:
             continue
         # the command name may hold spaces and ')': the fields start after the last ')'
         yield int(entry), stat[stat.rfind(")") + 2:].split()
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP for the block, then deliver the first one received.
+
+    For clean-up that an interruption must not cut in half. A Dask cluster whose close was
+    interrupted stays "closing", and Dask's exit hook then waits out its 10-s timeout on it
+    (a SIGTERM during a study's shutdown took 10-11 s to exit). A second Ctrl-C while the
+    worker threads wind down let the session end, and the store close, under a worker still
+    writing. The held signal goes, once the block has ended, to the handler in force before
+    it, so :func:`benchlab.core.session.interruptible` still makes a SIGTERM the
+    interruption (exit 143, the resume hint). A background load holds them while it starts
+    its processes, so none is started without being recorded (and stopped). Off the main
+    thread (which alone receives signals) the block simply runs.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum, frame):
+        held.append(signum)
+
+    previous = {s: signal.signal(s, hold)
+                for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        if held:
+            signal.raise_signal(held[0])

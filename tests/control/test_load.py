@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from benchlab.control.load import BackgroundLoad, LoadSpec, parse_load
 from benchlab.errors import UserError
 from benchlab.measure import build
 from benchlab.measure.spawn import SpawnRequest, spawn_measured
+from benchlab.processes import process_stats
 from tests.conftest import require_tool
 
 LOOP = r"""
@@ -98,6 +101,49 @@ def test_the_load_competes_before_the_context_is_entered(kind):
                  for pid in workers]
     assert len(workers) == 2
     assert all(t >= 2 for t in ticks), ticks
+
+
+def _marked_alive(marker: str) -> list[int]:
+    """Live (not zombie) processes whose environment holds ``marker``."""
+    found = []
+    for pid, fields in process_stats():
+        try:
+            if fields[0] != "Z" and marker.encode() in Path(f"/proc/{pid}/environ").read_bytes():
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("kind, delay_s", [("spin", 0.005), ("spin", 0.1), ("cpu", 0.005),
+                                           ("cpu", 0.1)])
+def test_a_ctrl_c_while_the_load_starts_leaves_no_load_process(kind, delay_s, monkeypatch):
+    """A real SIGINT (sent by a SIGALRM's handler: Ctrl-C at a chosen moment) while the load's
+    processes are being started (5 ms) or while it waits for them to compete (100 ms): a failed
+    ``__enter__`` gets no ``__exit__``, and before, every load process was left running
+    (stress-ng with --timeout 0: for good)."""
+    if kind == "cpu":
+        require_tool("stress-ng")
+    marker = f"benchlab-test-load-{uuid.uuid4().hex}"
+    monkeypatch.setenv("BENCHLAB_TEST_MARK", marker)  # inherited by every load process
+    signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    previous_sigint = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            signal.setitimer(signal.ITIMER_REAL, delay_s)
+            with BackgroundLoad(LoadSpec(kind, 8)):
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                pytest.skip(f"the load had started before the Ctrl-C at {delay_s} s")
+        deadline = time.monotonic() + 5  # SIGKILLed: gone as soon as they are reaped
+        while _marked_alive(marker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not _marked_alive(marker), "load processes left running"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, previous_sigint)
+        for pid in _marked_alive(marker):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_the_load_is_stopped_completely(tmp_path):

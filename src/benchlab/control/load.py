@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from benchlab.errors import UserError
+from benchlab.processes import interrupts_deferred
 
 KINDS = ("cpu", "memcpy", "spin")
 
@@ -94,13 +95,29 @@ class BackgroundLoad:
         else:
             self.backend = "builtin-spinner"
             self.argv = [[sys.executable, "-c", _SPINNER] for _ in range(self.spec.workers)]
-        for argv in self.argv:
-            # process_group=0, not start_new_session: see the module docstring (autogroups).
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, process_group=0)
-            if self.cpus and self.backend == "builtin-spinner":
-                os.sched_setaffinity(proc.pid, self.cpus)
-            self._procs.append(proc)
+        try:
+            self._start_and_wait()
+        except BaseException:
+            # Ctrl-C/SIGTERM while the load starts (the wait for it to compete lasts up to
+            # READY_TIMEOUT_S): __exit__ is not called for a failed __enter__, and stress-ng
+            # (--timeout 0) and the spinners would run on for good
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _start_and_wait(self) -> None:
+        """Start every load process, then wait until each worker competes (or is dead)."""
+        # a process started is a process recorded (and so stopped): a Ctrl-C that landed
+        # between a Popen and the list, or inside the Popen, left that one running
+        with interrupts_deferred():
+            for argv in self.argv:
+                # process_group=0, not start_new_session: see the module docstring (autogroups)
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, process_group=0)
+                self._procs.append(proc)
+                if self.cpus and self.backend == "builtin-spinner":
+                    os.sched_setaffinity(proc.pid, self.cpus)
         deadline = time.monotonic() + READY_TIMEOUT_S
         # stress-ng forks its workers itself: on a busy machine that takes longer than 0.2 s,
         # and the placement recorded below counted the parent alone (1 process of 9, at load 16)
@@ -115,7 +132,6 @@ class BackgroundLoad:
             raise UserError(f"the background load ({' '.join(self.argv[0][:3])} ...) exited at once "
                             f"with code {dead[0].returncode}; check that it runs on this machine")
         self._placement = _placement(self.worker_pids())
-        return self
 
     def _all_alive(self) -> bool:
         return all(p.poll() is None for p in self._procs)

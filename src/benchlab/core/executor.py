@@ -43,6 +43,7 @@ from benchlab.core.session_types import (
     merge_metadata,
 )
 from benchlab.errors import UserError
+from benchlab.processes import interrupts_deferred
 from benchlab.store.writer import SessionWriter
 
 __all__ = ["Runner", "ProcessRunner", "LocalLanes", "run_session", "ending_session",
@@ -77,38 +78,6 @@ def raise_if_terminated() -> None:
     """
     if TerminatingSignal.depth and TerminatingSignal.signum is not None:
         raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def interrupts_deferred() -> Iterator[None]:
-    """Hold Ctrl-C, SIGTERM and SIGHUP for the block, then deliver the first one received.
-
-    For clean-up that an interruption must not cut in half. A Dask cluster whose close was
-    interrupted stays "closing", and Dask's exit hook then waits out its 10-s timeout on it
-    (a SIGTERM during a study's shutdown took 10-11 s to exit). A second Ctrl-C while the
-    worker threads wind down let the session end, and the store close, under a worker still
-    writing. The held signal goes, once the block has ended, to the handler in force before
-    it, so :func:`benchlab.core.session.interruptible` still makes a SIGTERM the
-    interruption (exit 143, the resume hint). Off the main thread (which alone receives
-    signals) the block simply runs.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list[int] = []
-
-    def hold(signum, frame):
-        held.append(signum)
-
-    previous = {s: signal.signal(s, hold)
-                for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
-        if held:
-            signal.raise_signal(held[0])
 
 
 def _no_check() -> None:
