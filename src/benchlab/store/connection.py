@@ -20,9 +20,9 @@ import json
 import os
 import sqlite3
 import weakref
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from benchlab.digests import sha256_hex
 from benchlab.errors import UserError
@@ -350,46 +350,13 @@ class StoreConnection:
         except sqlite3.ProgrammingError:
             pass
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> "_Transaction":
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rollback on error); errors become UserError.
 
         Nested use runs inside the outer transaction as a SAVEPOINT, so a whole import (many
-        writer calls) commits once or not at all.
+        writer calls) commits once or not at all. Use it as ``with store.transaction() as conn``.
         """
-        if self.conn.in_transaction:
-            self._savepoints += 1
-            name = f"sp{self._savepoints}"
-            self.conn.execute(f"SAVEPOINT {name}")
-            try:
-                yield self.conn
-            except BaseException:
-                self._undo_savepoint(name)
-                raise
-            else:
-                self.conn.execute(f"RELEASE {name}")
-            finally:
-                self._savepoints -= 1
-            return
-        try:
-            self.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise translate_error(exc, self.path) from None
-        try:
-            yield self.conn
-        except sqlite3.Error as exc:
-            self._rollback_if_open()
-            if "permission denied" in str(exc).lower():  # a team store role's missing grant
-                raise translate_error(exc, self.path) from None
-            raise
-        except BaseException:
-            self._rollback_if_open()
-            raise
-        else:
-            try:
-                self.conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise translate_error(exc, self.path) from None
+        return _Transaction(self)
 
     def schema_version(self) -> int:
         """The schema version of the open database."""
@@ -484,3 +451,63 @@ def _close_remembering(conn: sqlite3.Connection, path: str, soundness: list[Any]
 
 def _split_sql(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
+
+
+class _Transaction:
+    """The context manager :meth:`StoreConnection.transaction` returns.
+
+    A class, not a generator: a Ctrl-C/SIGTERM raised as ``BEGIN IMMEDIATE`` returns (a signal
+    that came while it waited for the write lock) must not leave the transaction open. In a
+    generator it could be raised after the generator had begun the transaction but before the
+    ``with`` body started, so nothing ever ended it: every later write (the session's
+    "interrupted") became a savepoint inside it, rolled back at exit, and an interrupted study
+    read "crashed". Here ``__enter__`` ends what it began on any exception, and once it has
+    returned, ``with`` guarantees ``__exit__``.
+    """
+
+    def __init__(self, owner: StoreConnection):
+        self.owner = owner
+        self.savepoint: str | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        owner, conn = self.owner, self.owner.conn
+        if conn.in_transaction:
+            owner._savepoints += 1
+            self.savepoint = f"sp{owner._savepoints}"
+            try:
+                conn.execute(f"SAVEPOINT {self.savepoint}")
+            except BaseException:
+                owner._savepoints -= 1
+                raise
+            return conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise translate_error(exc, owner.path) from None
+        except BaseException:
+            owner._rollback_if_open()  # the signal came as BEGIN returned: the lock is ours
+            raise
+        return conn
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        owner = self.owner
+        if self.savepoint is not None:
+            try:
+                if exc_type is None:
+                    owner.conn.execute(f"RELEASE {self.savepoint}")
+                else:
+                    owner._undo_savepoint(self.savepoint)
+            finally:
+                owner._savepoints -= 1
+            return
+        if exc_type is None:
+            try:
+                owner.conn.execute("COMMIT")
+            except sqlite3.Error as error:
+                owner._rollback_if_open()
+                raise translate_error(error, owner.path) from None
+            return
+        owner._rollback_if_open()
+        if issubclass(exc_type, sqlite3.Error) and "permission denied" in str(exc).lower():
+            # a team store role's missing grant
+            raise translate_error(exc, owner.path) from None
