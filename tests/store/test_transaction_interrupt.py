@@ -3,7 +3,7 @@ transaction open. It used to: the KeyboardInterrupt was raised as BEGIN returned
 generator's try, so the transaction stayed open; every later write (the session's and the study's
 "interrupted") became a savepoint inside it and was rolled back at exit, and a SIGTERMed cluster
 study read "crashed" (the flake hunt's CI run, tests/cluster/test_study.py). Real SQLite files, a
-real SIGINT to this process while another connection holds the lock."""
+real signal to this process while another connection holds the lock."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ from benchlab.store.db import Store
 
 
 def _hold_lock_then_interrupt(db: str, hold_s: float = 0.6) -> threading.Thread:
-    """Another connection takes the write lock; SIGINT to this process while it is held (the
-    main thread then waits in BEGIN IMMEDIATE); the lock is released after ``hold_s``."""
+    """Another connection takes the write lock; a signal to this process while it is held (the
+    main thread then waits in BEGIN IMMEDIATE); the lock is released after ``hold_s``. SIGUSR1
+    with a handler that raises KeyboardInterrupt, as Ctrl-C's does: a pytest-xdist worker
+    ignores SIGINT itself."""
     taken = threading.Event()
 
     def hold():
@@ -28,7 +30,7 @@ def _hold_lock_then_interrupt(db: str, hold_s: float = 0.6) -> threading.Thread:
         other.execute("BEGIN IMMEDIATE")
         taken.set()
         time.sleep(hold_s / 2)
-        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGUSR1)
         time.sleep(hold_s / 2)
         other.execute("ROLLBACK")
         other.close()
@@ -51,11 +53,15 @@ def test_an_interrupt_during_begin_leaves_no_transaction_and_later_writes_commit
     db = str(tmp_path / "lock.db")
     with Store.open(db) as store:
         store.conn.execute("CREATE TABLE t (x INTEGER)")
-        holder = _hold_lock_then_interrupt(db)
-        with pytest.raises(KeyboardInterrupt):
-            with store.transaction() as conn:
-                conn.execute("INSERT INTO t VALUES (1)")  # never reached: the signal came first
-        holder.join()
+        previous = signal.signal(signal.SIGUSR1, signal.default_int_handler)
+        try:
+            holder = _hold_lock_then_interrupt(db)
+            with pytest.raises(KeyboardInterrupt):
+                with store.transaction() as conn:
+                    conn.execute("INSERT INTO t VALUES (1)")  # not reached: the signal came first
+            holder.join()
+        finally:
+            signal.signal(signal.SIGUSR1, previous)
         assert not store.conn.in_transaction
         # the write an interrupted session makes on its way out ("interrupted") commits
         with store.transaction() as conn:
