@@ -92,7 +92,10 @@ def test_fleet_profile_matrix_calibration_and_per_machine_quota(two_machines, db
     matrix = fleet_matrix(profiles)
     assert matrix.base == "127.0.0.1/1"
     speedup = matrix.medians["127.0.0.1/0"]["127.0.0.1/1"]
-    assert speedup == pytest.approx(QUOTAS["127.0.0.1/0"] / QUOTAS["127.0.0.1/1"], rel=0.15)
+    # 25 %, as the calibration below: beside stress-ng --cpu 2 the matrix read 2.01-2.05 (3 runs,
+    # load 2), but a fresh-clone CI's parallel phase (beside the end-to-end calibration's own
+    # quota cgroups, load ~2) read 2.30; 1.5-2.5 still tells a 2x fleet from 1x or 4x
+    assert speedup == pytest.approx(QUOTAS["127.0.0.1/0"] / QUOTAS["127.0.0.1/1"], rel=0.25)
 
     base = next(p for p in profiles if p.name == matrix.base)
     output = tmp_path / "fleet.json"
