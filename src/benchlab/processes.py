@@ -27,21 +27,33 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name, so ``[0]`` is the state,
+    ``[1]`` the parent's pid, ``[2]`` the process group, ``[11]``/``[12]`` user/system CPU time
+    in clock ticks and ``[19]`` the start time in clock ticks since boot; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    # the command name may hold spaces and ')': the fields start after the last ')'
+    return stat[stat.rfind(")") + 2:].split()
+
+
+def cpu_ticks(pid: int) -> int | None:
+    """User + system CPU time process ``pid`` has used, in clock ticks (None when it is gone)."""
+    fields = stat_fields(pid)
+    return None if fields is None else int(fields[11]) + int(fields[12])
+
+
 def process_stats() -> Iterator[tuple[int, list[str]]]:
-    """Every process on this machine, as (pid, fields): the fields of ``/proc/<pid>/stat`` after
-    the command name, so ``fields[0]`` is the state, ``[1]`` the parent's pid, ``[2]`` the
-    process group and ``[19]`` the start time in clock ticks since boot. A process that ends
-    while the list is read is left out."""
+    """Every process on this machine, as (pid, :func:`stat_fields`). A process that ends while
+    the list is read is left out."""
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # the command name may hold spaces and ')': the fields start after the last ')'
-        yield int(entry), stat[stat.rfind(")") + 2:].split()
+        if entry.isdigit():
+            fields = stat_fields(int(entry))
+            if fields is not None:
+                yield int(entry), fields
 
 
 @contextlib.contextmanager

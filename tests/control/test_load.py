@@ -38,13 +38,16 @@ def _competing_pids(load: BackgroundLoad, kind: str) -> list[int]:
     return [pid for pid in load.worker_pids() if kind == "spin" or pid not in load.pids()]
 
 
+def _ticks(pid: int) -> int:
+    """CPU time (ticks, 10 ms at USER_HZ 100) ``pid`` has used so far, read here from /proc
+    independently of the product's reader."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
 def _cpu_ticks(pids: list[int]) -> int:
-    """CPU time (ticks, 10 ms at USER_HZ 100) ``pids`` have used so far."""
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total
+    """CPU time (ticks) ``pids`` have used so far, together."""
+    return sum(_ticks(pid) for pid in pids)
 
 
 @pytest.mark.serial
@@ -95,10 +98,8 @@ def test_the_load_competes_before_the_context_is_entered(kind):
     if kind == "cpu":
         require_tool("stress-ng")
     with BackgroundLoad(LoadSpec(kind, 2)) as load:
-        workers = [pid for pid in load.worker_pids()
-                   if kind == "spin" or pid not in load.pids()]
-        ticks = [sum(map(int, Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13]))
-                 for pid in workers]
+        workers = _competing_pids(load, kind)
+        ticks = [_ticks(pid) for pid in workers]
     assert len(workers) == 2
     assert all(t >= 2 for t in ticks), ticks
 

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from benchlab.errors import UserError
-from benchlab.processes import interrupts_deferred
+from benchlab.processes import cpu_ticks, interrupts_deferred, process_stats
 
 KINDS = ("cpu", "memcpy", "spin")
 
@@ -136,7 +136,7 @@ class BackgroundLoad:
     def _all_alive(self) -> bool:
         return all(p.poll() is None for p in self._procs)
 
-    def _competing_pids(self) -> list[int]:
+    def competing_pids(self) -> list[int]:
         """The processes that do the load's work: stress-ng's parent only waits for its workers."""
         parents = set(self.pids()) if self.backend == "stress-ng" else set()
         return [pid for pid in self.worker_pids() if pid not in parents]
@@ -149,9 +149,9 @@ class BackgroundLoad:
         setting up) leaves the CPUs to the measured program, and a CI run once measured a loop
         "under" spin:8 exactly as fast as alone. CPU time that grows is the proof it competes.
         """
-        start = {pid: _cpu_ticks(pid) for pid in self._competing_pids()}
+        start = {pid: cpu_ticks(pid) for pid in self.competing_pids()}
         while time.monotonic() < deadline and self._all_alive():
-            now = {pid: _cpu_ticks(pid) for pid in start}
+            now = {pid: cpu_ticks(pid) for pid in start}
             if all(now[pid] is not None and start[pid] is not None
                    and now[pid] - start[pid] >= READY_CPU_TICKS for pid in start):
                 return
@@ -174,13 +174,7 @@ class BackgroundLoad:
     def worker_pids(self) -> list[int]:
         """Every running process of the load (stress-ng's workers too), by process group."""
         groups = set(self.pids())
-        found = []
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                pgid = _stat_field(int(entry.name), 2)
-                if pgid is not None and pgid in groups:
-                    found.append(int(entry.name))
-        return sorted(found)
+        return sorted(pid for pid, fields in process_stats() if int(fields[2]) in groups)
 
     def to_dict(self) -> dict:
         """What ran and how it competed, for the stored setup.
@@ -193,26 +187,6 @@ class BackgroundLoad:
                 "cpus": list(self.cpus) if self.cpus else None,
                 "method": " ".join(self.argv[0]) if self.argv else None,
                 "placement": getattr(self, "_placement", None)}
-
-
-def _stat_field(pid: int, index: int) -> int | None:
-    """Integer field ``index`` after the command name of /proc/<pid>/stat (0 = state)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            text = fh.read()
-    except OSError:
-        return None
-    fields = text[text.rfind(b")") + 2:].split()
-    try:
-        return int(fields[index])
-    except (IndexError, ValueError):
-        return None
-
-
-def _cpu_ticks(pid: int) -> int | None:
-    """User + system CPU time of ``pid`` in clock ticks (None when it is gone)."""
-    utime, stime = _stat_field(pid, 11), _stat_field(pid, 12)
-    return None if utime is None or stime is None else utime + stime
 
 
 _POLICIES = {getattr(os, name): name for name in
