@@ -13,14 +13,7 @@ import pytest
 from benchlab.errors import UserError
 from benchlab.store import SessionWriter, Store
 from benchlab.store.db import BUSY_TIMEOUT_MS
-
-
-def _count(db: str) -> int:
-    other = sqlite3.connect(db)
-    try:
-        return other.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-    finally:
-        other.close()
+from tests.store.other_connection import count_rows
 
 
 def test_a_plain_run_is_visible_to_another_connection_as_add_run_returns(db_path):
@@ -31,7 +24,7 @@ def test_a_plain_run_is_visible_to_another_connection_as_add_run_returns(db_path
         for seq in range(3):
             store.add_run(w.ref.id, bench, seq=seq, iteration=seq,
                           fields={"status": "ok", "wall_ns": 10, "extra": {"k": [1, 2]}})
-            assert _count(db) == seq + 1
+            assert count_rows(db, "runs") == seq + 1
             assert not store.conn.in_transaction  # nothing left open between runs
         row = store.runs(session_id=w.ref.id)[-1]
         assert row["extra"] == {"k": [1, 2]} and row["wall_ns"] == 10
@@ -50,11 +43,11 @@ def test_a_run_inside_an_outer_transaction_commits_with_it_or_not_at_all(db_path
             with store.transaction():
                 store.add_run(w.ref.id, bench, seq=0, iteration=0, fields={"status": "ok"})
                 raise RuntimeError("mid-import failure")
-        assert _count(db) == 0
+        assert count_rows(db, "runs") == 0
         with store.transaction():
             store.add_run(w.ref.id, bench, seq=0, iteration=0, fields={"status": "ok"})
-            assert _count(db) == 0  # not before the outer commit
-        assert _count(db) == 1
+            assert count_rows(db, "runs") == 0  # not before the outer commit
+        assert count_rows(db, "runs") == 1
 
 
 def test_a_run_on_a_store_locked_by_another_writer_is_a_one_line_error(db_path, monkeypatch):

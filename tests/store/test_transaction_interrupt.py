@@ -16,6 +16,7 @@ import time
 import pytest
 
 from benchlab.store.db import Store
+from tests.store.other_connection import count_rows
 
 
 def _hold_lock_then_interrupt(db: str, hold_s: float = 0.6) -> threading.Thread:
@@ -41,14 +42,6 @@ def _hold_lock_then_interrupt(db: str, hold_s: float = 0.6) -> threading.Thread:
     return thread
 
 
-def _count(db: str) -> int:
-    other = sqlite3.connect(db)
-    try:
-        return other.execute("SELECT COUNT(*) FROM t").fetchone()[0]
-    finally:
-        other.close()
-
-
 def test_an_interrupt_during_begin_leaves_no_transaction_and_later_writes_commit(tmp_path):
     db = str(tmp_path / "lock.db")
     with Store.open(db) as store:
@@ -66,7 +59,7 @@ def test_an_interrupt_during_begin_leaves_no_transaction_and_later_writes_commit
         # the write an interrupted session makes on its way out ("interrupted") commits
         with store.transaction() as conn:
             conn.execute("INSERT INTO t VALUES (2)")
-        assert _count(db) == 1
+        assert count_rows(db, "t") == 1
 
 
 def test_a_failed_body_rolls_back_and_a_nested_one_only_its_savepoint(tmp_path):
@@ -77,7 +70,7 @@ def test_a_failed_body_rolls_back_and_a_nested_one_only_its_savepoint(tmp_path):
             with store.transaction() as conn:
                 conn.execute("INSERT INTO t VALUES (1)")
                 raise KeyError("body")
-        assert _count(db) == 0 and not store.conn.in_transaction
+        assert count_rows(db, "t") == 0 and not store.conn.in_transaction
         with store.transaction() as conn:
             conn.execute("INSERT INTO t VALUES (2)")
             with pytest.raises(KeyError):
