@@ -37,6 +37,10 @@ TARGETS_S = {"--version": 0.15, "--help": 0.15, "run": 0.6, "run1": 0.15, "store
 RATIO_GOAL = 2.0
 #: Runs in the store of the ``--instructions`` line that shows the store's size in run's cost.
 BIG_STORE_RUNS = 2000
+#: The floor (bench/floor_program.py): interpreter, Click, SQLite, 100 runs each committed.
+FLOOR_PROGRAM = Path(__file__).resolve().parent / "floor_program.py"
+FLOOR = "floor: python+click+sqlite, 100 runs"
+FLOOR_NO_CLICK = "  the same without click"
 HEAVY = ("numpy", "scipy", "pandas", "matplotlib", "rich", "dask", "jinja2", "bokeh", "psycopg")
 
 
@@ -279,6 +283,17 @@ def compile_bytecode() -> None:
                    stdout=subprocess.DEVNULL, check=True)
 
 
+def print_floor(medians: dict[str, float], cpu: dict[str, float]) -> None:
+    """The floor's ratios to hyperfine, and what benchlab spends above the floor (wall and CPU)."""
+    hf, bl = "hyperfine -N -r 100 /bin/true", "benchlab run -q -N -r 100 /bin/true"
+    for name in (FLOOR, FLOOR_NO_CLICK):
+        print(f"ratio {name.strip()} / hyperfine -N -r 100: wall "
+              f"{medians[name] / medians[hf]:4.2f}x, CPU {cpu[name] / cpu[hf]:4.2f}x")
+    print(f"benchlab -r 100 above the floor: wall {(medians[bl] - medians[FLOOR]) * 1e3:.0f} ms, "
+          f"CPU {(cpu[bl] - cpu[FLOOR]) * 1e3:.0f} ms; the 2x goal leaves "
+          f"{(RATIO_GOAL * medians[hf] - medians[FLOOR]) * 1e3:.0f} ms of wall for it")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="runs of each command (default 10)")
@@ -319,6 +334,11 @@ def main() -> None:
             "hyperfine -N -r 100 /bin/true": ([hyperfine, "-N", "-r", "100", "/bin/true",
                                                "--style", "none"], None),
             "python -c pass": ([sys.executable, "-c", "pass"], None),
+            # the least a Python tool of benchlab's design can do (bench/floor_program.py)
+            FLOOR: ([sys.executable, str(FLOOR_PROGRAM), "100", str(Path(tmp) / "floor.db")],
+                    None),
+            FLOOR_NO_CLICK: ([sys.executable, str(FLOOR_PROGRAM), "100",
+                              str(Path(tmp) / "floor.db"), "--no-click"], None),
         }
         repo = str(Path(__file__).resolve().parents[1])
 
@@ -365,6 +385,7 @@ def main() -> None:
               f"{hf_per_run * 1e3:.2f} ms; fixed cost: benchlab "
               f"{(medians['benchlab run -q -N -r 1 /bin/true'] - per_run) * 1e3:.0f} ms, "
               f"bare interpreter {medians['python -c pass'] * 1e3:.0f} ms")
+        print_floor(medians, cpu)
         print()
         print("where `benchlab run -q -N -r 1 /bin/true` spends its CPU (one process, ms):")
         phases = subprocess.run([sys.executable, "-c", PHASES, "run", "-q", "-N", "-r", "1",
