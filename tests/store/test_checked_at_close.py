@@ -97,11 +97,14 @@ def test_a_byte_flipped_right_after_the_close_is_caught_by_the_next_open(tmp_pat
         Store.open(db, readonly=True)
 
 
-def test_the_close_notes_the_store_once_the_file_clock_has_passed_its_times(tmp_path, cache):
+def test_the_close_notes_the_store_once_the_file_clock_has_passed_its_times(
+        tmp_path, cache, monkeypatch):
     """Called at once after a write, remember_written returns (True) only when the file
     clock has passed the file's times: a change after that cannot keep them. (A kernel with
-    multigrain times, 6.13+, stamps a change after a stat later anyway; older ones need this
-    wait.) Without it, the clock would still be in the write's tick."""
+    multigrain times, 6.13+, stamps a change after a stat later anyway and is not made to wait:
+    here it is taken for an older one, which needs this wait.) Without it, the clock would
+    still be in the write's tick."""
+    monkeypatch.setattr(verified, "restamps_after_stat", lambda device: False)
     db = tmp_path / "s.db"
     db.write_bytes(b"x" * 4096)
     os.stat(db)  # queried: a multigrain kernel stamps the next change from the precise clock
@@ -115,6 +118,49 @@ def test_the_close_notes_the_store_once_the_file_clock_has_passed_its_times(tmp_
     assert verified.unsettled_ns(noted, clock_ns) == 0
     Path(f"{db}-wal").write_bytes(b"w")  # another connection's WAL left: nothing noted
     assert not verified.remember_written(str(db))
+
+
+def test_on_multigrain_times_the_close_notes_at_once_and_a_change_right_after_is_seen(
+        tmp_path, cache, monkeypatch):
+    """On a file system with multigrain times (this machine's ext4 on Linux 6.13+; skipped
+    elsewhere) the close notes the store without sleeping, and a same-size write straight
+    after the note, in the same clock tick, still changes the file's identity: the next open
+    checks. 30 rounds, so some writes land in the note's own tick. Fails on code that waits
+    for the tick (the sleep raises here)."""
+    db = tmp_path / "s.db"
+    db.write_bytes(b"x" * 4096)
+    if not verified.restamps_after_stat(os.stat(db).st_dev):
+        pytest.skip("the file system of tmp_path has no multigrain times (Linux < 6.13?)")
+
+    def no_sleep(seconds):
+        raise AssertionError(f"the close slept {seconds} s")
+
+    monkeypatch.setattr(verified.time, "sleep", no_sleep)
+    for round_ in range(30):
+        with open(db, "r+b") as fh:
+            fh.write(bytes([round_]))
+        assert verified.remember_written(str(db))
+        assert verified.unchanged_since_check(str(db))
+        with open(db, "r+b") as fh:
+            fh.write(bytes([round_ + 100]))
+        assert not verified.unchanged_since_check(str(db)), round_
+
+
+def test_multigrain_times_need_linux_6_13_and_a_file_system_that_stamps_them():
+    """The kernel release and the store's file system (its device in mountinfo) decide;
+    anything unknown means wait, as before."""
+    mountinfo = ("29 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+                 "30 29 0:27 / /mnt/n rw - nfs4 srv:/x rw\n"
+                 "31 29 0:28 / /tmp rw - tmpfs tmpfs rw\n")
+    ext4, nfs, tmpfs = os.makedev(254, 0), os.makedev(0, 27), os.makedev(0, 28)
+    assert verified.multigrain("6.13.0", mountinfo, ext4)
+    assert verified.multigrain("6.18.44-fc-v669", mountinfo, tmpfs)
+    assert verified.multigrain("7.0.0-rc1", mountinfo, ext4)
+    assert not verified.multigrain("6.12.9-arch1", mountinfo, ext4)
+    assert not verified.multigrain("5.15.0-91-generic", mountinfo, tmpfs)
+    assert not verified.multigrain("6.14.0", mountinfo, nfs)
+    assert not verified.multigrain("6.14.0", mountinfo, os.makedev(8, 1))  # not listed
+    assert not verified.multigrain("weird", mountinfo, ext4)
 
 
 def test_a_note_is_overwritten_in_place_and_a_torn_one_means_check_again(tmp_path, cache):

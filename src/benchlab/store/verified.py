@@ -18,9 +18,13 @@ stamps files from a coarse clock (``CLOCK_REALTIME_COARSE``, a jiffy: 4 ms here)
 the file system's grain. So an identity is remembered only when it was read after the coarse
 clock had passed the file's newest time by that grain (any later change then has later times):
 the close waits for that (a few ms). A file system whose times are whole seconds cannot say its
-grain; there the file's last change must be :data:`SETTLED_S` old. A wall clock set back could
-give a later change an earlier file's times; nothing here guards against that. Anything
-unreadable in the cache means "check again".
+grain; there the file's last change must be :data:`SETTLED_S` old. A file system with
+multigrain times (Linux 6.13+: ext4, xfs, btrfs, tmpfs) needs no wait: a change made after a
+``stat`` of the file is stamped from the precise clock whenever the coarse one would repeat the
+times that ``stat`` saw, so the identity read at the close already differs from any later one
+(:func:`restamps_after_stat`); the close then notes at once. A wall clock set back could give a
+later change an earlier file's times; nothing here guards against that. Anything unreadable in
+the cache means "check again".
 """
 
 from __future__ import annotations
@@ -79,6 +83,57 @@ def identity(db_path: str) -> list[list[int] | None]:
     return out
 
 
+#: File systems that stamp multigrain times on Linux 6.13 and later (``FS_MGTIME``).
+MULTIGRAIN_FILE_SYSTEMS = frozenset({"ext4", "xfs", "btrfs", "tmpfs"})
+#: This process's answers of :func:`restamps_after_stat`, by device number.
+_RESTAMPS: dict[int, bool] = {}
+
+
+def multigrain(release: str, mountinfo: str, device: int) -> bool:
+    """True when the kernel ``release`` (``os.uname().release``) stamps multigrain times (6.13
+    and later) and the file system of ``device`` (a ``st_dev``), found in ``mountinfo`` (the
+    text of ``/proc/self/mountinfo``), is one that uses them. False when either is unknown (a
+    device not listed, as a btrfs subvolume's may be): the caller then waits, as before."""
+    try:
+        major, minor = (int(part.split("-")[0].split("+")[0]) for part in release.split(".")[:2])
+    except ValueError:
+        return False
+    if (major, minor) < (6, 13):
+        return False
+    wanted = f"{os.major(device)}:{os.minor(device)}"
+    for line in mountinfo.splitlines():
+        fields = line.split(" ")
+        if len(fields) > 2 and fields[2] == wanted and " - " in line:
+            return line.split(" - ", 1)[1].split(" ", 1)[0] in MULTIGRAIN_FILE_SYSTEMS
+    return False
+
+
+def restamps_after_stat(device: int) -> bool:
+    """True when a change to a file on ``device`` (a ``st_dev``) made after a ``stat`` of it
+    gets later times than that ``stat`` saw, however soon it comes (multigrain times:
+    :func:`multigrain`), at a grain finer than a second (the caller checks the grain). Read
+    once per device and process."""
+    known = _RESTAMPS.get(device)
+    if known is None:
+        try:
+            with open("/proc/self/mountinfo") as fh:
+                known = multigrain(os.uname().release, fh.read(), device)
+        except OSError:
+            known = False
+        _RESTAMPS[device] = known
+    return known
+
+
+def grain_ns(ident: list[list[int] | None]) -> int:
+    """The coarsest grain (ns, a power of ten up to 1 s) that divides every time in ``ident``:
+    a bound on the file system's grain (1 s: times in whole seconds)."""
+    stamps = [stamp for f in ident if f is not None for stamp in (f[3], f[4])]
+    margin = 1
+    while margin < _NS and all(stamp % (margin * 10) == 0 for stamp in stamps):
+        margin *= 10
+    return margin
+
+
 def unsettled_ns(ident: list[list[int] | None], clock_ns: int) -> int:
     """How long (ns) after ``clock_ns`` (the file clock, read before ``ident`` was) the file's
     times settle: a change after then gets later times. 0 when settled at ``clock_ns``.
@@ -91,9 +146,7 @@ def unsettled_ns(ident: list[list[int] | None], clock_ns: int) -> int:
     stamps = [stamp for f in ident if f is not None for stamp in (f[3], f[4])]
     if not stamps:
         return 0
-    margin = 1
-    while margin < _NS and all(stamp % (margin * 10) == 0 for stamp in stamps):
-        margin *= 10
+    margin = grain_ns(ident)
     if margin == _NS:
         margin = int(SETTLED_S * _NS)
     return max(0, max(stamps) + margin - clock_ns)
@@ -146,7 +199,9 @@ def remember_written(db_path: str, max_wait_s: float = CLOSE_WAIT_S) -> bool:
     """At the close of a connection that found the store sound at its open and then wrote it,
     with no other connection's commit since (the caller checked ``PRAGMA data_version``):
     remember the store as checked. Waits (at most ``max_wait_s``, s) until the file clock has
-    passed the file's times. True when noted; False when a ``-wal`` file is left (another
+    passed the file's times, except on a file system with multigrain times
+    (:func:`restamps_after_stat`), where the ``stat`` that reads the identity already makes any
+    later change stamp later times. True when noted; False when a ``-wal`` file is left (another
     connection has the store open, and may write it still), the wait would be longer (times in
     whole seconds), or the files kept changing."""
     deadline_ns = file_clock_ns() + int(max_wait_s * _NS)
@@ -155,7 +210,10 @@ def remember_written(db_path: str, max_wait_s: float = CLOSE_WAIT_S) -> bool:
         now = identity(db_path)
         if now[0] is None or now[1] is not None:
             return False
-        wait_ns = unsettled_ns(now, clock_ns)
+        if grain_ns(now) < _NS and restamps_after_stat(now[0][0]):
+            wait_ns = 0
+        else:
+            wait_ns = unsettled_ns(now, clock_ns)
         if wait_ns == 0:
             return _noted(db_path) == now or _write_note(db_path, now)
         if clock_ns + wait_ns > deadline_ns:
