@@ -121,21 +121,35 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-/* read(2) exactly len bytes: 0 done, 1 clean EOF before any byte, -1 error/short. */
-static int read_full(int fd, void *buf, size_t len)
+/* The request pipe's bytes read so far (a request is read whole, usually in one read(2):
+ * header and body arrive together); inbuf[0..inbuf_len) are unconsumed. */
+static char *inbuf;
+static size_t inbuf_cap, inbuf_len;
+
+/* Hold at least need bytes (and room for one more) at inbuf: 0 done, 1 clean EOF before
+ * any byte, -1 error/short/out of memory. */
+static int fill(int fd, size_t need)
 {
-    char *p = buf;
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = read(fd, p + got, len - got);
+    if (need + 1 > inbuf_cap) {
+        size_t cap = inbuf_cap ? inbuf_cap : 65536;
+        while (cap < need + 1)
+            cap *= 2;
+        char *bigger = realloc(inbuf, cap);
+        if (bigger == NULL)
+            return -1;
+        inbuf = bigger;
+        inbuf_cap = cap;
+    }
+    while (inbuf_len < need) {
+        ssize_t n = read(fd, inbuf + inbuf_len, inbuf_cap - inbuf_len);
         if (n < 0) {
             if (errno == EINTR && !interrupted)
                 continue;
             return -1;
         }
         if (n == 0)
-            return got == 0 ? 1 : -1;
-        got += (size_t)n;
+            return inbuf_len == 0 ? 1 : -1;
+        inbuf_len += (size_t)n;
     }
     return 0;
 }
@@ -203,6 +217,33 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
+/* /dev/null, opened once for reading and once for writing: the default stdin, stdout and
+ * stderr of every run, so that a run redirecting nothing opens and closes no file.  A target
+ * shares the open file description with later runs; the only state it could change on it (its
+ * status flags, e.g. O_NONBLOCK) changes nothing on /dev/null. */
+static int devnull_r = -1, devnull_w = -1;
+
+/* A run's redirection: the helper's own /dev/null for "/dev/null" (the default), else the
+ * file opened now.  -1 with errno when it cannot be opened. */
+static int open_redirect(const char *path, int flags)
+{
+    if (strcmp(path, "/dev/null") == 0) {
+        int *cached = (flags & O_ACCMODE) == O_RDONLY ? &devnull_r : &devnull_w;
+        if (*cached < 0)
+            *cached = open_cloexec(path, flags & O_ACCMODE);
+        return *cached;
+    }
+    return open_cloexec(path, flags);
+}
+
+/* Close a redirection after its run unless it is the helper's kept /dev/null. */
+static void close_redirect(int *fd)
+{
+    if (*fd >= 0 && *fd != devnull_r && *fd != devnull_w)
+        close(*fd);
+    *fd = -1;
+}
+
 /* ---- the run being prepared; globals because the child may share our memory ---- */
 
 static const char *cwd;
@@ -221,6 +262,11 @@ static int n_rlimits;
 static int in_fd = -1, out_fd = -1, err_fd = -1;
 static int fail_pipe[2] = {-1, -1};
 static char **target_argv;
+/* With CLONE_VM the child writes its failure here, where the helper reads it once clone()
+ * returns (CLONE_VFORK: the child has exec'd or exited by then), as glibc's posix_spawn
+ * does; a fork()ed child (-F) shares no memory and writes it to fail_pipe instead. */
+static volatile struct child_failure shared_failure;
+static int child_shares_memory;
 
 /* Write a pid to a cgroup.procs file; 0 or -1 with errno. */
 static int write_pid(const char *procs, pid_t pid)
@@ -250,7 +296,13 @@ static void go_home(void)
 static void child_fail(int stage, int index)
 {
     struct child_failure f = {stage, index, errno};
-    write_all(fail_pipe[1], (const char *)&f, sizeof f);
+    if (child_shares_memory) {
+        shared_failure.index = f.index;
+        shared_failure.err = f.err;
+        shared_failure.stage = f.stage;
+    } else {
+        write_all(fail_pipe[1], (const char *)&f, sizeof f);
+    }
     _exit(127);
 }
 
@@ -397,6 +449,16 @@ static int already_dying(pid_t pid)
 static int kill_descendants(void)
 {
     int killed = 0, scan = 0;
+    /* Most runs leave nothing: then waitpid says so (ECHILD) in one call, without reading
+     * the children list (three calls). */
+    int first_status;
+    pid_t first;
+    do {
+        first = waitpid(-1, &first_status, WNOHANG);
+    } while (first < 0 && errno == EINTR);
+    if (first < 0)
+        return 0; /* ECHILD: no children at all */
+    /* else one had died by itself (reaped, not counted) or one is alive: look below */
     for (int round = 0; round < 100000; round++) {
         pid_t kids[512];
         int n = list_children(kids, (int)(sizeof kids / sizeof kids[0]), scan);
@@ -531,19 +593,21 @@ static int run_one(char **tokens, char **envp)
 
     /* Open the redirections before the clock starts: not part of the run. */
     int rc = 0;
-    if ((in_fd = open_cloexec(in_path, O_RDONLY)) < 0) {
+    if ((in_fd = open_redirect(in_path, O_RDONLY)) < 0) {
         rc = report_error(STAGE_STDIN, 0, errno);
         goto out;
     }
-    if ((out_fd = open_cloexec(out_path, O_WRONLY | O_CREAT | O_TRUNC)) < 0) {
+    if ((out_fd = open_redirect(out_path, O_WRONLY | O_CREAT | O_TRUNC)) < 0) {
         rc = report_error(STAGE_STDOUT, 0, errno);
         goto out;
     }
-    if ((err_fd = open_cloexec(err_path, O_WRONLY | O_CREAT | O_TRUNC)) < 0) {
+    if ((err_fd = open_redirect(err_path, O_WRONLY | O_CREAT | O_TRUNC)) < 0) {
         rc = report_error(STAGE_STDERR, 0, errno);
         goto out;
     }
-    if (pipe2(fail_pipe, O_CLOEXEC) != 0) {
+    child_shares_memory = !use_fork;
+    memset((void *)&shared_failure, 0, sizeof shared_failure);
+    if (use_fork && pipe2(fail_pipe, O_CLOEXEC) != 0) {
         rc = report_error(STAGE_PIPE, 0, errno);
         goto out;
     }
@@ -598,9 +662,12 @@ static int run_one(char **tokens, char **envp)
     int clone_errno = errno;
     if (pid > 0) {
         target_pid = pid;
-        /* Also from this side, so kill(-pid) can never miss; failing is expected
-         * when the child already exec'd (EACCES) or is gone (ESRCH). */
-        (void)setpgid(pid, pid);
+        /* A fork()ed child may not have run yet: set its group from this side too, so
+         * kill(-pid) can never miss (failing is expected when it already exec'd, EACCES, or is
+         * gone, ESRCH).  A CLONE_VFORK child has called setpgid(0, 0) (or exited) before clone
+         * returned, so there it would only fail with EACCES. */
+        if (use_fork)
+            (void)setpgid(pid, pid);
         if (interrupted)
             kill(-pid, SIGKILL);
     }
@@ -636,10 +703,16 @@ static int run_one(char **tokens, char **envp)
     }
 
     struct child_failure failure = {0, 0, 0};
-    ssize_t nread;
-    do {
-        nread = read(fail_pipe[0], &failure, sizeof failure);
-    } while (nread < 0 && errno == EINTR);
+    ssize_t nread = (ssize_t)sizeof failure;
+    if (use_fork) {
+        do {
+            nread = read(fail_pipe[0], &failure, sizeof failure);
+        } while (nread < 0 && errno == EINTR);
+    } else {
+        failure.stage = shared_failure.stage;
+        failure.index = shared_failure.index;
+        failure.err = shared_failure.err;
+    }
 
     char cpu_list[4 * CPU_SETSIZE] = "-";
     if (cpus_arg != NULL) {
@@ -692,9 +765,9 @@ static int run_one(char **tokens, char **envp)
     else
         rc = write_all(result_fd, line, (size_t)n);
 out:
-    close_fd(&in_fd);
-    close_fd(&out_fd);
-    close_fd(&err_fd);
+    close_redirect(&in_fd);
+    close_redirect(&out_fd);
+    close_redirect(&err_fd);
     close_fd(&fail_pipe[0]);
     close_fd(&fail_pipe[1]);
     return rc;
@@ -746,30 +819,28 @@ int main(int argc, char **argv)
     if (sched_getaffinity(0, sizeof original_affinity, &original_affinity) != 0)
         return 2;
 
-    char *body = NULL;
-    size_t body_cap = 0;
     char **tokens = NULL;
     size_t tokens_cap = 0;
     while (!interrupted) {
         uint32_t header[3];
-        int r = read_full((int)request_fd, header, sizeof header);
+        int r = fill((int)request_fd, sizeof header);
         if (r != 0)
             return r == 1 ? 0 : 2;
+        memcpy(header, inbuf, sizeof header);
         uint32_t nargs = header[0], nenv = header[1], nbytes = header[2];
-        if (nbytes + 1 > body_cap) {
-            free(body);
-            body_cap = (size_t)nbytes + 1;
-            if ((body = malloc(body_cap)) == NULL)
-                return 2;
-        }
         if ((size_t)nargs + nenv + 2 > tokens_cap) {
             free(tokens);
             tokens_cap = (size_t)nargs + nenv + 2;
             if ((tokens = malloc(tokens_cap * sizeof *tokens)) == NULL)
                 return 2;
         }
-        if (read_full((int)request_fd, body, nbytes) != 0)
+        size_t request_end = sizeof header + (size_t)nbytes;
+        if (fill((int)request_fd, request_end) != 0)
             return 2;
+        /* fill() left room for this terminator; a next request's first byte (the harness never
+         * sends one before the reply, but the protocol allows it) is put back after the run */
+        char *body = inbuf + sizeof header;
+        char after = inbuf[request_end];
         body[nbytes] = '\0';
         /* Split the NUL-terminated strings: args, NULL, env, NULL. */
         size_t pos = 0, k = 0, strings = (size_t)nargs + nenv;
@@ -782,13 +853,16 @@ int main(int argc, char **argv)
                 tokens[k++] = NULL;
         }
         if (k != strings + 1 || pos != nbytes) {
-            if (report_error(STAGE_USAGE, 0, EINVAL) != 0)
-                return 2;
-            continue;
+            r = report_error(STAGE_USAGE, 0, EINVAL);
+        } else {
+            tokens[k] = NULL;
+            r = run_one(tokens, tokens + nargs + 1);
         }
-        tokens[k] = NULL;
-        if (run_one(tokens, tokens + nargs + 1) != 0)
+        if (r != 0)
             return 2;
+        inbuf[request_end] = after;
+        inbuf_len -= request_end;
+        memmove(inbuf, inbuf + request_end, inbuf_len);
     }
     return 0;
 }
