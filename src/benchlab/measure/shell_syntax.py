@@ -39,9 +39,10 @@ from __future__ import annotations
 import re
 
 from benchlab.errors import UserError
+from benchlab.lazy import lazy_pattern  # compiled when first used: run never uses it
 from benchlab.records import record
 
-_NAME_START = re.compile(r"[A-Za-z_]")
+_NAME_START = lazy_pattern(r"[A-Za-z_]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SPECIAL_PARAMS = set("@*#?-$!0123456789")
 

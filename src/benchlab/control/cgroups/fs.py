@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import signal
 import time
 from pathlib import Path
+
+from benchlab.lazy import lazy_pattern  # run's path matches no leaf or session name
 
 UNCONSTRAINED_HINT = (
     "run as root or pass --allow-unconstrained to run without limits (stored as unconstrained)"
 )
 DEFAULT_PARENT = "benchlab"
 DEFAULT_CPU_PERIOD_US = 100_000
-LEAF_NAME = re.compile(r"^(?P<session>[A-Za-z0-9_.-]+)-(?P<pid>\d+)-(?P<n>\d+)$")
-SESSION_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+LEAF_NAME = lazy_pattern(r"^(?P<session>[A-Za-z0-9_.-]+)-(?P<pid>\d+)-(?P<n>\d+)$")
+SESSION_NAME = lazy_pattern(r"^[A-Za-z0-9_.-]{1,64}$")
 # Controllers a run joins when they exist, for accounting even without limits.
 ACCOUNTING_CONTROLLERS = ("cpu", "cpuacct", "memory")
 V2_CONTROLLERS = ("cpu", "memory", "cpuset")

@@ -19,9 +19,10 @@ import re
 from typing import BinaryIO, Iterator
 
 from benchlab.errors import UserError
+from benchlab.lazy import lazy_pattern  # compiled when first used: run never uses it
 from benchlab.records import record
 
-_NAME_UNIT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?::(?P<unit>[^=]*))?$")
+_NAME_UNIT = lazy_pattern(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?::(?P<unit>[^=]*))?$")
 
 _EXAMPLE = "e.g. --metric 'latency_ns:ns=took (\\d+) ns'"
 
