@@ -716,5 +716,4 @@ def test_run_path_records_compile_no_dataclass_methods(tmp_path):
 #: The dataclasses left on run's path, with why: owned by a module not changed for start-up.
 RUN_PATH_DATACLASSES = {
     "benchlab.core.streams.RunStreams",  # core.streams
-    "benchlab.measure.isolation.Isolation",  # measure.isolation: not changed for start-up
 }

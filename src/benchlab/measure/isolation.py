@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import shlex
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from benchlab.errors import UserError
+from benchlab.records import record
 
 SANDBOXES = ("bwrap", "firejail", "isolate")
 CONTAINER_KINDS = ("podman", "podman-exec", "docker", "docker-exec")
@@ -73,7 +74,7 @@ ISOLATE_FIELDS: dict[str, tuple[str, float]] = {
 _STARTUP_CACHE: dict[str, dict[str, Any]] = {}
 
 
-@dataclass
+@record  # made once a session: no methods compiled at import (benchlab.records)
 class Isolation:
     """A parsed ``--isolation`` value; :meth:`check` fills the container runtime and the
     measured start-up cost."""

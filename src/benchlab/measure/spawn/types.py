@@ -4,7 +4,6 @@ and the checks every request passes before either spawn method sees it."""
 from __future__ import annotations
 
 import os
-import resource
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 
@@ -125,6 +124,8 @@ class RunMeasurement:
 
 
 def _rlimit_number(name: str) -> int:
+    import resource  # only for --rlimit: a C extension run need not load
+
     key = name.upper()
     if not key.startswith("RLIMIT_"):
         key = "RLIMIT_" + key
