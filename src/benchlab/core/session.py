@@ -154,14 +154,17 @@ def _start(store: Store, plan: RunPlan, *, argv: Sequence[str] | None, name: str
     with it rather than preparing it again (a second topology read, and in cgroup mode a second
     trial cgroup). ``helper_now``: the runs will be spawned from this thread; start its exec
     helper before the placement, checks and probe, which then overlap its start."""
+    from benchlab.environment import reading_once
+
     plan.validate(store)
-    _sweep_leftovers(observer)
-    if helper_now:
-        _start_helper()
-    execution = prepare_execution(plan.placement)
-    writer = create_session(store, plan, argv=argv, name=name, metadata=metadata, parent=parent,
-                            checks=_system_checks(),
-                            setup=lambda: store.put_setup(execution.setup_dict(plan.shell)))
+    with reading_once():  # the sweep, placement, checks and probe share one reading of a file
+        _sweep_leftovers(observer)
+        if helper_now:
+            _start_helper()
+        execution = prepare_execution(plan.placement)
+        writer = create_session(store, plan, argv=argv, name=name, metadata=metadata,
+                                parent=parent, checks=_system_checks(),
+                                setup=lambda: store.put_setup(execution.setup_dict(plan.shell)))
     execution.session_label = writer.ref.uid  # names its run cgroups, as run_session's would
     return writer, execution
 

@@ -19,7 +19,8 @@ from typing import Any
 #: one of its names is first used: compare needs only the diff, show only ``is_unknown``, and
 #: neither should pay for the probes (subprocess, the CPU and topology readers).
 _HOME = {
-    "is_unknown": "_read", "read_text": "_read", "unknown": "_read", "utc_now_iso": "_read",
+    "is_unknown": "_read", "read_text": "_read", "reading_once": "_read", "unknown": "_read",
+    "utc_now_iso": "_read",
     "SCHEMA_VERSION": "collect", "collect": "collect", "collect_environment": "collect",
     "boost_state": "cpu", "frequency_state": "cpu", "online_cpus": "cpu", "smt_state": "cpu",
     "diff_environments": "diff",
@@ -48,6 +49,6 @@ __all__ = [
     "SCHEMA_VERSION", "aslr_setting", "boost_state", "cgroup_state", "collect",
     "collect_environment", "diff_environments", "env_var_digests", "environment_digest",
     "flatten", "frequency_state", "is_unknown", "kernel_cmdline_params", "load_average",
-    "meminfo", "online_cpus", "read_text", "smt_state", "thp_setting", "unknown", "utc_now_iso",
+    "meminfo", "online_cpus", "read_text", "reading_once", "smt_state", "thp_setting", "unknown", "utc_now_iso",
     "virtualization_state",
 ]

@@ -6,12 +6,13 @@ machine does not expose is never guessed.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,8 +50,44 @@ def iso_from_epoch(epoch_s: float) -> str:
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+#: The files read since the outermost :func:`reading_once` began (path -> what
+#: :func:`read_text` returned); None outside one.
+_READ_ONCE: dict[str, str | dict[str, str]] | None = None
+
+
+@contextlib.contextmanager
+def reading_once() -> Iterator[None]:
+    """Within it, :func:`read_text` reads each file once and gives the same answer after.
+
+    A session's start reads ~20 files twice within milliseconds (the system checks, then the
+    environment probe: cpuinfo, meminfo, the SMT, boost, THP and clocksource settings...);
+    inside this, the checks and the probe see one reading. Not for code that reads a file twice
+    to see it change (a counter's delta)."""
+    global _READ_ONCE
+    if _READ_ONCE is not None:
+        yield
+        return
+    _READ_ONCE = {}
+    try:
+        yield
+    finally:
+        _READ_ONCE = None
+
+
 def read_text(path: str | Path) -> str | dict[str, str]:
-    """Read a small /proc or /sys file, stripped; an unknown marker naming why it failed."""
+    """Read a small /proc or /sys file, stripped; an unknown marker naming why it failed.
+    Inside :func:`reading_once`, a file already read gives its first answer again."""
+    once = _READ_ONCE
+    if once is None:
+        return _read_file(path)
+    key = os.fspath(path)
+    found = once.get(key)
+    if found is None:
+        found = once[key] = _read_file(key)
+    return found
+
+
+def _read_file(path: str | Path) -> str | dict[str, str]:
     try:  # open(), not Path.read_text: ~50 files a session, pathlib's parsing was a third
         with open(path, errors="replace") as fh:
             return fh.read().strip()
@@ -102,7 +139,11 @@ class Probe:
         self.known: tuple[int, str, str] | None = None
         self.cache_key = _per_boot_key(self.argv) if per_boot else None
         if self.cache_key is not None:
-            self.known = Probe._remembered.get(self.cache_key) or _read_cached(self.cache_key)
+            self.known = Probe._remembered.get(self.cache_key)
+            if self.known is None:
+                self.known = _read_cached(self.cache_key)
+                if self.known is not None:  # the checks and the probe both ask, once a session
+                    Probe._remembered[self.cache_key] = self.known
             if self.known is not None:
                 return
         import shutil
@@ -157,10 +198,11 @@ def _probe_cache_dir() -> Path:
 def _per_boot_key(argv: Sequence[str]) -> str | None:
     """A key naming this boot, this process's pid and mount namespaces and ``argv``; None when
     the boot id cannot be read (then nothing is remembered)."""
+    boot_id = read_text("/proc/sys/kernel/random/boot_id")
+    if is_unknown(boot_id):
+        return None
     try:
-        with open("/proc/sys/kernel/random/boot_id") as fh:
-            parts = [fh.read().strip()]
-        parts += [os.readlink(f"/proc/self/ns/{ns}") for ns in ("pid", "mnt")]
+        parts = [boot_id] + [os.readlink(f"/proc/self/ns/{ns}") for ns in ("pid", "mnt")]
     except OSError:
         return None
     return sha256_hex("\0".join(parts + list(argv)).encode())[:24]

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field, replace
 from pathlib import Path
 
+from benchlab.environment._read import is_unknown, read_text
 from benchlab.errors import UserError
 from benchlab.records import record
 from benchlab.units import format_cpu_list, parse_cpu_list
@@ -134,10 +135,8 @@ class CpuTopology:
 
 
 def _read(path: Path) -> str | None:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return None
+    text = read_text(path)  # one reading per session start (reading_once), as the probe's
+    return None if is_unknown(text) else text
 
 
 def _read_int(path: Path) -> int | None:

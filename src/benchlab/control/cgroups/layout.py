@@ -10,6 +10,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Literal
 
+from benchlab.environment import is_unknown, read_text
 from benchlab.errors import NotAvailable
 from benchlab.records import record
 
@@ -139,16 +140,20 @@ def _unescape_mount(text: str) -> str:
 
 
 def _read_controllers(root: Path) -> frozenset[str]:
-    try:
-        return frozenset((root / "cgroup.controllers").read_text().split())
-    except OSError:
-        return frozenset()
+    text = read_text(root / "cgroup.controllers")  # once a session start, the probe's too
+    return frozenset() if is_unknown(text) else frozenset(text.split())
 
 
 def detect_layout(mountinfo: str | os.PathLike = "/proc/self/mountinfo") -> CgroupLayout:
-    """Detect the cgroup layout of this process's mount namespace (v1, v2, hybrid or none)."""
-    try:
-        text = Path(mountinfo).read_text()
-    except OSError as err:
-        raise NotAvailable(f"cannot read {mountinfo}: {err.strerror}; is /proc mounted?") from None
+    """Detect the cgroup layout of this process's mount namespace (v1, v2, hybrid or none).
+    Within :func:`benchlab.environment.reading_once` (a session's start: the sweep, then the
+    helper's tracking leaf), the mount table is read once."""
+    text = read_text(mountinfo)
+    if is_unknown(text):
+        try:
+            Path(mountinfo).read_text()  # again, for the error's own words
+        except OSError as err:
+            raise NotAvailable(f"cannot read {mountinfo}: {err.strerror}; is /proc "
+                               "mounted?") from None
+        raise NotAvailable(f"cannot read {mountinfo}: {text['unknown']}; is /proc mounted?")
     return CgroupLayout.from_mountinfo(text)
