@@ -1,7 +1,9 @@
 """Calibration of the structured verdict (benchlab.stats.verdict_model) by simulation.
 
-For five families of run times (lognormal, bimodal, heavy-tailed, a 1 µs clock grid, AR(1)
-with phi 0.5) it prints, with Clopper-Pearson 95 % intervals:
+For six families of run times (lognormal, bimodal, heavy-tailed, a 1 µs clock grid, AR(1)
+with phi 0.5, and a clock grid with drift: 1 ms runs on a 1 µs grid drifting as AR(1) with phi
+0.5 by a third of a tick, so most values tie and the grid hides most of the drift) it prints,
+with Clopper-Pearson 95 % intervals:
 
 1. A/A false claims: k = 2, 3, 5 identical commands (the fastest as baseline, the default
    rule), n = 20 runs each (and n = 12): how often any "faster"/"slower" is said. Goal <= alpha
@@ -16,6 +18,8 @@ with phi 0.5) it prints, with Clopper-Pearson 95 % intervals:
    runs kept, N - n added), and count how often it decides. Goal 50-90 %. On A/A, the share
    of undecided verdicts whose plan is equivalence ("would show equivalence within ±1%")
    rather than deciding a difference.
+5. Clock grid with drift: how often a 2x / 1.1x / 1.03x difference is decided (n = 12, 20),
+   with wrong directions and words against their own interval (goal 0).
 
 Usage::
 
@@ -63,12 +67,16 @@ def draw(family: str, rng: np.random.Generator, n: int, scale: float = 1.0) -> n
         return np.round(50_000 * rng.lognormal(0.0, 0.05, n) * scale, -3)
     elif family == "ar1":
         x = MEDIAN_NS * np.exp(0.05 * _ar1(rng, n))
+    elif family == "griddrift":  # 1 ms in ticks of 1 µs, drifting by a third of a tick
+        return np.round((1000.4 + 0.3 * _ar1(rng, n)) * scale) * 1000.0
     else:
         raise ValueError(family)
     return x * scale
 
 
-FAMILIES = ("lognormal", "bimodal", "heavy", "grid", "ar1")
+FAMILIES = ("lognormal", "bimodal", "heavy", "grid", "ar1", "griddrift")
+#: Differences the clock-grid-with-drift family must decide (section 5).
+GRID_DRIFT_RATIOS = (2.0, 1.1, 1.03)
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
@@ -160,6 +168,20 @@ def power_and_recheck(family: str, rng: np.random.Generator, sims: int, n: int,
     return out
 
 
+def grid_drift_decided(rng: np.random.Generator, sims: int, ratio: float, n: int):
+    """Two commands on the drifting clock grid, the candidate ``ratio`` times slower, reference
+    fixed: (said "slower", said "faster", decided with 1 inside or against its interval)."""
+    slower = faster = contradictions = 0
+    for _ in range(sims):
+        c = verdict_model({"base": draw("griddrift", rng, n),
+                           "cand": draw("griddrift", rng, n, ratio)},
+                          reference="base").candidates[0]
+        slower += c.outcome == "slower"
+        faster += c.outcome == "faster"
+        contradictions += c.decided and any(contradicts(c))
+    return slower, faster, contradictions
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=1000, help="simulations per cell")
@@ -201,6 +223,14 @@ def main(argv: list[str] | None = None) -> int:
                       f"{rate(r['appended'], r['checked'])} (goal 50-90%; "
                       f"{r['skipped']} plans over {MAX_RECHECK_N} runs not redrawn)")
         sys.stdout.flush()
+    if "griddrift" in families:
+        print("\n5. clock grid with drift (most values tie): a slower candidate against a fixed "
+              "reference, decided 'slower' (goal: all), 'faster', against its interval (goal 0)")
+        for ratio in GRID_DRIFT_RATIOS:
+            for n in (12, 20):
+                slower, faster, bad = grid_drift_decided(rng, sims, ratio, n)
+                print(f"   {ratio:4g}x n={n}: decided {rate(slower, sims)}; wrong direction "
+                      f"{rate(faster, sims)}; against its interval {rate(bad, sims)}")
     print(f"\n{time.perf_counter() - started:.0f} s, load average {os.getloadavg()[0]:.1f}")
     return 0
 
