@@ -19,12 +19,21 @@ least the session's pooled one, :func:`session_dependence`, whose estimate is k 
 widens the Hodges-Lehmann estimate's standard error by its square root, and the test is the
 Wald test of that estimate against a Student t (:func:`inflated_wald`, :func:`wald_df`), so the
 verdict counts the runs as about n_eff independent ones. Not the rank test's z deflated: ranks
-saturate, so a 9x difference between 12 drifting runs read "cannot tell". Tied values whose
-i.i.d. interval has no width keep the deflated rank test. The t's degrees of freedom come from
+saturate, so a 9x difference between 12 drifting runs read "cannot tell". On a coarse clock
+grid, where most values tie, the i.i.d. interval has no width; the standard error then has a
+floor from the clock's resolution h (:func:`grid_se`: each value's rounding error, variance
+h^2 / 12, Sheppard 1898), and the lag-1 autocorrelation is corrected for that rounding, which
+adds to the variance and not to the autocovariance (:func:`latent_lag1`). Before, tied values
+fell back to the deflated rank test, whose interval was stretched to no-change when it did not
+reject: 12 runs at 1000/1001 ticks against twice that read "cannot tell", [1.0, 2.002], every
+pairwise ratio in [1.998, 2.002]. The t's degrees of freedom come from
 the AR(1) factor, not from the inflation that corrects the sample variance too (:func:`wald_df`:
 that counted the dependence twice and left a 30x pair of 10 runs "cannot tell"). Not shrinking
 the lag-1 estimate toward 0 (it lost AR(1) coverage: 0.886 at phi 0.6, n = 10) nor dropping a
 slow first run, which is the user's warm-up to choose (Kalibera and Jones 2013); docs/verdict.md.
+
+Long because: one comparison's rules (dependence, its corrections, the test and its interval)
+are read together; each came from a recorded failure and is explained where it is applied.
 
 References
 ----------
@@ -35,6 +44,8 @@ in an autocorrelated time series. *JRSS Suppl.* 8, 184-197.
 Bauer, D. F. (1972). Constructing confidence sets using rank statistics. *JASA* 67, 687-690.
 Ljung, G. M. and Box, G. E. P. (1978). *Biometrika* 65, 297-303.
 Kalibera, T. and Jones, R. (2013). Rigorous benchmarking in reasonable time. *ISMM '13*, 63-74.
+Sheppard, W. F. (1898). On the calculation of the most probable values of frequency-constants,
+for data arranged according to equidistant division of a scale. *Proc. LMS* 29, 353-380.
 """
 
 from __future__ import annotations
@@ -127,14 +138,34 @@ def session_dependence(samples: list[np.ndarray]) -> SessionDependence:
         return SessionDependence(0.0, 0, 0, 1.0, False, False)
     n_total = sum(int(x.size) for x in used)
     lag1 = sum(_lag1(x) * x.size for x in used) / n_total
+    latent = sum(latent_lag1(x, _lag1(x)) * x.size for x in used) / n_total
     n = n_total / len(used)
     band = lag1 * math.sqrt(n_total)
-    rho = min(0.9, max(0.0, lag1 + (1 + 3 * lag1) / n))
+    rho = min(0.9, max(0.0, latent + (1 + 3 * latent) / n))
     # widen on the bias-corrected estimate: the raw one reads about (1 + 3 rho) / n low (0.2 at
     # n = 12), which left AR(1) sessions of 12 runs unwidened and over alpha
-    adjust = max(lag1, rho) * math.sqrt(n_total)
+    adjust = max(latent, rho) * math.sqrt(n_total)
     return SessionDependence(float(lag1), n_total, len(used), float((1 + rho) / (1 - rho)),
                              bool(adjust > LAG1_ADJUST_Z), bool(band > LAG1_BAND_Z))
+
+
+def latent_lag1(x: np.ndarray, r1: float) -> float:
+    """The lag-1 autocorrelation ``r1`` of ``x`` corrected for the clock's rounding: values
+    read off a grid of step h (:func:`grid_step`) carry independent rounding errors of
+    variance h^2 / 12 (Sheppard's correction) that add to the variance s^2 but not to the
+    autocovariance, so the runs' own autocorrelation is r1 s^2 / (s^2 - h^2 / 12). Where most
+    values tie, s^2 is near h^2 / 12 and the drift of the runs is hidden by the grid: 1 ms
+    runs on a 1 µs grid drifting by a third of a tick (AR(1) 0.5) read r1 about 0.3, and two
+    identical commands were called different in 6-9 % of pairs at alpha 5 %. At or below
+    h^2 / 12 nothing of the runs' variation is resolved and a positive r1 counts as 0.9 (the
+    cap of the AR(1) factor). On continuous values h is the smallest gap: no change."""
+    h = grid_step(x)
+    with np.errstate(over="ignore"):
+        s2 = float(np.var(x))
+    if not (r1 > 0 and h > 0 and math.isfinite(s2 * h * h)):
+        return r1
+    latent = s2 - h * h / 12.0
+    return 0.9 if latent <= 0 else min(r1 * s2 / latent, 0.9)
 
 
 def _lag1(x: np.ndarray) -> float:
@@ -170,7 +201,8 @@ def series_dependence(x: np.ndarray, *, jaybeams_compatible: bool = False) -> De
         flagged = r1 > 0 and (r1 * math.sqrt(n) > LAG1_BAND_Z or lb.p_value < LJUNG_BOX_LEVEL)
     # the verdict widens at a lower bar than the warning: at n = 20 the 95 % band misses most
     # AR(1) series with phi 0.5, which then gave 8-17 % false claims at alpha 5 %
-    rho = min(0.9, max(0.0, r1 + (1 + 3 * r1) / n))
+    latent = latent_lag1(x, r1)
+    rho = min(0.9, max(0.0, latent + (1 + 3 * latent) / n))
     # the bar is on the bias-corrected estimate (see session_dependence)
     adjusted = flagged or (r1 > 0 and rho * math.sqrt(n) > LAG1_ADJUST_Z)
     vif = max(n / report.effective_n if report.effective_n > 0 else 1.0, (1 + rho) / (1 - rho))
@@ -231,8 +263,9 @@ def pair_p_value(a: np.ndarray, b: np.ndarray, inflation: float = 1.0) -> tuple[
 def inflated_wald(a: np.ndarray, b: np.ndarray, scale: str,
                   inflation: float) -> tuple[float, float, float] | None:
     """(estimate, standard error, p) of the Hodges-Lehmann estimate of a against b on
-    ``scale``, its standard error widened by sqrt(``inflation``); None when the i.i.d.
-    interval has no width (ties), where the rank test's z is deflated instead.
+    ``scale``, its standard error widened by sqrt(``inflation``); None only when that is not a
+    positive finite number (values whose squared resolution over- or underflows), where the
+    rank test's z is deflated instead.
 
     Why not deflate the rank test's z alone: ranks saturate. Every run of one command faster
     than every run of the other gives the same z whether the gap is 1 % or 9x, so a noisy
@@ -240,19 +273,59 @@ def inflated_wald(a: np.ndarray, b: np.ndarray, scale: str,
     difference "cannot tell". Widening the estimate's standard error, as for any
     autocorrelated mean (Thiébaux and Zwiers 1984), keeps the magnitude: the standard error
     comes from the i.i.d. interval that inverts Mann-Whitney at 95 % (its half-width over its
-    achieved level's z), so at inflation 1 it is the rank test's own precision.
+    achieved level's z), so at inflation 1 it is the rank test's own precision. Tied values
+    leave that interval without width: the standard error is at least :func:`grid_se`, the
+    rounding error of values read off the clock's grid, so the magnitude decides there too.
     """
     from benchlab.stats.rank import hodges_lehmann
 
     x, y = (np.log(a), np.log(b)) if scale == "ratio" else (a, b)
     hl = hodges_lehmann(x, y, conf_level=0.95)
     achieved = min(max(hl.achieved_conf_level, 0.5), 1 - 1e-12)
-    se = (hl.ci_high - hl.ci_low) / (2 * _ndtri((1 + achieved) / 2))
+    se = max((hl.ci_high - hl.ci_low) / (2 * _ndtri((1 + achieved) / 2)),
+             grid_se(a, b, scale))
     if not (math.isfinite(se) and se > 0):
         return None
     se *= math.sqrt(inflation)
     df = wald_df(a.size, b.size, inflation)
     return float(hl.estimate), float(se), float(2 * stdtr(df, -abs(hl.estimate) / se))
+
+
+def grid_step(*samples: np.ndarray) -> float:
+    """The resolution of the clock the values were read from: the greatest common divisor of
+    the differences between distinct values when all are whole numbers (ns counts), else the
+    smallest of those differences; 0 when every value is the same. On continuous values it is
+    the smallest gap, negligible against their spread."""
+    v = np.unique(np.concatenate(samples))
+    if v.size < 2:
+        return 0.0
+    d = np.diff(v)
+    if np.abs(v).max() < 2.0**53 and np.array_equal(v, np.round(v)):
+        return float(np.gcd.reduce(d.astype(np.int64)))
+    return float(d.min())
+
+
+def grid_se(a: np.ndarray, b: np.ndarray, scale: str) -> float:
+    """Floor of the standard error of the Hodges-Lehmann estimate of independent runs of a
+    against b on ``scale``, from the clock's resolution h (:func:`grid_step`): each value read
+    off a grid of step h carries a rounding error of variance h^2 / 12 (Sheppard 1898), h^2 /
+    (12 x^2) on the log scale, so sqrt(mean(h^2 / 12 x^2) / n_a + mean(h^2 / 12 y^2) / n_b).
+
+    Tied values give the i.i.d. interval no width (every pairwise ratio near the middle is
+    the same), and a standard error of 0 made the inflated test impossible: 12 runs at 1000
+    and 1001 ticks against twice that read "cannot tell" (interval [1.0, 2.002]). The runs'
+    own rounding error is the least uncertainty the data carry; widened by the inflation like
+    the rest, at the cap (the runs count as one) it is one value's rounding error, which does
+    not average out over runs that all tie."""
+    h = grid_step(a, b)
+    if h <= 0:
+        return 0.0
+    with np.errstate(over="ignore", under="ignore"):
+        if scale == "ratio":
+            var_a, var_b = float(np.mean((h / a) ** 2)), float(np.mean((h / b) ** 2))
+        else:
+            var_a = var_b = h * h
+        return math.sqrt((var_a / a.size + var_b / b.size) / 12.0)
 
 
 def wald_df(n_a: int, n_b: int, inflation: float) -> float:
@@ -343,9 +416,9 @@ def pair_statistic(a: np.ndarray, b: np.ndarray, *, level: float, scale: str,
         half = stdtrit(wald_df(a.size, b.size, inflation), (1 + level) / 2) * se
         return PairStatistic(scale, est, est - half, est + half, False, False, float(level),
                              float(p), "inflated", float(inflation))
-    # With autocorrelation on tied values the rank test's z is divided by sqrt(inflation): the
-    # interval that inverts that test is the i.i.d. interval at the level whose z is
-    # sqrt(inflation) larger.
+    # (Reached with inflation > 1 only when grid_se over- or underflows.) The rank test's z is
+    # then divided by sqrt(inflation): the interval that inverts that test is the i.i.d.
+    # interval at the level whose z is sqrt(inflation) larger.
     hl = hodges_lehmann(x, y, conf_level=_inflated_level(level, inflation))
     est, low, high = hl.estimate, hl.ci_low, hl.ci_high
     rejects = p < 1 - level
@@ -353,7 +426,8 @@ def pair_statistic(a: np.ndarray, b: np.ndarray, *, level: float, scale: str,
         # Too few independent runs for the exact interval to reach the inflated level: its
         # widest form can still exclude no-change while the inflated test does not reject.
         # The interval that inverts the test then reaches no-change, so word, interval and p
-        # agree.
+        # agree. (This is where [1.0, 2.002] came from for tied runs 2x apart: an end at
+        # no-change that no pairwise ratio allowed; on a grid the Wald test above now runs.)
         low, high = min(low, 0.0), max(high, 0.0)
     return PairStatistic(scale, float(est), float(low), float(high),
                          low_open=bool(low == 0 and rejects), high_open=bool(high == 0 and rejects),
