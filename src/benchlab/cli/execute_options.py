@@ -14,7 +14,6 @@ from typing import Any
 import click
 
 from benchlab.cli.cluster_certs import tls_options
-from benchlab.cli.json_output import echo_json
 from benchlab.cli.main import collect_again
 from benchlab.errors import UserError
 
@@ -221,6 +220,8 @@ def fleet_variability(db: str | None, fleet_id: str | None, kinds, per_cpu_secon
         store.close()
     matrix = fleet_matrix(profiles, kinds=kinds, per_cpu_second=per_cpu_second)
     if as_json:
+        from benchlab.cli.json_output import echo_json
+
         echo_json({**matrix.to_dict(), "fleet": fleet_id}, indent=1)
     else:
         click.echo(f"fleet {fleet_id}")

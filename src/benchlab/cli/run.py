@@ -17,7 +17,6 @@ from benchlab.cli.hyperfine_options import (
     hyperfine_options,
     ignore_failure_policy,
 )
-from benchlab.cli.json_output import echo_json
 from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.cli.run_outcome import (
     DEFAULT_MIN_RUNS,
@@ -33,7 +32,6 @@ from benchlab.core.parameters import expand_benchmarks, scan_values, substitute_
 from benchlab.core.plan import MetricSpec, Placement, RunPlan, parse_memory
 from benchlab.core.session_types import SessionInterrupted
 from benchlab.errors import UserError
-from benchlab.measure.metrics import parse_metric_spec
 from benchlab.units import plural
 
 
@@ -55,6 +53,8 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
     specs = expand_benchmarks(list(commands), list(names), parameters)
     metric_specs = []
     for text in metrics:
+        from benchlab.measure.metrics import parse_metric_spec  # --metric only
+
         m = parse_metric_spec(text)
         metric_specs.append(MetricSpec(name=m.name, regex=m.regex, unit=m.unit or None))
     n = len(specs)
@@ -297,6 +297,8 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
         if not quiet:
             click.echo(f"wrote {written.path} ({written.size / 1e6:.2f} MB)", err=True)
     if as_json:
+        from benchlab.cli.json_output import echo_json
+
         echo_json({"session": result.session.uid, "status": result.status,
                    "db": store.path, "until_decided": result.decision,
                    "verdict": verdict.to_dict() if verdict is not None else None,
