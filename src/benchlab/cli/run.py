@@ -297,16 +297,21 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
         if not quiet:
             click.echo(f"wrote {written.path} ({written.size / 1e6:.2f} MB)", err=True)
     if as_json:
-        from benchlab.cli.json_output import echo_json
-
-        echo_json({"session": result.session.uid, "status": result.status,
-                   "db": store.path, "until_decided": result.decision,
-                   "verdict": verdict.to_dict() if verdict is not None else None,
-                   "benchmarks": [s.to_dict() for s in summaries]}, indent=2)
+        _echo_json_outcome(store, result, verdict, summaries)
     elif not quiet:
         _print_outcome(store, result, hf, summaries, reference, verdict, verdict_metric,
                        conf_level)
     store.close()
+
+
+def _echo_json_outcome(store, result, verdict, summaries) -> None:
+    """``--json``: the session, its status, verdict and each benchmark's summary, as JSON."""
+    from benchlab.cli.json_output import echo_json  # its printer only for this output
+
+    echo_json({"session": result.session.uid, "status": result.status,
+               "db": store.path, "until_decided": result.decision,
+               "verdict": verdict.to_dict() if verdict is not None else None,
+               "benchmarks": [s.to_dict() for s in summaries]}, indent=2)
 
 
 def _print_outcome(store, result, hf, summaries, reference, verdict, verdict_metric,
