@@ -14,10 +14,11 @@ import signal
 import struct
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from weakref import WeakSet
 
+from benchlab.measure.spawn._cgroup_homes import _home_cgroups
 from benchlab.measure.spawn._process import _DeferredSigint, _kill_group, _reap, thread_children
 from benchlab.measure.spawn.rusage import _measurement_from_fields
 from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest, _rlimit_number
@@ -85,56 +86,6 @@ def _helper_tokens(request: SpawnRequest) -> list[bytes]:
     # str.encode as os.fsencode does it, without its Python frame per token (~7 a run)
     return [arg.encode(_FS_ENCODING, _FS_ERRORS) if type(arg) is str else os.fsencode(arg)
             for arg in args]
-
-
-def _home_cgroups(procs_paths: Sequence[str]) -> list[str] | None:
-    """cgroup.procs files of this process's own cgroups in the hierarchies of ``procs_paths``.
-
-    The exec helper (a child of this process, in the same cgroups) joins a run's cgroups before
-    its clock starts and returns to these after it stops. None when they cannot be worked out;
-    the target then joins by itself, inside the measured time, as before.
-    """
-    try:
-        with open("/proc/self/mountinfo") as fh:
-            mounts = []
-            for line in fh:
-                left, _, right = line.partition(" - ")
-                fields, rfields = left.split(), right.split()
-                if rfields and rfields[0] in ("cgroup", "cgroup2"):
-                    options = set(rfields[2].split(",")) if len(rfields) > 2 else set()
-                    mounts.append((fields[4], rfields[0], options, fields[3]))
-        with open("/proc/self/cgroup") as fh:
-            own = [line.rstrip("\n").split(":", 2) for line in fh if line.strip()]
-    except OSError:
-        return None
-    homes = []
-    for procs in procs_paths:
-        best = None
-        for mount_point, fstype, options, root in mounts:
-            if procs.startswith(mount_point.rstrip("/") + "/"):
-                if best is None or len(mount_point) > len(best[0]):
-                    best = (mount_point, fstype, options, root)
-        if best is None:
-            return None
-        mount_point, fstype, options, root = best
-        rel = None
-        for _hid, controllers, path in own:
-            names = set(controllers.split(",")) if controllers else set()
-            if fstype == "cgroup2" and controllers == "":
-                rel = path
-            elif fstype == "cgroup" and names and names <= options:
-                rel = path
-            if rel is not None:
-                break
-        if rel is None:
-            return None
-        if root != "/" and rel.startswith(root):
-            rel = rel[len(root):] or "/"
-        home = os.path.join(mount_point, rel.lstrip("/"), "cgroup.procs")
-        if not os.path.exists(home):
-            return None
-        homes.append(home)
-    return homes
 
 
 def _reply_fields(text: str) -> dict[str, str]:
