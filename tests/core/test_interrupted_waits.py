@@ -13,7 +13,7 @@ import os
 import signal
 import subprocess
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -98,6 +98,8 @@ def test_an_interrupted_first_run_waits_for_the_tracker_before_the_helper_is_clo
         return made[-1]
 
     monkeypatch.setattr(helper_client, "_track", slow_track)
+    # the fallback (the helper moved in by a thread) is what is tested: not born tracked
+    monkeypatch.setattr(helper_client, "_tracked_spawns", nullcontext)
     server = helper_client._HelperServer(helper_client.helper_path())
     try:
         with pytest.raises(KeyboardInterrupt), _interrupt_after(0.1):

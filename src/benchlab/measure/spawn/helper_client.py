@@ -8,6 +8,7 @@ see the package docstring for why a C helper and why long-lived.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import os
 import signal
@@ -126,6 +127,13 @@ def _track(pid: int):
     return track_process(pid)
 
 
+def _tracked_spawns():  # what this thread starts is born tracked (None: not possible)
+    if os.geteuid() != 0:
+        return contextlib.nullcontext()
+    from benchlab.control.cgroups.tracking import tracked_spawns
+    return tracked_spawns()
+
+
 class _HelperServer:
     """One long-lived exec helper process, used by one thread of one process.
 
@@ -133,10 +141,9 @@ class _HelperServer:
     ones, and exec'ing the helper per run would double the harness's cost per run; so each
     thread keeps a helper and sends it one request per run.
 
-    Moving the helper into its tracking cgroup (as root) waits 7-15 ms in the kernel (a v1
-    cgroup migration waits for an RCU grace period) while using almost no CPU, so a thread of
-    its own does it: the session's set-up goes on meanwhile (:func:`start_helper`), and the
-    first request waits for the move (no target may start outside the leaf).
+    The helper is born in its tracking cgroup (``tracked_spawns``); where it cannot be, moving
+    it in waits 7-15 ms in the kernel (an RCU grace period), so a thread does that while the
+    set-up goes on, and the first request waits for it (no target may start outside the leaf).
     """
 
     def __init__(self, helper: str):
@@ -153,7 +160,7 @@ class _HelperServer:
             (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
         ]
         try:
-            with _DeferredSigint() as deferred:
+            with _DeferredSigint() as deferred, _tracked_spawns() as leaf:
                 self.pid = os.posix_spawn(helper, [helper, "3", "4"], os.environ,
                                           file_actions=actions)
         except BaseException:
@@ -165,13 +172,15 @@ class _HelperServer:
         self.request_fd = req_w
         self.result_fd = res_r
         self.closed = False
-        self.tracking = None
         self._last_tokens: list[bytes] | None = None
         self._last_env: Mapping | None = None
         self._last_message = b""
-        self._tracking_done = threading.Event()
-        threading.Thread(target=self._track_in_background, name="benchlab-helper-tracking",
-                         daemon=True).start()
+        self.tracking, self._tracking_done = leaf, threading.Event()
+        if leaf is not None:  # born tracked; else a thread moves it in
+            self._tracking_done.set()
+        else:
+            threading.Thread(target=self._track_in_background, name="benchlab-helper-tracking",
+                             daemon=True).start()
         _live_servers.add(self)
         if deferred.pending:
             self.abort()
