@@ -6,6 +6,18 @@ a crash or ``kill -9`` of benchlab (it is in the WAL, which the OS holds); only 
 kernel crash can lose the last few commits. That trade keeps fsync traffic off the machine while
 benchmarks run.
 
+What a session still syncs (four ``fdatasync``, none per run): the last connection's close
+checkpoints the WAL into the store and deletes it (SQLite syncs the WAL, then the store: two);
+so the next session's first commit starts a new WAL file, and SQLite syncs its header (a WAL
+restarted without that can be replayed out of order after a power loss: a corrupt store,
+SQLite's ticket ff5be73dee) and the directory holding the new file (two more). They are what
+``synchronous=NORMAL`` needs to keep the store uncorrupted across a power loss; ``OFF`` would
+drop them and that guarantee, and the commit of each run (``kill -9`` loses nothing) needs
+none of them. Keeping the WAL between sessions (no checkpoint at close) would spare all four
+until the WAL reaches its auto-checkpoint size, but Python 3.11's ``sqlite3`` cannot set
+``SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE``, and a WAL left behind would also mean "another
+connection may still be writing" to the checked-store note (:mod:`benchlab.store.verified`).
+
 Opening never writes into a file it has not checked: a file that is not SQLite, or fails
 ``PRAGMA quick_check``, is refused (one line) before WAL mode or a migration touches it.
 
