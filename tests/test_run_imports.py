@@ -62,15 +62,17 @@ main()
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    """A directory with XDG dirs of its own and a store a warm-up run wrote (the exec helper
-    built, the per-boot probes remembered): (directory, environment)."""
+    """A directory with XDG dirs of its own and two stores warm-up runs wrote (the exec helper
+    built, the per-boot probes remembered): ``s.db`` for the reading commands, ``r.db`` for
+    the runs. Returns (directory, environment)."""
     root = tmp_path_factory.mktemp("run-imports")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHLAB_", "XDG_"))}
     for name in ("CACHE", "DATA", "CONFIG", "STATE"):
         (root / name.lower()).mkdir()
         env[f"XDG_{name}_HOME"] = str(root / name.lower())
-    _run(root, env, ["run", "-q", "-N", "-r", "1", "/bin/true", "/bin/echo", "--db",
-                     str(root / "s.db")])
+    _run(root, env, ["run", "-q", "-N", "-r", "5", "/bin/true", "/bin/echo", "--db",
+                     str(root / "s.db")])  # read by show, compare and list
+    _run(root, env, ["run", "-q", "-N", "-r", "1", "/bin/true", "--db", str(root / "r.db")])
     return root, env
 
 
@@ -83,10 +85,15 @@ def _run(root: Path, env: dict[str, str], args: list[str]) -> dict:
     return json.loads(out.read_text())
 
 
-def _imported(report: dict, names: set[str]) -> list[str]:
-    """Each of ``names`` that was imported, with its importers."""
-    modules = report["modules"]
-    return [f"{name} <- {modules[name]}" for name in sorted(names & modules.keys())]
+def _imported(report: dict, names: tuple[str, ...]) -> list[str]:
+    """Each imported module that is one of ``names`` or inside one of them (a package), with
+    its importers: what to change when a guard fails."""
+    return [f"{name} <- {chain}" for name, chain in sorted(report["modules"].items())
+            if any(name == n or name.startswith(n + ".") for n in names)]
+
+
+def _benchlab_modules(report: dict) -> list[str]:
+    return [name for name in report["modules"] if name.split(".")[0] == "benchlab"]
 
 
 def test_lazy_pattern_is_the_compiled_pattern():
@@ -116,7 +123,68 @@ def test_run_compiles_only_the_patterns_it_uses(home):
     duration, size, age, metric or cgroup name (they were 7 of its 11)."""
     root, env = home
     report = _run(root, env, ["run", "-q", "-N", "-r", "1", "/bin/true", "--db",
-                              str(root / "s.db")])
+                              str(root / "r.db")])
     owners = [entry.split(":")[0] for entry in report["compiled"]]
     assert set(owners) <= RUN_PATTERNS, report["compiled"]
     assert len(owners) == len(RUN_PATTERNS), report["compiled"]  # one pattern each
+
+
+#: Never imported by ``run -q -N -r 1 /bin/true``: each serves an option it was not given, or
+#: a command it is not (package names stand for everything inside).
+NOT_ON_RUN_PATH = (
+    # the stdlib: --rlimit, building the helper or asking git, OpenSSL, debug logging,
+    # Click's suggestions, secrets' random, compressed formats, statistics' decimal
+    "resource", "subprocess", "hashlib", "logging", "difflib", "secrets", "gzip", "decimal",
+    "statistics",
+    # heavy libraries: a quiet run computes and prints nothing
+    "numpy", "scipy", "rich", "pandas", "matplotlib", "dask",
+    # output a quiet run does not make: JSON, reports, verdict prose, summaries
+    "benchlab.cli.json_output", "benchlab.jsonable", "benchlab.report.output",
+    "benchlab.report.verdict_text", "benchlab.report.run_summary", "benchlab.stats",
+    # options not given: --metric, --cluster, --load, containers and sandboxes, perf counters,
+    # --count, --until-decided, limits (cgroup run leaves), tuning, calibrations, studies
+    "benchlab.measure.metrics", "benchlab.core.cluster", "benchlab.control.load",
+    "benchlab.control.containers", "benchlab.control.sandboxes", "benchlab.measure.perf",
+    "benchlab.measure.counts", "benchlab.core.until_decided", "benchlab.control.cgroups.limits",
+    "benchlab.control.cgroups.accounting", "benchlab.control.cgroups.lifecycle",
+    "benchlab.control.system.contention", "benchlab.control.system.tuning",
+    "benchlab.control.system.restore", "benchlab.machines", "benchlab.core.study",
+    "benchlab.core.suite", "benchlab.workloads",
+    # importers and exporters of other tools' formats: run needs MetricSpec alone
+    "benchlab.store.formats.gather", "benchlab.store.formats.common",
+    "benchlab.store.formats.readers", "benchlab.environment.diff",
+)
+
+#: benchlab's modules each command imports at most (what they import today, + 3 for what
+#: another change may need; lower it when a change makes a command import fewer).
+MOST_MODULES = {"run": 81 + 3, "show": 56 + 3, "compare": 53 + 3, "list": 23 + 3}
+
+
+def test_a_quiet_run_imports_only_what_it_uses(home):
+    """``run -q -N -r 1`` imports no module of an option it was not given, and no more of
+    benchlab's modules than :data:`MOST_MODULES` says (each one costs its loading)."""
+    root, env = home
+    report = _run(root, env, ["run", "-q", "-N", "-r", "1", "/bin/true", "--db",
+                              str(root / "r.db")])
+    assert _imported(report, NOT_ON_RUN_PATH) == []
+    ours = _benchlab_modules(report)
+    assert len(ours) <= MOST_MODULES["run"], (len(ours), ours)
+
+
+@pytest.mark.parametrize("args", [["show"], ["compare", "/bin/true", "/bin/echo"], ["list"]],
+                         ids=["show", "compare", "list"])
+def test_reading_commands_import_a_bounded_set(home, args):
+    """``show``, ``compare`` and ``list`` on a small store: no probe of this machine (reading a
+    stored environment runs none), no exec helper, no session; show and list no JSON printer
+    without ``--json``, list no statistics; at most :data:`MOST_MODULES` of benchlab's
+    modules."""
+    root, env = home
+    report = _run(root, env, [*args, "--db", str(root / "s.db")])
+    assert _imported(report, ("subprocess", "benchlab.environment.collect",
+                              "benchlab.measure.spawn", "benchlab.core.session")) == []
+    if args[0] != "compare":  # (compare's JSON printer is loaded with it: ~0.1 % of it)
+        assert _imported(report, ("benchlab.cli.json_output",)) == []
+    if args == ["list"]:  # a table of rows: no statistics, no numpy, no JSON values
+        assert _imported(report, ("numpy", "benchlab.stats", "rich", "benchlab.jsonable")) == []
+    ours = _benchlab_modules(report)
+    assert len(ours) <= MOST_MODULES[args[0]], (len(ours), ours)

@@ -12,7 +12,6 @@ import sys
 import click
 
 from benchlab.cli.common import commands_of, db_option, open_store, resume_command
-from benchlab.cli.json_output import echo_json
 
 
 @click.command("list")
@@ -35,6 +34,8 @@ def list_cmd(limit: int | None, as_json: bool, db: str | None) -> None:
     keys = ("uid", "name", "kind", "status", "created_utc", "finished_utc", "source",
             "n_benchmarks", "n_runs", "commands", "resume")
     if as_json:
+        from benchlab.cli.json_output import echo_json  # --json only
+
         echo_json([{k: r.get(k) for k in keys} for r in rows], indent=2)
         return
     if not rows:

@@ -16,7 +16,6 @@ from benchlab.cli.common import (
     resume_command,
     session_overview,
 )
-from benchlab.cli.json_output import echo_json
 
 
 @click.command("show")
@@ -52,6 +51,8 @@ def show_cmd(session: str | None, as_json: bool, db: str | None,
                     verdict=verdict_model.to_dict() if verdict_model else None,
                     verdict_lines=verdict,
                     failed_runs=failures)
+        from benchlab.cli.json_output import echo_json  # --json only
+
         echo_json(info, indent=2)
         return
     _print_session(info, summaries, verdict, failures)
