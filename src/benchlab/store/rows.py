@@ -27,6 +27,10 @@ RUN_COLUMNS = (
 
 
 
+#: Types of a run's values bound as they are (anything else: JSON for a dict, list or tuple).
+_PLAIN = frozenset({int, str, float, type(None), bool, bytes})
+
+
 def corrected_wall_ns(run: Any) -> int | None:
     """A run's wall time less the shell's measured start-up cost, ns (None without a time).
 
@@ -52,22 +56,30 @@ def corrected_wall_sql(prefix: str = "") -> str:
     return f"(CASE WHEN {wall} < {cost} THEN 0 ELSE {wall} - {cost} END)"
 
 
-#: The INSERT of a run by its fields' names, in order (a session writes one text per run).
-_RUN_INSERTS: dict[tuple[str, ...], str] = {}
+#: The columns of a run every INSERT names before the harness fields.
+_RUN_KEYS = ("benchmark_id", "session_id", "seq", "iteration", "warmup", "worker", "setup_id")
+
+#: The INSERT of a run by its fields' names and which of all its values are None (a session
+#: writes one text per run, so SQLite's statement cache finds it prepared).
+_RUN_INSERTS: dict[tuple[tuple[str, ...], tuple[bool, ...]], str] = {}
 
 
-def _run_insert(names: tuple[str, ...]) -> str:
-    """The INSERT statement of a run with the harness columns ``names`` (in this order);
-    ValueError for a name that is not in ``RUN_COLUMNS``."""
-    sql = _RUN_INSERTS.get(names)
+def _run_insert(names: tuple[str, ...], missing: tuple[bool, ...]) -> str:
+    """The INSERT statement of a run with the harness columns ``names`` (in this order), less
+    the columns whose value is None (``missing``, over ``_RUN_KEYS`` then ``names``): those
+    are left to their default, NULL. Binding None costs Python's sqlite3 two raised and
+    cleared AttributeErrors a value (its adapter lookup), ~4,000 instructions; a run has about
+    five. A NOT NULL column left out fails as binding NULL did. ValueError for a name that is
+    not in ``RUN_COLUMNS``."""
+    key = (names, missing)
+    sql = _RUN_INSERTS.get(key)
     if sql is None:
         bad = set(names) - set(RUN_COLUMNS)
         if bad:
             raise ValueError(f"unknown run fields: {sorted(bad)}")
-        cols = ["benchmark_id", "session_id", "seq", "iteration", "warmup", "worker",
-                "setup_id", *names]
+        cols = [c for c, gone in zip((*_RUN_KEYS, *names), missing) if not gone]
         sql = f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-        _RUN_INSERTS[names] = sql
+        _RUN_INSERTS[key] = sql
     return sql
 
 
@@ -210,11 +222,14 @@ class RowWriter:
         ``samples`` maps metric name -> values the program reported during this run.
         ``measurements`` are dicts with ``source``, ``name``, ``value``, ``unit``, ``status``, ``note``.
         """
-        sql = _run_insert(tuple(fields))
         vals: list[Any] = [benchmark_id, session_id, seq, iteration, int(bool(warmup)), worker,
                            setup_id]
-        vals += [canonical_json(v) if isinstance(v, (dict, list, tuple)) else v
-                 for v in fields.values()]
+        vals += [v if type(v) in _PLAIN else canonical_json(v)
+                 if isinstance(v, (dict, list, tuple)) else v for v in fields.values()]
+        missing = tuple([v is None for v in vals])
+        sql = _run_insert(tuple(fields), missing)
+        if True in missing:
+            vals = [v for v in vals if v is not None]
         if not samples and not measurements and type(self.conn) is sqlite3.Connection \
                 and not self.conn.in_transaction:
             # one statement, which SQLite commits as its own transaction: as durable as
