@@ -50,6 +50,20 @@ __all__ = [
 # ``_servers`` (the per-thread helper) stays reachable here for tests that kill the helper.
 _ = _servers
 
+#: ``$BENCHLAB_SPAWN`` as os.environ's underlying dict holds it (bytes).
+_SPAWN_KEY = SPAWN_METHOD_ENV.encode()
+
+
+def _environment_choice() -> str | None:
+    """``$BENCHLAB_SPAWN``, or None. Read from os.environ's bytes dict: ``os.environ.get`` of
+    an unset variable raises and catches a KeyError inside, once a run."""
+    data = getattr(os.environ, "_data", None)
+    if not isinstance(data, dict):
+        return os.environ.get(SPAWN_METHOD_ENV)
+    value = data.get(_SPAWN_KEY)
+    return None if value is None else os.fsdecode(value)
+
+
 def spawn_method(method: str | None = None) -> str:
     """Resolve the spawn method: "exec-helper" or "python".
 
@@ -57,7 +71,7 @@ def spawn_method(method: str | None = None) -> str:
     the exec helper when a C compiler is available and Python otherwise.  Raises UserError when
     "helper" is demanded but cannot be built.
     """
-    choice = (method or os.environ.get(SPAWN_METHOD_ENV) or "auto").lower()
+    choice = (method or _environment_choice() or "auto").lower()
     if choice in ("python", "py"):
         return "python"
     if choice in ("helper", "exec-helper", "c"):
