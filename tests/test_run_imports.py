@@ -140,6 +140,8 @@ NOT_ON_RUN_PATH = (
     "numpy", "scipy", "rich", "pandas", "matplotlib", "dask",
     # output a quiet run does not make: JSON, reports, verdict prose, summaries
     "benchlab.cli.json_output", "benchlab.jsonable", "benchlab.report.output",
+    # commands that are not run: `cluster certs` (run shares only its TLS options)
+    "benchlab.cli.cluster_certs",
     "benchlab.report.verdict_text", "benchlab.report.run_summary", "benchlab.stats",
     # options not given: --metric, --cluster, --load, containers and sandboxes, perf counters,
     # --count, --until-decided, limits (cgroup run leaves), tuning, calibrations, studies

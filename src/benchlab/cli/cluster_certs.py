@@ -1,9 +1,9 @@
-"""``benchlab cluster certs``: a team CA and TLS certificates for a Dask cluster; and the client
-options ``--tls-dir`` / ``--insecure`` every command that takes ``--cluster`` shares.
+"""``benchlab cluster certs``: a team CA and TLS certificates for a Dask cluster. The client
+options ``--tls-dir`` / ``--insecure`` every command that takes ``--cluster`` shares are
+:func:`benchlab.cli.execute_options.tls_options` (``run`` need not build this command).
 
 Nothing here imports Dask: the certificates are made with ``cryptography`` (imported only by
-the ``certs`` command) and the options only record what was given
-(:func:`benchlab.core.cluster.address.set_client_options`).
+the ``certs`` command).
 """
 
 from __future__ import annotations
@@ -12,37 +12,6 @@ import click
 
 from benchlab.cli.output_path import OutputPath
 from benchlab.errors import UserError
-
-
-def _record_tls_dir(ctx, param, value):
-    if value is not None:
-        from benchlab.core.cluster.address import set_client_options
-
-        set_client_options(tls_dir=value)
-    return value
-
-
-def _record_insecure(ctx, param, value):
-    if value:
-        from benchlab.core.cluster.address import set_client_options
-
-        set_client_options(insecure=True)
-    return value
-
-
-def tls_options(f):
-    """Add ``--tls-dir DIR`` and ``--insecure`` (recorded for the cluster connection, not passed
-    to the command's function) to a Click command."""
-    f = click.option("--insecure", is_flag=True, expose_value=False, callback=_record_insecure,
-                     help="With --cluster tcp://: allow a plain, unauthenticated connection to "
-                          "another machine (anyone who reaches the scheduler can run code on "
-                          "the workers).")(f)
-    f = click.option("--tls-dir", default=None, metavar="DIR", expose_value=False,
-                     callback=_record_tls_dir,
-                     help="With --cluster tls://: the directory holding ca.pem, client.pem and "
-                          "client-key.pem (`benchlab cluster certs`); default "
-                          "$BENCHLAB_TLS_DIR or Dask's distributed.comm.tls configuration.")(f)
-    return f
 
 
 @click.group("cluster")

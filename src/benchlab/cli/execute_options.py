@@ -1,7 +1,9 @@
 """Where executing commands run: ``--cluster``, ``--on``, ``--spread`` and ``--lost-after``,
 read into a place (:func:`where_of`: this machine or a cluster) handed to the core's one
 :func:`benchlab.core.execute.execute`, which does the rest; and the cluster-wide commands'
-helpers (profile, calibrate and compare a fleet, the per-machine table of a run).
+helpers (profile, calibrate and compare a fleet, the per-machine table of a run). The client
+options ``--tls-dir`` / ``--insecure`` (:func:`tls_options`) only record what was given
+(:func:`benchlab.core.cluster.address.set_client_options`).
 
 Nothing here imports Dask: the core imports it only for a cluster, so ``benchlab run`` stays
 fast.
@@ -13,7 +15,6 @@ from typing import Any
 
 import click
 
-from benchlab.cli.cluster_certs import tls_options
 from benchlab.cli.main import collect_again
 from benchlab.errors import UserError
 
@@ -26,6 +27,37 @@ def _parse_lost_after(ctx, param, value):
     from benchlab.units import parse_duration_s
 
     return parse_duration_s(value, what="--lost-after", maximum_s=7 * 86400.0)
+
+
+def _record_tls_dir(ctx, param, value):
+    if value is not None:
+        from benchlab.core.cluster.address import set_client_options
+
+        set_client_options(tls_dir=value)
+    return value
+
+
+def _record_insecure(ctx, param, value):
+    if value:
+        from benchlab.core.cluster.address import set_client_options
+
+        set_client_options(insecure=True)
+    return value
+
+
+def tls_options(f):
+    """Add ``--tls-dir DIR`` and ``--insecure`` (recorded for the cluster connection, not passed
+    to the command's function) to a Click command."""
+    f = click.option("--insecure", is_flag=True, expose_value=False, callback=_record_insecure,
+                     help="With --cluster tcp://: allow a plain, unauthenticated connection to "
+                          "another machine (anyone who reaches the scheduler can run code on "
+                          "the workers).")(f)
+    f = click.option("--tls-dir", default=None, metavar="DIR", expose_value=False,
+                     callback=_record_tls_dir,
+                     help="With --cluster tls://: the directory holding ca.pem, client.pem and "
+                          "client-key.pem (`benchlab cluster certs`); default "
+                          "$BENCHLAB_TLS_DIR or Dask's distributed.comm.tls configuration.")(f)
+    return f
 
 
 def lost_after_option(f):

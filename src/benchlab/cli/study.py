@@ -8,9 +8,8 @@ import sys
 import click
 from rich.console import Console
 
-from benchlab.cli.cluster_certs import tls_options
 from benchlab.cli.common import db_option, open_store
-from benchlab.cli.execute_options import check_cluster_flags, lost_after_option
+from benchlab.cli.execute_options import check_cluster_flags, lost_after_option, tls_options
 from benchlab.cli.output_path import OUTPUT_DIR
 from benchlab.cli.run import ProgressObserver
 from benchlab.core.session_types import SessionInterrupted
