@@ -20,9 +20,7 @@ import subprocess
 import sys
 import textwrap
 import time
-import typing  # noqa: F401 - a test class's typing.ClassVar annotation names it
 from pathlib import Path
-from typing import ClassVar  # noqa: F401 - a ClassVar annotation of a test class names it
 
 import pytest
 
@@ -719,95 +717,3 @@ def test_run_path_records_compile_no_dataclass_methods(tmp_path):
 RUN_PATH_DATACLASSES = {
     "benchlab.core.streams.RunStreams",  # core.streams
 }
-
-
-def _dataclass_view(cls) -> tuple:
-    """What ``dataclasses`` stores on a class: every field's attributes (private kind too),
-    the parameters, ``__match_args__``, and the class attributes left for the fields."""
-    fields = [(f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.hash, f.compare,
-               dict(f.metadata), f.kw_only, f._field_type)
-              for f in cls.__dict__["__dataclass_fields__"].values()]
-    params = cls.__dataclass_params__
-    return (fields, (params.init, params.repr, params.eq, params.order, params.unsafe_hash,
-                     params.frozen), cls.__dict__.get("__match_args__"),
-            {name: cls.__dict__.get(name, "absent")
-             for name in cls.__dict__["__dataclass_fields__"]})
-
-
-def test_records_own_field_processing_stores_what_dataclasses_stores():
-    """benchlab.records makes plain classes' fields itself (run's ~24 record classes, ~0.3 M
-    instructions each through dataclasses): the same Field objects, parameters and class
-    attributes as dataclasses.dataclass(init=False, repr=False, eq=False); every class it does
-    not make as plain (ClassVar, InitVar, KW_ONLY, dataclass bases, no docstring, a mutable
-    default) goes to dataclasses, refusals included."""
-    import dataclasses
-
-    from benchlab.records import _plain_fields
-
-    def bodies():
-        class Plain:
-            """Defaults, factories, metadata, a name of another module."""
-
-            x: int
-            y: int | None = None
-            tags: list = dataclasses.field(default_factory=list)
-            note: str = dataclasses.field(default="", repr=False, compare=False,
-                                          metadata={"unit": "ns"})
-            made: dict = dataclasses.field(default_factory=dict, init=False)
-            hashed: str = dataclasses.field(default="h", hash=False)
-            path: os.PathLike | None = None
-
-        class WithClassVar:
-            """A ClassVar is no field."""
-
-            x: int
-            kinds: ClassVar[tuple] = ("a",)
-
-        class WithTypingClassVar:
-            """The same, spelled through the module."""
-
-            x: int
-            kinds: typing.ClassVar[tuple] = ("a",)
-
-        class Base:
-            """A base that is no dataclass: its attribute is a default."""
-
-            y = 3
-
-        class Derived(Base):
-            """Inherits a default from a plain base."""
-
-            x: int
-            y: int
-
-        class NoDoc:
-            x: int
-
-        return [Plain, WithClassVar, WithTypingClassVar, Derived, NoDoc]
-
-    expected_plain = {"Plain": True, "WithClassVar": False, "WithTypingClassVar": False,
-                      "Derived": True, "NoDoc": False}
-    for ours, theirs in zip(bodies(), bodies()):
-        assert _plain_fields(ours) is expected_plain[ours.__name__], ours.__name__
-        if not expected_plain[ours.__name__]:
-            dataclasses.dataclass(ours, init=False, repr=False, eq=False)
-        dataclasses.dataclass(theirs, init=False, repr=False, eq=False)
-        assert _dataclass_view(ours) == _dataclass_view(theirs), ours.__name__
-        assert ours.__doc__ == theirs.__doc__
-
-    class Mutable:
-        """A mutable default: dataclasses' refusal, not ours."""
-
-        x: list = []  # noqa: RUF012 - the refusal is the point
-
-    assert _plain_fields(Mutable) is False and "__dataclass_fields__" not in Mutable.__dict__
-    with pytest.raises(ValueError, match="mutable default"):
-        dataclasses.dataclass(Mutable, init=False, repr=False, eq=False)
-
-    class Orphan:
-        """A field() without an annotation."""
-
-        x: int
-        y = dataclasses.field(default=1)
-
-    assert _plain_fields(Orphan) is False and "__dataclass_fields__" not in Orphan.__dict__

@@ -16,9 +16,7 @@ A class may write its own ``__init__`` (as with ``@dataclass(init=False)``). Not
 
 from __future__ import annotations
 
-import abc
 import dataclasses
-import sys
 from typing import Any
 
 __all__ = ["record"]
@@ -38,8 +36,7 @@ def _make(cls: type, frozen: bool) -> type:
     if any(name in cls.__dict__ for name in ("__repr__", "__eq__")):
         raise TypeError(f"@record {cls.__name__}: defines its own __repr__/__eq__; "
                         f"use @dataclass")
-    if not _plain_fields(cls):
-        dataclasses.dataclass(cls, init=False, repr=False, eq=False)
+    dataclasses.dataclass(cls, init=False, repr=False, eq=False)
     fields = dataclasses.fields(cls)
     # InitVar fields are kept out of fields() and marked by a private name of dataclasses; read
     # it softly, so a Python that renames it loses this refusal, not the import of benchlab
@@ -61,72 +58,6 @@ def _make(cls: type, frozen: bool) -> type:
         hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
         cls.__hash__ = _hash_of(hashed) if frozen else None  # as @dataclass: eq, not frozen
     return cls
-
-
-#: Private parts of ``dataclasses`` that :func:`_plain_fields` uses to decide exactly as it does
-#: (its test of a string annotation, its ClassVar/InitVar/KW_ONLY predicates, what it stores);
-#: read softly, so a Python without one of them makes every class through ``dataclasses``.
-_DATACLASS_PARTS = tuple(getattr(dataclasses, name, None) for name in (
-    "_MODULE_IDENTIFIER_RE", "_is_classvar", "_is_initvar", "_is_kw_only", "_FIELD",
-    "_DataclassParams"))
-
-
-def _plain_fields(cls: type) -> bool:
-    """Do what ``dataclasses.dataclass(cls, init=False, repr=False, eq=False)`` does for a class
-    whose fields are all plain, without its three look-ups per field (~0.3 M instructions a
-    class; ~24 classes on ``run``'s path): True when done. False, with ``cls`` untouched, for
-    everything else, which ``dataclasses`` then makes (or refuses) itself: dataclass bases,
-    ``__slots__``, no docstring, a non-string annotation, one naming a ``ClassVar``,
-    ``InitVar`` or ``KW_ONLY`` (or a name in ``typing`` or ``dataclasses``), a mutable
-    default, a ``field()`` without annotation."""
-    name_of, is_classvar, is_initvar, is_kw_only, plain, params = _DATACLASS_PARTS
-    typing = sys.modules.get("typing")
-    if None in _DATACLASS_PARTS or typing is None or not cls.__doc__ \
-            or "__slots__" in cls.__dict__ \
-            or any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
-        return False
-    annotations = cls.__dict__.get("__annotations__", {})
-    module = sys.modules.get(cls.__module__)
-    names = module.__dict__ if module is not None else {}
-    made = {}
-    for name, annotation in annotations.items():
-        if not isinstance(annotation, str):
-            return False
-        found = name_of.match(annotation)
-        if found is not None:
-            if found.group(1):  # module.name: special only in typing or dataclasses
-                named = names.get(found.group(1))
-                if named is typing or named is dataclasses:
-                    return False
-            else:
-                named = names.get(found.group(2))
-                if is_classvar(named, typing) or is_initvar(named, dataclasses) \
-                        or is_kw_only(named, dataclasses):
-                    return False
-        default = getattr(cls, name, _MISSING)
-        field = default if isinstance(default, dataclasses.Field) \
-            else dataclasses.field(default=default)
-        if field.default.__class__.__hash__ is None:  # a mutable default: refused there
-            return False
-        made[name] = field
-    if any(isinstance(value, dataclasses.Field) and name not in annotations
-           for name, value in cls.__dict__.items()):
-        return False  # a field() without annotation: refused there
-    for name, field in made.items():  # as dataclasses' _get_field and _process_class
-        field.name, field.type, field._field_type = name, annotations[name], plain
-        if field.kw_only is _MISSING:
-            field.kw_only = False
-        if isinstance(getattr(cls, name, None), dataclasses.Field):
-            if field.default is _MISSING:
-                delattr(cls, name)
-            else:
-                setattr(cls, name, field.default)
-    cls.__dataclass_params__ = params(False, False, False, False, False, False)
-    cls.__dataclass_fields__ = made
-    if "__match_args__" not in cls.__dict__:
-        cls.__match_args__ = tuple(f.name for f in made.values() if f.init and not f.kw_only)
-    abc.update_abstractmethods(cls)
-    return True
 
 
 def _init_of(cls: type, fields: tuple[dataclasses.Field, ...], frozen: bool):
