@@ -19,7 +19,6 @@ import fcntl
 import functools
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -115,6 +114,8 @@ def _build_cached(
 def _compile(compiler: str, source: Path, target: Path, flags: tuple[str, ...],
              libs: tuple[str, ...], try_static: bool) -> Path:
     """Compile ``source`` to a temporary file beside ``target`` and rename it into place."""
+    import tempfile  # only to compile: every run locates the helper, and tempfile brings random
+
     attempts = [("-static",), ()] if try_static else [()]
     errors = []
     for extra in attempts:
@@ -191,6 +192,8 @@ def build_source_text(
     src_dir = cache_dir() / "src"
     src_path = src_dir / f"{name}-{digest}.c"
     if not src_path.exists():
+        import tempfile  # only to write a new source
+
         src_dir.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{name}-", suffix=".c", dir=src_dir)
         with os.fdopen(fd, "w") as fh:
