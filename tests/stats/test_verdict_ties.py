@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from benchlab.stats.verdict_model import verdict_model
-from benchlab.stats.verdict_pair import grid_step, latent_lag1
+from benchlab.stats.verdict_pair import grid_se, grid_step, inflated_wald, latent_lag1
 
 DRIFTED = np.array([1000.0] * 9 + [1001.0] * 3)  # ticks; the clock moved one tick at run 10
 
@@ -81,14 +81,30 @@ def test_grid_step_is_the_clock_resolution():
     assert grid_step(np.array([3000.0, 5000.0, 4000.0]), np.array([9000.0])) == 1000.0
     assert grid_step(np.array([12.0, 18.0, 30.0])) == 6.0  # gcd, not the smallest gap
     assert grid_step(np.array([0.25, 0.75, 1.0])) == 0.25
+    assert grid_step(np.array([0.001, 0.003, 0.004])) == pytest.approx(0.001)  # s to the ms
+    assert grid_step(np.array([0.003, 0.007, 0.1, 1.234])) == pytest.approx(0.001)
+    assert grid_step(np.array([0.25, 0.6123, 1.0])) == 0.0  # on no grid: continuous
     assert grid_step(np.array([7.0, 7.0])) == 0.0
 
 
 def test_lag1_correction_leaves_continuous_runs_alone_and_raises_tied_ones():
     rng = np.random.default_rng(1)
     x = rng.lognormal(0.0, 0.05, 20) * 1e6
-    assert latent_lag1(x, 0.3) == pytest.approx(0.3, rel=1e-4)  # the smallest gap: tiny
+    assert latent_lag1(x, 0.3) == 0.3
     assert latent_lag1(x, -0.2) == -0.2
     tied = np.array([1000.0] * 14 + [1001.0] * 6)  # s^2 0.21 against the grid's 1/12
     assert latent_lag1(tied, 0.3) == pytest.approx(0.3 * 0.21 / (0.21 - 1 / 12))
     assert latent_lag1(np.array([1000.0] * 19 + [1001.0]), 0.1) == 0.9  # below h^2 / 12
+
+
+def test_grid_floor_comes_from_the_medians_not_an_outlier():
+    """One run of 1 ns among runs of about 1 ms (a heavy tail, a clamped correction) made the
+    per-value floor h / x huge (1 / 1 on the log scale) and the inflated test's p 1 + 4e-16,
+    which Holm's procedure rejected ("p-values must lie in [0, 1]")."""
+    rng = np.random.default_rng(3)
+    a = np.r_[1.0, np.round(1e6 * rng.lognormal(0.0, 0.05, 19))]
+    b = np.round(1e6 * rng.lognormal(0.0, 0.05, 20))
+    assert grid_se(a, b, "ratio") < 1e-5  # about 1 ns / 1 ms / sqrt(12 * 10)
+    assert grid_se(a, b, "shift") == pytest.approx(np.sqrt((1 / 20 + 1 / 20) / 12))
+    est, se, p = inflated_wald(a, b, "ratio", 2.0)
+    assert 0 <= p <= 1 and se < 0.1

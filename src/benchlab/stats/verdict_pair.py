@@ -158,7 +158,7 @@ def latent_lag1(x: np.ndarray, r1: float) -> float:
     runs on a 1 µs grid drifting by a third of a tick (AR(1) 0.5) read r1 about 0.3, and two
     identical commands were called different in 6-9 % of pairs at alpha 5 %. At or below
     h^2 / 12 nothing of the runs' variation is resolved and a positive r1 counts as 0.9 (the
-    cap of the AR(1) factor). On continuous values h is the smallest gap: no change."""
+    cap of the AR(1) factor). Values on no grid (h = 0) keep r1."""
     h = grid_step(x)
     with np.errstate(over="ignore"):
         s2 = float(np.var(x))
@@ -288,28 +288,36 @@ def inflated_wald(a: np.ndarray, b: np.ndarray, scale: str,
         return None
     se *= math.sqrt(inflation)
     df = wald_df(a.size, b.size, inflation)
-    return float(hl.estimate), float(se), float(2 * stdtr(df, -abs(hl.estimate) / se))
+    return float(hl.estimate), float(se), min(float(2 * stdtr(df, -abs(hl.estimate) / se)), 1.0)
 
 
 def grid_step(*samples: np.ndarray) -> float:
     """The resolution of the clock the values were read from: the greatest common divisor of
     the differences between distinct values when all are whole numbers (ns counts), else the
-    smallest of those differences; 0 when every value is the same. On continuous values it is
-    the smallest gap, negligible against their spread."""
+    smallest gap, or a tenth of it at most, of which every gap is a whole multiple (seconds
+    read to the ms); 0 when the values lie on no grid (continuous, as simulated or corrected
+    times) or are all the same."""
     v = np.unique(np.concatenate(samples))
     if v.size < 2:
         return 0.0
     d = np.diff(v)
     if np.abs(v).max() < 2.0**53 and np.array_equal(v, np.round(v)):
         return float(np.gcd.reduce(d.astype(np.int64)))
-    return float(d.min())
+    for k in range(1, 11):  # the smallest gap may be a few ticks: 0.004 s on a 0.001 s grid
+        h = float(d.min()) / k
+        q = d / h
+        if np.all(np.abs(q - np.round(q)) <= 1e-6 * q):
+            return h
+    return 0.0
 
 
 def grid_se(a: np.ndarray, b: np.ndarray, scale: str) -> float:
     """Floor of the standard error of the Hodges-Lehmann estimate of independent runs of a
     against b on ``scale``, from the clock's resolution h (:func:`grid_step`): each value read
     off a grid of step h carries a rounding error of variance h^2 / 12 (Sheppard 1898), h^2 /
-    (12 x^2) on the log scale, so sqrt(mean(h^2 / 12 x^2) / n_a + mean(h^2 / 12 y^2) / n_b).
+    (12 m^2) on the log scale near the median m, so sqrt(h^2 / 12 (1 / (n_a m_a^2) +
+    1 / (n_b m_b^2))) (the medians, not each value: one run of 1 ns among 1 ms ones does not
+    make the estimate's rounding error large).
 
     Tied values give the i.i.d. interval no width (every pairwise ratio near the middle is
     the same), and a standard error of 0 made the inflated test impossible: 12 runs at 1000
@@ -320,12 +328,11 @@ def grid_se(a: np.ndarray, b: np.ndarray, scale: str) -> float:
     h = grid_step(a, b)
     if h <= 0:
         return 0.0
-    with np.errstate(over="ignore", under="ignore"):
-        if scale == "ratio":
-            var_a, var_b = float(np.mean((h / a) ** 2)), float(np.mean((h / b) ** 2))
-        else:
-            var_a = var_b = h * h
-        return math.sqrt((var_a / a.size + var_b / b.size) / 12.0)
+    if scale == "ratio":  # relative to the medians: the estimate's own values, not outliers
+        ra, rb = h / float(np.median(a)), h / float(np.median(b))
+    else:
+        ra = rb = h
+    return math.sqrt((ra * ra / a.size + rb * rb / b.size) / 12.0)
 
 
 def wald_df(n_a: int, n_b: int, inflation: float) -> float:
