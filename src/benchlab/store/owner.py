@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 def _boot_id() -> str:
     try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+        with open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as fh:  # hex digits
             return fh.read().strip()
     except OSError:
         return "unknown-boot"
@@ -23,7 +23,9 @@ def process_start(pid: int) -> str | None:
     """``BOOT_ID:TICKS`` identifying process ``pid`` on this machine, or None when no such
     process exists (TICKS: its start time in clock ticks since boot)."""
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+        # UTF-8 (built in; "ascii" imported a codec module at every run's start): only the
+        # numbers after the command name are used, which decode alike
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
             stat = fh.read()
     except OSError:
         return None
