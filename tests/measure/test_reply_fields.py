@@ -44,3 +44,39 @@ def test_a_real_run_measures_as_before():
     assert (failed.status, failed.exit_code, failed.signal, failed.wall_ns) == ("failed", 3, None, 0)
     killed = _measurement_from_fields(request, _reply_fields("status=signaled exit=-1 signal=9\n"))
     assert (killed.exit_code, killed.signal) == (None, 9)
+
+
+def _read_field_by_field(f: dict[str, str]) -> dict:
+    """What an ok line measured before the direct reading (every field by get with 0)."""
+    get = f.get
+    exit_code = int(get("exit", 0))
+    term_signal = int(get("signal", 0))
+    cpus = get("cpus", "-")
+    return dict(
+        status="ok", exit_code=None if exit_code < 0 else exit_code,
+        signal=term_signal if term_signal > 0 else None,
+        **{name: int(get(key, 0)) for name, key in (
+            ("wall_ns", "wall_ns"), ("user_ns", "user_ns"), ("sys_ns", "sys_ns"),
+            ("max_rss_kib", "maxrss_kib"), ("minflt", "minflt"), ("majflt", "majflt"),
+            ("nvcsw", "nvcsw"), ("nivcsw", "nivcsw"), ("start_mono_ns", "start_mono_ns"),
+            ("end_mono_ns", "end_mono_ns"), ("start_unix_ns", "start_unix_ns"))},
+        error=None, method="exec-helper",
+        cpus=None if cpus in ("-", "") else tuple(int(c) for c in cpus.split(",")),
+        descendants_killed=int(get("descendants", 0)))
+
+
+def test_an_ok_line_measures_as_read_field_by_field():
+    """An ok run's line is read by subscription (issue 19 item 4); the values are those of
+    reading each field with a default, for complete lines and for lines missing numbers."""
+    full = ("status=ok exit=0 signal=-1 wall_ns=412345 user_ns=7 sys_ns=350000 maxrss_kib=1536 "
+            "minflt=71 majflt=2 nvcsw=1 nivcsw=4 start_mono_ns=5 end_mono_ns=412350 "
+            "start_unix_ns=1700000000000000000 stage=none index=0 errno=0 descendants={d} "
+            "cpus={c}\n")
+    lines = [full.format(d=0, c="-"), full.format(d=3, c="0,1"), full.format(d=0, c=""),
+             "status=ok exit=0 wall_ns=9\n", "status=ok\n"]
+    request = SpawnRequest(argv=["/bin/true"])
+    for line in lines:
+        fields = _reply_fields(line)
+        m = _measurement_from_fields(request, fields)
+        assert {k: getattr(m, k) for k in _read_field_by_field(fields)} == \
+            _read_field_by_field(fields), line
