@@ -87,3 +87,21 @@ def test_the_stored_environment_and_checks_are_those_of_separate_readings(db_pat
     assert envs[0] == envs[1]
     assert rows[0]["environment"]["digest"] == rows[1]["environment"]["digest"]
     assert rows[0]["system_checks"] and rows[0]["system_checks"] == rows[1]["system_checks"]
+
+
+def test_the_mount_table_is_parsed_once_inside_and_afresh_outside(tmp_path):
+    """The sweep and the helper's tracking leaf both detect the cgroup layout at a session's
+    start: inside reading_once the second gets the first's layout; outside, a changed mount
+    table is seen at once."""
+    from benchlab.control.cgroups.layout import detect_layout
+    from benchlab.environment import reading_once
+
+    table = tmp_path / "mountinfo"
+    table.write_text("30 1 0:26 / /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer\n")
+    with reading_once():
+        first = detect_layout(table)
+        table.write_text("")
+        assert detect_layout(table) is first and "freezer" in first.v1
+    assert detect_layout(table).version == "none"
+    table.write_text("30 1 0:26 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n")
+    assert set(detect_layout(table).v1) == {"pids"}

@@ -144,11 +144,18 @@ def _read_controllers(root: Path) -> frozenset[str]:
     return frozenset() if is_unknown(text) else frozenset(text.split())
 
 
+#: The mount table parsed last and its layout: the same text (one object, as
+#: :func:`benchlab.environment.reading_once` hands it out again) is not parsed twice.
+_PARSED: list = [None, None]
+
+
 def detect_layout(mountinfo: str | os.PathLike = "/proc/self/mountinfo") -> CgroupLayout:
     """Detect the cgroup layout of this process's mount namespace (v1, v2, hybrid or none).
     Within :func:`benchlab.environment.reading_once` (a session's start: the sweep, then the
-    helper's tracking leaf), the mount table is read once."""
+    helper's tracking leaf), the mount table is read and parsed once."""
     text = read_text(mountinfo)
+    if text is _PARSED[0]:
+        return _PARSED[1]
     if is_unknown(text):
         try:
             Path(mountinfo).read_text()  # again, for the error's own words
@@ -156,4 +163,6 @@ def detect_layout(mountinfo: str | os.PathLike = "/proc/self/mountinfo") -> Cgro
             raise NotAvailable(f"cannot read {mountinfo}: {err.strerror}; is /proc "
                                "mounted?") from None
         raise NotAvailable(f"cannot read {mountinfo}: {text['unknown']}; is /proc mounted?")
-    return CgroupLayout.from_mountinfo(text)
+    layout = CgroupLayout.from_mountinfo(text)
+    _PARSED[:] = [text, layout]
+    return layout
