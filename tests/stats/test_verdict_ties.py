@@ -61,7 +61,8 @@ def test_three_times_slower_constant_ish_ten_runs_is_decided(base):
 def test_a_a_on_a_drifting_grid_stays_within_alpha():
     """200 seeded A/A pairs of 12 runs of 1 ms on a 1 µs grid drifting as AR(1) (phi 0.5) by a
     third of a tick (bench/verdict_calibration.py's "griddrift"): at most 5 % false claims
-    (14 of 200 before the lag-1 correction for rounding: the grid hid the drift)."""
+    (5 now; 14 before the lag-1 correction for rounding, the grid hiding the drift, and 9
+    with it before a constant series counted its runs as one)."""
     rng = np.random.default_rng(20261126)
 
     def draw() -> np.ndarray:
@@ -108,3 +109,18 @@ def test_grid_floor_comes_from_the_medians_not_an_outlier():
     assert grid_se(a, b, "shift") == pytest.approx(np.sqrt((1 / 20 + 1 / 20) / 12))
     est, se, p = inflated_wald(a, b, "ratio", 2.0)
     assert 0 <= p <= 1 and se < 0.1
+
+
+def test_a_constant_series_beside_one_that_crosses_a_tick_counts_its_runs_as_one():
+    """12 runs that all read 1000 ticks against 12 that read 1000 or 1001: the constant
+    series' drift is below the clock's resolution, not absent (verdict_model's
+    unresolved_inflation); a one-tick difference is not called, twice the time still is."""
+    const = np.full(12, 1000.0)
+    crossing = np.array([1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0]) + 1000.0
+    c = _pair(const, crossing)
+    assert c.outcome in ("undecided", "equivalent") and c.test == "inflated"
+    assert [n.data["inflation"] for n in c.notes if n.code == "widened"] == [12.0]
+    twice = _pair(const, crossing * 2)
+    assert twice.outcome == "slower" and 1.99 < twice.ratio_low < twice.ratio_high < 2.01
+    both_constant = _pair(const, np.full(12, 1001.0))  # no series crosses a tick: as before
+    assert both_constant.outcome == "slower" and both_constant.test != "inflated"

@@ -51,10 +51,12 @@ import numpy as np
 from benchlab.errors import UserError
 from benchlab.stats.descriptive import as_sample, median
 from benchlab.stats.verdict_pair import (
+    MIN_RUNS_DEPENDENCE,
     PairStatistic,
     as_ratio,
     attainable_min_runs,
     attainable_p,
+    grid_step,
     pair_p_value,
     pair_statistic,
     scale_of,
@@ -255,6 +257,8 @@ def _dependence(data: dict[str, np.ndarray],
             for k, v in data.items()}
     pooled = session_dependence([] if jaybeams_compatible else list(data.values()))
     infl = {k: max(d.inflation, pooled.inflation(d.n)) for k, d in deps.items()}
+    if not jaybeams_compatible:
+        infl.update(unresolved_inflation(data))
     notes = tuple(Note("autocorrelated", {"series": k, "n": d.n, "effective_n": d.effective_n,
                                           "ljung_box_p": d.ljung_box_p,
                                           "max_abs_acf": d.max_abs_acf})
@@ -263,6 +267,25 @@ def _dependence(data: dict[str, np.ndarray],
         notes += (Note("session_autocorrelated", {"lag1": pooled.lag1, "n": pooled.n_total,
                                                   "series": pooled.series}),)
     return infl, notes
+
+
+def unresolved_inflation(data: dict[str, np.ndarray]) -> dict[str, float]:
+    """The inflation of each series of :data:`MIN_RUNS_DEPENDENCE` runs or more that reads one
+    value throughout beside a series that varies on the same clock grid: n, the runs count as
+    one.
+
+    Its variation lies below the clock's resolution, so its drift is not resolved at all (as
+    when s^2 <= h^2 / 12, :func:`benchlab.stats.verdict_pair.latent_lag1`), while the other
+    series shows that the commands' runs do cross a tick. Unwidened, such a constant series
+    against one that reads 1000 and 1001 ticks was called different on a one-tick drift: a
+    third of the false claims among two identical commands of 12 runs drifting on a 1 µs grid
+    (bench/verdict_calibration.py, "griddrift"). The Wald test then has the grid's floor
+    (:func:`benchlab.stats.verdict_pair.grid_se`) as its standard error: a 2x difference
+    still decides."""
+    if all(v.min() == v.max() for v in data.values()) or grid_step(*data.values()) <= 0:
+        return {}
+    return {k: float(v.size) for k, v in data.items()
+            if v.size >= MIN_RUNS_DEPENDENCE and v.min() == v.max()}
 
 
 def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: int, m: int,
