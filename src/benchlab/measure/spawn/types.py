@@ -17,6 +17,11 @@ STATUSES = ("ok", "failed", "signaled", "timeout", "error")
 SPAWN_METHOD_ENV = "BENCHLAB_SPAWN"
 
 
+#: The default of a field made by ``field(default_factory=dict)`` in a written-out __init__:
+#: a new dict for each instance.
+_NEW_DICT: dict = {}
+
+
 @record(frozen=True)
 class SpawnRequest:
     """One run of one command.
@@ -55,6 +60,20 @@ class SpawnRequest:
     cpus: Sequence[int] | None = None
     cgroup_procs: Sequence[str] = ()
     rlimits: Mapping[str, int] = field(default_factory=dict)
+
+    def __init__(self, argv: Sequence[str], cwd: str | None = None,
+                 env: Mapping[str, str] | None = None, stdin_path: str | None = None,
+                 stdout_path: str | None = None, stderr_path: str | None = None,
+                 timeout_s: float | None = None, cpus: Sequence[int] | None = None,
+                 cgroup_procs: Sequence[str] = (), rlimits: Mapping[str, int] = _NEW_DICT
+                 ) -> None:
+        # written out (frozen: straight into __dict__, as @dataclass's own does): one is made
+        # per run, and the generic record __init__ costs ~3 us
+        self.__dict__.update({
+            "argv": argv, "cwd": cwd, "env": env, "stdin_path": stdin_path,
+            "stdout_path": stdout_path, "stderr_path": stderr_path, "timeout_s": timeout_s,
+            "cpus": cpus, "cgroup_procs": cgroup_procs,
+            "rlimits": {} if rlimits is _NEW_DICT else rlimits})
 
 
 @record(frozen=True)
@@ -117,6 +136,21 @@ class RunMeasurement:
     method: str
     cpus: tuple[int, ...] | None
     descendants_killed: int | None = None
+
+    def __init__(self, status: str, exit_code: int | None, signal: int | None, wall_ns: int,
+                 user_ns: int, sys_ns: int, max_rss_kib: int, minflt: int, majflt: int,
+                 nvcsw: int, nivcsw: int, start_mono_ns: int, end_mono_ns: int,
+                 start_unix_ns: int, error: str | None, method: str,
+                 cpus: tuple[int, ...] | None, descendants_killed: int | None = None) -> None:
+        # written out (frozen: straight into __dict__, as @dataclass's own does): one is made
+        # per run, and the generic record __init__ costs ~3 us
+        self.__dict__.update({
+            "status": status, "exit_code": exit_code, "signal": signal, "wall_ns": wall_ns,
+            "user_ns": user_ns, "sys_ns": sys_ns, "max_rss_kib": max_rss_kib,
+            "minflt": minflt, "majflt": majflt, "nvcsw": nvcsw, "nivcsw": nivcsw,
+            "start_mono_ns": start_mono_ns, "end_mono_ns": end_mono_ns,
+            "start_unix_ns": start_unix_ns, "error": error, "method": method, "cpus": cpus,
+            "descendants_killed": descendants_killed})
 
 
 # ---------------------------------------------------------------------------------------------
