@@ -133,9 +133,10 @@ def test_run_compiles_only_the_patterns_it_uses(home):
 #: a command it is not (package names stand for everything inside).
 NOT_ON_RUN_PATH = (
     # the stdlib: --rlimit, building the helper or asking git, OpenSSL, debug logging,
-    # Click's suggestions, secrets' random, compressed formats, statistics' decimal
+    # Click's suggestions, secrets' random, compressed formats, statistics' decimal, signal's
+    # enums (benchlab uses the C module _signal: the same numbers and handlers)
     "resource", "subprocess", "hashlib", "logging", "difflib", "secrets", "gzip", "decimal",
-    "statistics",
+    "statistics", "signal",
     # heavy libraries: a quiet run computes and prints nothing
     "numpy", "scipy", "rich", "pandas", "matplotlib", "dask",
     # output a quiet run does not make: JSON, reports, verdict prose, summaries

@@ -4,9 +4,9 @@
 and holding Ctrl-C/SIGTERM while a process is started and recorded, or a clean-up runs
 (:func:`interrupts_deferred`), for every layer that starts processes."""
 
+import _signal as signal  # the C module: `signal` makes enums at import (~3 M instructions)
 import contextlib
 import os
-import signal
 import threading
 from collections.abc import Iterator
 

@@ -19,7 +19,6 @@ import dataclasses
 import io
 import math
 import os
-import signal as _signal
 from typing import Any
 
 from benchlab.core.plan import MetricSpec
@@ -123,6 +122,8 @@ def signal_via_shell(m: Any, shell: str | None, extra: dict[str, Any]) -> Any:
     except (ValueError, IndexError):
         return m
     number = m.exit_code - 128
+    import signal as _signal  # its names, for a failed shell run only
+
     if name not in POSIX_SHELLS or number not in {int(s) for s in _signal.valid_signals()}:
         return m
     try:
