@@ -21,9 +21,9 @@ one-line :class:`~benchlab.errors.UserError`. The session never stays ``running`
 
 from __future__ import annotations
 
+import _signal as signal  # the C module: `signal` makes enums at import (~3 M instructions)
 import contextlib
 import os
-import signal
 import threading
 from typing import Any, Callable, Iterator
 from typing import Protocol as TypingProtocol

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+import _signal as signal  # the C module: `signal` makes enums at import (~3 M instructions)
 import atexit
 import itertools
 import os
-import signal
 import threading
 from collections.abc import Sequence
 from typing import Any
