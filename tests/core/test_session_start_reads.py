@@ -71,6 +71,50 @@ def test_a_session_start_reads_each_proc_and_sys_file_once(db_path, monkeypatch)
     assert not twice, f"read more than once while the session started: {twice}"
 
 
+def test_a_session_start_looks_up_each_program_and_namespace_once(db_path, monkeypatch):
+    """The checks and the probe both look up systemd-detect-virt on PATH (a stat per PATH
+    entry) and both key its remembered answers by the boot id and this process's namespaces
+    (two readlinks a key): once each at a start. Fails on the code before (2 lookups, 8
+    readlinks)."""
+    import os
+    import shutil
+
+    looked_up: Counter = Counter()
+    links: Counter = Counter()
+    starting = []
+    real_which, real_readlink = shutil.which, os.readlink
+
+    def counting_which(name, *args, **kwargs):
+        if starting:
+            looked_up[name] += 1
+        return real_which(name, *args, **kwargs)
+
+    def counting_readlink(path, *args, **kwargs):
+        if starting and str(path).startswith("/proc/self/ns/"):
+            links[str(path)] += 1
+        return real_readlink(path, *args, **kwargs)
+
+    real_start = session_module._start
+
+    def counted_start(*args, **kwargs):
+        starting.append(1)
+        try:
+            return real_start(*args, **kwargs)
+        finally:
+            starting.clear()
+
+    with Store.open(db_path) as store:
+        execute(_plan(), store, Here(ScriptedRunner()))
+        monkeypatch.setattr(shutil, "which", counting_which)
+        monkeypatch.setattr(os, "readlink", counting_readlink)
+        monkeypatch.setattr(session_module, "_start", counted_start)
+        execute(_plan(), store, Here(ScriptedRunner()))
+    assert looked_up, "the count saw no lookup: it does not work"
+    assert max(looked_up.values()) == 1, looked_up
+    if shutil.which("systemd-detect-virt"):  # the per-boot keys exist only with the program
+        assert links and max(links.values()) == 1, links
+
+
 def test_the_stored_environment_and_checks_are_those_of_separate_readings(db_path,
                                                                           monkeypatch):
     """A session started with one shared reading stores the same environment (every field but

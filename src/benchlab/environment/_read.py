@@ -12,7 +12,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,8 +51,8 @@ def iso_from_epoch(epoch_s: float) -> str:
 
 
 #: The files read since the outermost :func:`reading_once` began (path -> what
-#: :func:`read_text` returned); None outside one.
-_READ_ONCE: dict[str, str | dict[str, str]] | None = None
+#: :func:`read_text` returned; "\0"-prefixed keys: :func:`once`'s answers); None outside one.
+_READ_ONCE: dict[str, Any] | None = None
 
 
 @contextlib.contextmanager
@@ -72,6 +72,26 @@ def reading_once() -> Iterator[None]:
         yield
     finally:
         _READ_ONCE = None
+
+
+def once(key: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``; inside :func:`reading_once`, the first answer again for the same ``key``
+    (what the checks and the probe both derive from the machine: a program found on PATH, a
+    directory listed, a per-boot key)."""
+    memo = _READ_ONCE
+    if memo is None:
+        return compute()
+    key = "\0" + key  # never a path
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def which(program: str) -> str | None:
+    """:func:`shutil.which` of ``program`` (once inside :func:`reading_once`)."""
+    import shutil
+
+    return once(f"which {program}", lambda: shutil.which(program))
 
 
 def read_text(path: str | Path) -> str | dict[str, str]:
@@ -198,14 +218,18 @@ def _probe_cache_dir() -> Path:
 def _per_boot_key(argv: Sequence[str]) -> str | None:
     """A key naming this boot, this process's pid and mount namespaces and ``argv``; None when
     the boot id cannot be read (then nothing is remembered)."""
+    parts = once("boot and namespaces", _boot_and_namespaces)
+    return None if parts is None else sha256_hex("\0".join(parts + list(argv)).encode())[:24]
+
+
+def _boot_and_namespaces() -> list[str] | None:
     boot_id = read_text("/proc/sys/kernel/random/boot_id")
     if is_unknown(boot_id):
         return None
     try:
-        parts = [boot_id] + [os.readlink(f"/proc/self/ns/{ns}") for ns in ("pid", "mnt")]
+        return [boot_id] + [os.readlink(f"/proc/self/ns/{ns}") for ns in ("pid", "mnt")]
     except OSError:
         return None
-    return sha256_hex("\0".join(parts + list(argv)).encode())[:24]
 
 
 def _read_cached(key: str) -> tuple[int, str, str] | None:

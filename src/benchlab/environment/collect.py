@@ -18,7 +18,6 @@ caller that needs one section takes that one.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from benchlab.environment._read import (
     is_unknown,
     outside_git_work_tree,
     utc_now_iso,
+    which,
 )
 from benchlab.environment.cpu import cpu_section
 from benchlab.environment.fingerprint import environment_digest
@@ -78,7 +78,7 @@ def collect_environment(argv: Sequence[str] | None = None, cwd: str | None = Non
     # Start the slow-ish external probes first so they overlap with the /proc and /sys reads.
     git_env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
     # A missing directory is reported as such rather than as a failure to run git.
-    have_git = shutil.which("git") is not None and os.path.isdir(cwd)
+    have_git = which("git") is not None and os.path.isdir(cwd)
     if have_git and outside_git_work_tree(cwd):  # git's own answer, without two forks
         git_head = Probe.finished(["git", "rev-parse", "HEAD"], 128, "", NOT_A_REPOSITORY)
         git_status = Probe.finished(["git", "status", "--porcelain"], 128, "", NOT_A_REPOSITORY)
@@ -86,7 +86,7 @@ def collect_environment(argv: Sequence[str] | None = None, cwd: str | None = Non
         git_head = Probe(["git", "rev-parse", "HEAD"], cwd=cwd, env=git_env) if have_git else None
         git_status = (Probe(["git", "status", "--porcelain"], cwd=cwd, env=git_env)
                       if have_git else None)
-    have_detect = shutil.which("systemd-detect-virt") is not None
+    have_detect = which("systemd-detect-virt") is not None  # the checks looked it up too
     detect_vm = Probe(["systemd-detect-virt", "--vm"], per_boot=True) if have_detect else None
     detect_container = (Probe(["systemd-detect-virt", "--container"], per_boot=True)
                         if have_detect else None)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlab.digests import sha256_hex
-from benchlab.environment._read import is_unknown, read_int, read_text, unknown
+from benchlab.environment._read import is_unknown, once, read_int, read_text, unknown
 from benchlab.environment.topology import read_topology
 from benchlab.errors import UserError
 from benchlab.units import parse_cpu_list
@@ -155,7 +155,7 @@ def frequency_state(cpus: list[int] | None = None) -> dict[str, Any]:
         online = online_cpus()
         cpus = [] if is_unknown(online) else online
     policies = [SYS_CPU / f"cpu{cpu}" / "cpufreq" for cpu in cpus]
-    present = [p for p in policies if p.is_dir()]
+    present = [p for p in policies if once(f"is_dir {p}", p.is_dir)]
     if not present:
         absent: dict[str, Any] = {key: unknown(CPUFREQ_ABSENT_REASON) for key in
                                   ("driver", "governor", "min_khz", "max_khz", "hardware_max_khz")}
@@ -191,7 +191,8 @@ def boost_state() -> Any:
     no_turbo = read_text(SYS_CPU / "intel_pstate" / "no_turbo")
     if not is_unknown(no_turbo):
         return no_turbo == "0"
-    per_policy = sorted(SYS_CPU.glob("cpufreq/policy*/boost"))
+    per_policy = once("glob cpufreq/policy*/boost",  # the checks ask twice, the probe once
+                      lambda: sorted(SYS_CPU.glob("cpufreq/policy*/boost")))
     if per_policy:
         values = {read_text(p) for p in per_policy}
         if len(values) == 1:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-from benchlab.environment._read import SUBPROCESS_TIMEOUT_S, Probe, is_unknown, read_text, unknown
+from benchlab.environment._read import (
+    SUBPROCESS_TIMEOUT_S,
+    Probe,
+    is_unknown,
+    read_text,
+    unknown,
+    which,
+)
 from benchlab.environment.cpu import cpuinfo_first_block
 
 _CONTAINER_CGROUP_PATTERNS = ("docker", "kubepods", "containerd", "lxc", "libpod", "podman")
@@ -79,7 +85,7 @@ def virtualization_state() -> dict[str, Any]:
     ``vm`` and ``container`` are systemd-detect-virt's answers (``none`` when it found nothing);
     ``evidence`` lists every clue seen (DMI, cpuinfo hypervisor flag, /.dockerenv, /proc/1/cgroup).
     """
-    have_detect = shutil.which("systemd-detect-virt") is not None
+    have_detect = which("systemd-detect-virt") is not None
     detect_vm = Probe(["systemd-detect-virt", "--vm"], per_boot=True) if have_detect else None
     detect_container = (Probe(["systemd-detect-virt", "--container"], per_boot=True)
                         if have_detect else None)
