@@ -176,7 +176,9 @@ class RunRecorder:
                                        self.done)
             if self.stopper is not None and not planned.warmup:
                 self._look()
-            failure = failure_text(plan, run, self.uid)
+            # an ok run reporting no failure of its own ends nothing (failure_text: None)
+            failure = (failure_text(plan, run, self.uid) if run.failure or m.status != "ok"
+                       else None)
             if failure and self.failure is None:
                 self.fail(f"on {machine}: {failure}" if machine else failure)
             return True

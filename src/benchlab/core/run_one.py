@@ -98,7 +98,10 @@ def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun
                         scratch: str) -> MeasuredRun:
     """Run ``planned`` once (its ``prepare`` first) and read what it reported."""
     i = planned.benchmark
-    run_hook(plan.benchmarks[i].prepare, "prepare", plan.cwd, plan.shell, scratch)
+    bench = plan.benchmarks[i]
+    # each step below that has nothing to do for a plain run is skipped here, not called
+    if bench.prepare:
+        run_hook(bench.prepare, "prepare", plan.cwd, plan.shell, scratch)
     samples_csv = plan.samples_csv.replace("{worker}", str(worker)) if plan.samples_csv else None
     if samples_csv:
         with contextlib.suppress(FileNotFoundError):
@@ -113,13 +116,16 @@ def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun
             stdin_path=plan.stdin_path)
     finally:
         streams.finish()
-    m = signal_via_shell(m, plan.shell, extra)  # the shell's 128 + N: signal N (issue 15)
-    run_hook(plan.benchmarks[i].conclude, "conclude", plan.cwd, plan.shell, scratch)
+    if plan.shell and m.status == "failed":  # the shell's 128 + N: signal N (issue 15)
+        m = signal_via_shell(m, plan.shell, extra)
+    if bench.conclude:
+        run_hook(bench.conclude, "conclude", plan.cwd, plan.shell, scratch)
     if not err_path.startswith(scratch):
         err_path = None  # inherited: benchlab's own stderr, no file to read a tail from
     run = MeasuredRun(planned, worker, m, measurements, extra, {})
     if m.status == "ok":
-        extract_samples(plan, run, out_path, err_path, samples_csv)
+        if plan.metrics or samples_csv:
+            extract_samples(plan, run, out_path, err_path, samples_csv)
     else:
         stderr_tail = tail(err_path)
         if stderr_tail:
