@@ -47,10 +47,14 @@ def test_a_process_started_inside_is_born_in_the_leaf_and_the_thread_goes_back()
 def test_the_helper_is_tracked_when_its_constructor_returns_without_a_thread():
     """Fails on the code that moved the helper in afterwards: the tracker thread was still
     running (and the helper outside its leaf) when the constructor returned."""
+    def trackers() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "benchlab-helper-tracking"}
+
+    before = trackers()  # another test's, still finishing: not this helper's
     server = helper_client._HelperServer(helper_client.helper_path())
     try:
         done = server._tracking_done.is_set()
-        threads = [t.name for t in threading.enumerate() if t.name == "benchlab-helper-tracking"]
+        threads = trackers() - before
         with open(f"/proc/{server.pid}/cgroup") as fh:
             lines = fh.read().splitlines()
         if server.tracking is None and not threads:
