@@ -32,7 +32,7 @@ class Note:
     session's series is beyond its band while no single series is flagged); ``widened``
     {inflation, df} (autocorrelated runs: the standard error was widened by sqrt(inflation),
     and the Student t reference of the inflated test has df degrees of freedom; null for the
-    deflated rank test of tied values).
+    deflated rank test, reached only when the clock-grid floor over- or underflows).
     """
 
     code: str
