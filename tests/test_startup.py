@@ -713,7 +713,33 @@ def test_run_path_records_compile_no_dataclass_methods(tmp_path):
     assert compiled <= RUN_PATH_DATACLASSES, compiled - RUN_PATH_DATACLASSES
 
 
-#: The dataclasses left on run's path, with why: owned by a module not changed for start-up.
-RUN_PATH_DATACLASSES = {
-    "benchlab.core.streams.RunStreams",  # core.streams
-}
+#: The dataclasses left on run's path, with why (none: every class it makes is a record).
+RUN_PATH_DATACLASSES: set[str] = set()
+
+
+def test_run_streams_keeps_the_dataclass_it_was():
+    """RunStreams (made once a run) writes its own __init__ as a record: the same fields,
+    order, defaults, a fresh list per instance, repr and equality as the @dataclass it was."""
+    import dataclasses
+
+    from benchlab.core.streams import RunStreams
+
+    @dataclasses.dataclass
+    class RunStreamsTwin:
+        stdout_path: str | None
+        stderr_path: str
+        _drain: object | None = None
+        _copy: list = dataclasses.field(default_factory=list)
+
+    for args, kwargs in [(("o", "e"), {}), ((None, "e"), {"_drain": None}),
+                         (("o", "e", None, [("p", 1)]), {}), ((), {"stdout_path": "o",
+                                                                  "stderr_path": "e"})]:
+        ours, twin = RunStreams(*args, **kwargs), RunStreamsTwin(*args, **kwargs)
+        assert list(vars(ours).items()) == list(vars(twin).items())
+        assert repr(ours).split("(", 1)[1] == repr(twin).split("(", 1)[1]
+        assert ours == RunStreams(*args, **kwargs)
+    assert RunStreams("o", "e")._copy is not RunStreams("o", "e")._copy
+    assert [f.name for f in dataclasses.fields(RunStreams)] == ["stdout_path", "stderr_path",
+                                                                 "_drain", "_copy"]
+    with pytest.raises(TypeError):
+        RunStreams("o")

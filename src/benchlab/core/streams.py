@@ -21,7 +21,9 @@ import shutil
 import stat
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from benchlab.records import record
 
 
 def _is_regular(fd: int) -> bool:
@@ -80,7 +82,7 @@ class _FifoDrain:
             pass
 
 
-@dataclass
+@record  # made once a run: its own __init__, nothing compiled at import (benchlab.records)
 class RunStreams:
     """The stdout/stderr paths of one run under an ``--output`` policy; call :meth:`finish`
     after the run (it drains a pipe and shows captured output for ``inherit``)."""
@@ -89,6 +91,13 @@ class RunStreams:
     stderr_path: str
     _drain: _FifoDrain | None = None
     _copy: list[tuple[str, object]] = field(default_factory=list)
+
+    def __init__(self, stdout_path: str | None, stderr_path: str,
+                 _drain: _FifoDrain | None = None,
+                 _copy: list[tuple[str, object]] | None = None) -> None:
+        # as @dataclass's: the fields in order, a fresh list when no copies are given
+        self.stdout_path, self.stderr_path, self._drain = stdout_path, stderr_path, _drain
+        self._copy = [] if _copy is None else _copy
 
     def finish(self) -> None:
         """Release the run's streams once the program has exited."""
