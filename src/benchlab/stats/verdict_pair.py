@@ -155,8 +155,9 @@ def latent_lag1(x: np.ndarray, r1: float) -> float:
     variance h^2 / 12 (Sheppard's correction) that add to the variance s^2 but not to the
     autocovariance, so the runs' own autocorrelation is r1 s^2 / (s^2 - h^2 / 12). Where most
     values tie, s^2 is near h^2 / 12 and the drift of the runs is hidden by the grid: 1 ms
-    runs on a 1 µs grid drifting by a third of a tick (AR(1) 0.5) read r1 about 0.3, and two
-    identical commands were called different in 6-9 % of pairs at alpha 5 %. At or below
+    runs on a 1 µs grid drifting by a third of a tick (AR(1) 0.5) read r1 about 0.3, and 2-5
+    identical commands of 12 runs were called different in 7-10 % of sets at alpha 5 % (with
+    it and :func:`benchlab.stats.verdict_model.unresolved_inflation`: 3-6 %). At or below
     h^2 / 12 nothing of the runs' variation is resolved and a positive r1 counts as 0.9 (the
     cap of the AR(1) factor). Values on no grid (h = 0) keep r1."""
     h = grid_step(x)
