@@ -176,7 +176,7 @@ class LocalLanes:
                 current = planned.benchmark
                 self.runner.hook(self.plan.benchmarks[current].setup, "setup")
             run = self.runner.run(planned, worker)
-            if self.interrupted.is_set() and run.measurement.status != "ok":
+            if run.measurement.status != "ok" and self.interrupted.is_set():
                 return  # its program was killed by the interruption: not a result, not stored
             self.recorder.record(run, self.planners[worker],
                                  shell_overhead_ns=self.recorder.result.shell_overhead_ns)

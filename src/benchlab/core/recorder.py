@@ -128,7 +128,7 @@ class RunRecorder:
 
     def _planned_total(self) -> int | None:
         totals = [p.total() for p in self.planners]
-        return None if any(t is None for t in totals) else sum(totals)  # type: ignore[arg-type]
+        return None if None in totals else sum(totals)  # type: ignore[arg-type]
 
     def total(self) -> int | None:
         """Measured runs of the whole session, or None while a count is still unknown."""
