@@ -44,3 +44,17 @@ def test_a_given_environment_and_changed_tokens_reach_the_next_run(tmp_path):
     assert _status(SpawnRequest(argv=["pwd"], cwd=str(tmp_path), stdout_path=str(out))) == "ok"
     assert _status(SpawnRequest(argv=["pwd"], cwd="/", stdout_path=str(out))) == "ok"
     assert out.read_text() == "/\n"
+
+
+def test_a_request_larger_than_the_pipe_and_the_helper_buffer_arrives_whole(tmp_path):
+    """The helper reads a request whole into a buffer of 64 KiB that grows: a 300 KiB
+    environment reaches the target intact, and the next, small request still runs."""
+    parts = {f"BENCHLAB_TEST_BIG{k}": str(k) * (100 * 1024) for k in range(3)}  # one string
+    out = tmp_path / "out"  # may not pass 128 KiB (the kernel's MAX_ARG_STRLEN)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **parts}
+    m = spawn_measured(SpawnRequest(
+        argv=["sh", "-c", 'printf %s "$BENCHLAB_TEST_BIG0$BENCHLAB_TEST_BIG1$BENCHLAB_TEST_BIG2"'],
+        env=env, stdout_path=str(out)))
+    assert m.status == "ok", m.error
+    assert out.read_text() == "".join(parts.values())
+    assert _status(SpawnRequest(argv=["/bin/true"])) == "ok"
