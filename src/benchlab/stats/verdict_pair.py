@@ -55,6 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchlab.stats.descriptive import median
 from benchlab.stats.distributions import stdtr, stdtrit
 from benchlab.stats.independence import SEED001_MAX_ACF, independence_and_acf
 
@@ -298,7 +299,8 @@ def grid_step(*samples: np.ndarray) -> float:
     smallest gap, or a tenth of it at most, of which every gap is a whole multiple (seconds
     read to the ms); 0 when the values lie on no grid (continuous, as simulated or corrected
     times) or are all the same."""
-    v = np.unique(np.concatenate(samples))
+    v = np.sort(np.concatenate(samples))  # distinct values, sorted: np.unique imports numpy.ma
+    v = v[np.concatenate(([True], v[1:] != v[:-1]))]
     if v.size < 2:
         return 0.0
     d = np.diff(v)
@@ -330,7 +332,7 @@ def grid_se(a: np.ndarray, b: np.ndarray, scale: str) -> float:
     if h <= 0:
         return 0.0
     if scale == "ratio":  # relative to the medians: the estimate's own values, not outliers
-        ra, rb = h / float(np.median(a)), h / float(np.median(b))
+        ra, rb = h / median(a), h / median(b)  # np.median's NaN check imports numpy.ma
     else:
         ra = rb = h
     return math.sqrt((ra * ra / a.size + rb * rb / b.size) / 12.0)
