@@ -4,8 +4,8 @@ A run of ``/bin/true`` redirecting nothing costs the helper: one read of the req
 signal mask blocked and restored around clone, clone, wait4, one wait4 that finds no orphan,
 and the reply's write -- 7 calls. Before, it also opened and closed /dev/null three times, made
 a pipe for the child's failure, set the child's process group a second time, and read
-/proc/self/task/<pid>/children (24 calls). Counted with strace attached to the real helper
-(skipped without strace or ptrace); failures the child reports (exec, chdir) still arrive, with
+/proc/self/task/<pid>/children (24 calls). Counted with strace following a process that runs
+the real helper from its start (skipped without strace or ptrace); failures the child reports (exec, chdir) still arrive, with
 clone(CLONE_VM|CLONE_VFORK) (shared memory) and with fork() (a pipe).
 """
 
@@ -15,58 +15,52 @@ import collections
 import os
 import re
 import shutil
-import signal
 import subprocess
-import time
+import sys
 
 import pytest
 
 from benchlab.measure import spawn as spawn_module
-from benchlab.measure.spawn import SpawnRequest, helper_client, spawn_measured
+from benchlab.measure.spawn import SpawnRequest, spawn_measured
 
 RUNS = 40
 
 
-def _tracer_of(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith("TracerPid:"):
-                return int(line.split()[1])
-    return 0
+#: Runs ``argv[1]`` runs of /bin/true through this interpreter's exec helper.
+RUNNER = """
+import sys
+from benchlab.measure.spawn import SpawnRequest, spawn_measured
+for _ in range(int(sys.argv[1])):
+    assert spawn_measured(SpawnRequest(argv=["/bin/true"])).status == "ok"
+"""
 
 
 def _helper_calls(runs: int, tmp_path) -> collections.Counter:
-    """System calls of this thread's helper (not of its children) over ``runs`` runs of
-    /bin/true, by name (the request read it is blocked in as strace attaches or detaches may
-    count or not)."""
+    """System calls of the exec helper (not of its children) in a process that runs ``runs``
+    runs of /bin/true, by name: traced from the helper's start (``strace -ff``: one file a
+    process), so none can be missed."""
     if shutil.which("strace") is None:
         pytest.skip("strace is not installed")
-    server = helper_client._server()
-    assert spawn_measured(SpawnRequest(argv=["/bin/true"])).status == "ok"  # started, tracked
-    out = tmp_path / "strace.txt"
-    tracer = subprocess.Popen(["strace", "-qq", "-p", str(server.pid), "-o", str(out)],
-                              stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 10
-        while _tracer_of(server.pid) == 0:
-            if tracer.poll() is not None or time.monotonic() > deadline:
-                pytest.skip(f"strace cannot attach here: {tracer.stderr.read().decode()[-200:]}")
-            time.sleep(0.01)
-        for _ in range(runs):
-            assert spawn_measured(SpawnRequest(argv=["/bin/true"])).status == "ok"
-    finally:
-        tracer.send_signal(signal.SIGINT)
-        tracer.wait(10)
-    names = re.findall(r"^([a-z_0-9]+)\(", out.read_text(), flags=re.M)
-    return collections.Counter(names)
+    out = tmp_path / f"runs-{runs}"
+    out.mkdir()
+    proc = subprocess.run(["strace", "-qq", "-f", "-ff", "-o", str(out / "trace"),
+                           sys.executable, "-c", RUNNER, str(runs)],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0 and "ptrace" in proc.stderr:
+        pytest.skip(f"strace cannot trace here: {proc.stderr[-200:]}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for path in out.iterdir():
+        text = path.read_text(errors="replace")
+        if re.search(r'^execve\("[^"]*exec_helper', text, flags=re.M):
+            return collections.Counter(re.findall(r"^([a-z_0-9]+)\(", text, flags=re.M))
+    raise AssertionError("no exec helper was traced")
 
 
 def test_a_run_redirecting_nothing_costs_the_helper_seven_calls(tmp_path):
-    calls = _helper_calls(RUNS, tmp_path)
-    expected = {"read": 1, "rt_sigprocmask": 2, "clone": 1, "wait4": 2, "write": 1}
-    assert set(calls) == set(expected), calls
-    for name, per_run in expected.items():  # +-2: the reads strace attached and detached in
-        assert abs(calls[name] - per_run * RUNS) <= 2, (name, calls)
+    one, many = _helper_calls(1, tmp_path), _helper_calls(1 + RUNS, tmp_path)
+    per_run = {name: (many[name] - one[name]) / RUNS for name in many | one
+               if many[name] != one[name]}
+    assert per_run == {"read": 1, "rt_sigprocmask": 2, "clone": 1, "wait4": 2, "write": 1}
 
 
 @pytest.mark.parametrize("helper_fork", [False, True], ids=["clone-vfork", "fork"])
