@@ -33,17 +33,9 @@ def _plan() -> RunPlan:
                    seed=7)
 
 
-def _start_reads(monkeypatch) -> Counter:
-    """Run one session; count the /proc and /sys files opened while it starts."""
-    opened: Counter = Counter()
-    starting = []
-    real_open = builtins.open
-
-    def counting_open(path, *args, **kwargs):
-        if starting and str(path).startswith(("/proc/", "/sys/")):
-            opened[str(path)] += 1
-        return real_open(path, *args, **kwargs)
-
+def _while_starting(monkeypatch) -> list:
+    """Wrap the session's start: the returned list is non-empty exactly while a session starts."""
+    starting: list = []
     real_start = session_module._start
 
     def counted_start(*args, **kwargs):
@@ -53,9 +45,23 @@ def _start_reads(monkeypatch) -> Counter:
         finally:
             starting.clear()
 
+    monkeypatch.setattr(session_module, "_start", counted_start)
+    return starting
+
+
+def _start_reads(monkeypatch) -> Counter:
+    """Run one session; count the /proc and /sys files opened while it starts."""
+    opened: Counter = Counter()
+    starting = _while_starting(monkeypatch)
+    real_open = builtins.open
+
+    def counting_open(path, *args, **kwargs):
+        if starting and str(path).startswith(("/proc/", "/sys/")):
+            opened[str(path)] += 1
+        return real_open(path, *args, **kwargs)
+
     monkeypatch.setattr(builtins, "open", counting_open)
     monkeypatch.setattr(io, "open", counting_open)  # pathlib opens through io.open
-    monkeypatch.setattr(session_module, "_start", counted_start)
     return opened
 
 
@@ -81,7 +87,6 @@ def test_a_session_start_looks_up_each_program_and_namespace_once(db_path, monke
 
     looked_up: Counter = Counter()
     links: Counter = Counter()
-    starting = []
     real_which, real_readlink = shutil.which, os.readlink
 
     def counting_which(name, *args, **kwargs):
@@ -94,20 +99,11 @@ def test_a_session_start_looks_up_each_program_and_namespace_once(db_path, monke
             links[str(path)] += 1
         return real_readlink(path, *args, **kwargs)
 
-    real_start = session_module._start
-
-    def counted_start(*args, **kwargs):
-        starting.append(1)
-        try:
-            return real_start(*args, **kwargs)
-        finally:
-            starting.clear()
-
     with Store.open(db_path) as store:
         execute(_plan(), store, Here(ScriptedRunner()))
+        starting = _while_starting(monkeypatch)
         monkeypatch.setattr(shutil, "which", counting_which)
         monkeypatch.setattr(os, "readlink", counting_readlink)
-        monkeypatch.setattr(session_module, "_start", counted_start)
         execute(_plan(), store, Here(ScriptedRunner()))
     assert looked_up, "the count saw no lookup: it does not work"
     assert max(looked_up.values()) == 1, looked_up

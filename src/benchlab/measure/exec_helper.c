@@ -444,6 +444,17 @@ static int already_dying(pid_t pid)
     return 0;
 }
 
+/* waitpid(-1, status, WNOHANG), retried on EINTR: a child's pid, 0 (children, none exited) or
+ * -1 with errno ECHILD (no children at all). */
+static pid_t reap_any_nohang(int *status)
+{
+    pid_t pid;
+    do {
+        pid = waitpid(-1, status, WNOHANG);
+    } while (pid < 0 && errno == EINTR);
+    return pid;
+}
+
 /* SIGKILL and reap every remaining child (= orphaned descendant of a finished run); returns how
  * many were alive (not already dying, see already_dying) and died of that SIGKILL. */
 static int kill_descendants(void)
@@ -452,10 +463,7 @@ static int kill_descendants(void)
     /* Most runs leave nothing: then waitpid says so (ECHILD) in one call, without reading
      * the children list (three calls). */
     int first_status;
-    pid_t first;
-    do {
-        first = waitpid(-1, &first_status, WNOHANG);
-    } while (first < 0 && errno == EINTR);
+    pid_t first = reap_any_nohang(&first_status);
     if (first < 0)
         return 0; /* ECHILD: no children at all */
     /* else one had died by itself (reaped, not counted) or one is alive: look below */
@@ -465,10 +473,7 @@ static int kill_descendants(void)
         if (n == 0) {
             /* The list can miss a child that was reparented a moment ago: waitpid cannot. */
             int status;
-            pid_t late;
-            do {
-                late = waitpid(-1, &status, WNOHANG);
-            } while (late < 0 && errno == EINTR);
+            pid_t late = reap_any_nohang(&status);
             if (late < 0)
                 return killed; /* ECHILD: no children at all */
             if (late == 0) {
