@@ -122,7 +122,7 @@ def remove_own_parents(timeout_s: float = 3.0) -> None:
     engine's monitor (conmon) of a just-removed container is still exiting."""
     deadline = time.monotonic() + timeout_s
     while True:
-        left = [p for root in _roots() for p in (root / PARENT).glob(f"{os.getpid()}-w*")]
+        left = [p for root in _roots() for p in _worker_parents(root, os.getpid())]
         for path in left:
             _remove_tree(path)
         if not any(p.exists() for p in left) or time.monotonic() > deadline:
@@ -135,12 +135,26 @@ def remove_own_parents(timeout_s: float = 3.0) -> None:
             pass
 
 
+def _worker_parents(root: Path, pid: int | None = None) -> list[Path]:
+    """The ``<pid>-w<worker>`` parents under ``root``'s shared parent (of process ``pid``, or of
+    every process); none when the shared parent is gone. Another benchlab process removes it
+    once it is empty, between any look and the listing (``Path.glob`` checks, then scans, and
+    raised FileNotFoundError out of ``run --isolation podman`` in a parallel test run)."""
+    prefix = f"{pid}-w" if pid is not None else ""
+    try:
+        with os.scandir(root / PARENT) as entries:
+            return [Path(entry.path) for entry in entries
+                    if entry.name.startswith(prefix) and "-w" in entry.name]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def sweep_dead_parents() -> list[str]:
     """Remove the container parents of benchlab processes that are gone; return their paths.
     A parent still holding a process stays (rmdir refuses it)."""
     removed = []
     for root in _roots():
-        for path in (root / PARENT).glob("*-w*"):
+        for path in _worker_parents(root):
             pid = path.name.partition("-")[0]
             if not pid.isdigit() or int(pid) == os.getpid():
                 continue
