@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import _signal as signal  # the C module: `signal` makes enums at import (~3 M instructions)
 import contextlib
+import sys
 import threading
 from typing import Any, Callable, Iterator, Sequence
 
@@ -56,6 +57,8 @@ def interruptible() -> Iterator[type[_Received]]:
             raise KeyboardInterrupt
 
     previous = {s: signal.signal(s, on_signal) for s in _TERMINATING}
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _interrupts_out_of_finalizers(previous_hook)
     try:
         yield _Received
     except SessionInterrupted as exc:
@@ -64,8 +67,35 @@ def interruptible() -> Iterator[type[_Received]]:
         raise
     finally:
         _Received.depth -= 1
+        sys.unraisablehook = previous_hook
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def _interrupts_out_of_finalizers(previous_hook: Callable[[Any], None]) -> Callable[[Any], None]:
+    """An ``sys.unraisablehook`` that takes a Ctrl-C (or a SIGTERM made one) raised inside a
+    ``__del__`` silently, leaving it to the loops' next checkpoint, and passes everything else
+    to ``previous_hook``.
+
+    A signal's handler runs wherever the main thread is, a finalizer too (a Dask future dropped
+    after its run was stored). There Python cannot raise: it printed "Exception ignored in ...
+    Traceback ... KeyboardInterrupt" on the user's terminal (seen in a study's SIGTERM test
+    under load) and went on. The loops' checkpoints (:func:`raise_if_terminated`: before each
+    run, every poll, between cells) already end the work on a recorded SIGTERM; a Ctrl-C lost
+    this way is recorded as SIGINT so they end it too (exit 130, as for any Ctrl-C). Sending
+    the signal again from here would run the handler inside this hook, and a later delivery
+    could land in the interrupted session's clean-up.
+    """
+
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            if _Received.signum is None:
+                _Received.signum = signal.SIGINT
+            return
+        previous_hook(unraisable)
+
+    return hook
+
 
 
 def _system_checks() -> list[dict] | None:
