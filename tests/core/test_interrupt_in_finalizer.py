@@ -21,6 +21,10 @@ SCRIPT = """
 import os, signal, sys, time
 from benchlab.core.session import interruptible, raise_if_terminated
 
+# Ctrl-C as the console script has it (benchlab._python_interrupts): a process started from a
+# background job or a pytest-xdist worker inherits SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 class Dropped:
     def __del__(self):
         os.kill(os.getpid(), signal.{name})
