@@ -37,23 +37,6 @@ def _error_message(request: SpawnRequest, stage: str, index: int, errno_: int) -
 def _measurement_from_fields(request: SpawnRequest, f: dict[str, str]) -> RunMeasurement:
     """The helper's result fields as a measurement (times in ns, memory in KiB); a missing
     number reads 0. Each field is read inline (no helper function: ~15 frames a run)."""
-    if f["status"] == "ok":  # a finished run's line: every number is there, no error;
-        # each read by subscription (no get with a default), inline (no frame)
-        try:
-            cpus_text, exit_code = f["cpus"], int(f["exit"])
-            return RunMeasurement(
-                status="ok", exit_code=None if exit_code < 0 else exit_code,
-                signal=None if int(f["signal"]) <= 0 else int(f["signal"]),
-                wall_ns=int(f["wall_ns"]), user_ns=int(f["user_ns"]), sys_ns=int(f["sys_ns"]),
-                max_rss_kib=int(f["maxrss_kib"]), minflt=int(f["minflt"]),
-                majflt=int(f["majflt"]), nvcsw=int(f["nvcsw"]), nivcsw=int(f["nivcsw"]),
-                start_mono_ns=int(f["start_mono_ns"]), end_mono_ns=int(f["end_mono_ns"]),
-                start_unix_ns=int(f["start_unix_ns"]), error=None, method="exec-helper",
-                cpus=None if cpus_text in ("-", "") else tuple(
-                    int(c) for c in cpus_text.split(",")),
-                descendants_killed=int(f["descendants"]))
-        except KeyError:  # not every number after all: each missing one reads 0, below
-            pass
     get = f.get
     status = f["status"]
     error = None
