@@ -1,14 +1,22 @@
 """benchlab: rigorous, reproducible performance measurement of programs and machines.
 
-Layers (data flows one way: run -> store -> analyse -> report):
+Layers, lowest first (docs/architecture.md has the table and the import rule; data flows one
+way: run -> store -> analyse -> report):
 
-- ``benchlab.measure``: spawning and timing runs, rusage, program-reported samples, environment.
-- ``benchlab.control``: affinity, cgroups, workers, background load, system checks.
-- ``benchlab.stats``: pure statistics on numpy arrays (no I/O).
-- ``benchlab.machines``: machine profiles, variability, calibration.
-- ``benchlab.store``: SQLite schema, migrations, import/export formats.
-- ``benchlab.report``: text, Markdown, HTML, plots.
-- ``benchlab.cli``: the thin Click front end.
+- ``benchlab`` itself (rank 0): ``errors`` (UserError), ``units`` (the one parser and formatter
+  of durations, sizes and CPU lists), ``jsonable``, ``processes``, ``paths``, ``lazy``,
+  ``digests``, ``records``.
+- ``benchlab.stats``, ``benchlab.store``, ``benchlab.environment`` (rank 1, independent of each
+  other): pure statistics on numpy arrays; the database, its one session writer and the
+  import/export formats; read-only probes of the machine.
+- ``benchlab.control`` (rank 2): affinity, cgroups, background load, containers, system checks.
+- ``benchlab.measure`` (rank 3): spawning and timing one measured process, rusage, perf counters,
+  program-reported samples.
+- ``benchlab.workloads`` (rank 4): the bundled C workloads and their builder.
+- ``benchlab.core`` (rank 5): the execution core: a run plan in, measured runs stored.
+- ``benchlab.machines`` (rank 6): machine profiles, variability, calibration, prediction.
+- ``benchlab.report`` (rank 7): text, Markdown, HTML, plots, verdicts in words, bundles.
+- ``benchlab.cli`` (rank 8): the thin Click front end.
 """
 
 __version__ = "0.2.0"

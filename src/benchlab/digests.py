@@ -1,7 +1,7 @@
 """SHA-256 and HMAC-SHA256 of small inputs without loading OpenSSL.
 
 ``import hashlib`` (or ``hmac``) loads OpenSSL's libcrypto and initialises it: ~12 M instructions,
-~3 % of a whole ``benchlab run -q -N -r 1`` (issue 19: start-up). The digests on run's path hash
+~3 % of a whole ``benchlab run -q -N -r 1`` (start-up). The digests on run's path hash
 a few hundred bytes each (an environment's canonical JSON, one environment variable's value),
 which CPython's own SHA-256 (``_sha256``; ``_sha2`` since Python 3.12) computes alike: the same
 digests, bit for bit (``tests/test_startup.py`` checks them against ``hashlib`` and ``hmac``).

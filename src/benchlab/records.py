@@ -3,7 +3,7 @@
 Python 3.11's ``@dataclass`` writes ``__init__``, ``__repr__``, ``__eq__`` (and, frozen,
 ``__setattr__``, ``__delattr__``, ``__hash__``) as source text and compiles each with ``exec``
 as the class is created: 0.25-0.7 ms a class, ~14 % of the instructions of a whole
-``benchlab run -q -N -r 1`` for the ~17 dataclasses on its path (issue 19: start-up). A
+``benchlab run -q -N -r 1`` for the ~17 dataclasses on its path (start-up). A
 ``@record`` class is a real dataclass (``dataclasses.fields``, ``asdict``, ``replace`` and
 ``is_dataclass`` work on it; ``__match_args__`` is set) whose methods are shared functions over
 its fields, built without compiling anything: the same behaviour (``tests/test_startup.py``

@@ -132,7 +132,7 @@ def format_cpu_list(cpus: Iterable[int]) -> str:
     return ",".join(parts)
 
 
-# --- finite-number parsers for command-line options (issue 8, Part 2 item 5) ------------------
+# --- finite-number parsers for command-line options ------------------
 # float() accepts "nan", "inf" and "1e23"; an option value like that would reach a timer, a
 # cgroup file or a loop bound. These parsers refuse every non-finite or out-of-range value with
 # one line that names the value and shows a correct one, so the CLI stops before any session.
@@ -247,7 +247,7 @@ def parse_size_bytes(text: str | int, *, what: str | None = None, allow_zero: bo
     return value
 
 
-# --- effects for comparisons (issue 9, item 3): `--min-effect 1ms`, `500us`, `2%` -------------
+# --- effects for comparisons: `--min-effect 1ms`, `500us`, `2%` -------------
 
 _NS_PER = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "min": 60e9,
            "h": 3600e9}
@@ -320,7 +320,7 @@ def parse_age_s(text: str, *, what: str | None = None) -> float:
     return value
 
 
-# --- counts in words (issue 16, item 9): "1 run", "2 runs", never "1 runs" --------------------
+# --- counts in words: "1 run", "2 runs", never "1 runs" --------------------
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``n`` and ``word`` agreeing in number: ``plural(1, "run")`` is '1 run', ``plural(2,

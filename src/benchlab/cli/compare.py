@@ -1,10 +1,10 @@
-"""``benchlab compare A B``: seed 001's flow as PASSED/WARNING/FAILED lines and a verdict.
+"""``benchlab compare A B``: the JayBeams flow as PASSED/WARNING/FAILED lines and a verdict.
 
 The check lines are :mod:`benchlab.stats.verdict`'s flow; the verdict line is the structured
 verdict every command prints (:mod:`benchlab.stats.verdict_model`, words in
 :mod:`benchlab.report.verdict_text`), so ``compare`` says what ``run`` and ``show`` say.
 ``benchlab compare SESSION`` gives a stored session's own verdict (its baseline rule), exactly
-as ``show``. ``--jaybeams-compatible`` keeps seed 001's decision rules for the verdict line.
+as ``show``. ``--jaybeams-compatible`` keeps the JayBeams decision rules for the verdict line.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _environment(store, series) -> dict | None:
               help="Work per measurement: with --clock-ghz, min effect = one cycle per iteration.")
 @click.option("--clock-ghz", type=params.POSITIVE, default=None)
 @click.option("--jaybeams-compatible", is_flag=True,
-              help="Reproduce the JayBeams analysis's rules exactly (docs/analysis.md).")
+              help="Reproduce the JayBeams rules exactly (docs/analysis.md).")
 @click.option("--resamples", type=click.IntRange(min=100), default=None,
               help="Bootstrap resamples of the SD estimate (default 2000; 10000 when "
                    "--jaybeams-compatible).")
@@ -143,7 +143,7 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
                                                     else None),
                             jaybeams_compatible=jaybeams_compatible)
 
-    def line(r) -> str:  # the verdict of one candidate: the structured one, unless seed 001's
+    def line(r) -> str:  # the verdict of one candidate: the structured one, unless the JayBeams rules
         if jaybeams_compatible or (unit == "count" and _exact_counts(r)):
             return verdict_text(r, unit, base.metric)
         return candidate_line(verdict, verdict.candidate(r.name_a))

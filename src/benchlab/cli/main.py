@@ -1,6 +1,6 @@
 """The ``benchlab`` command: a lazy Click group; each command lives in its own module.
 
-Start-up time is part of the interface (issue 8: ``--version`` and ``--help`` in 0.15 s), so this
+Start-up time is part of the interface (``--version`` and ``--help`` in 0.15 s), so this
 module imports nothing heavy at module level, not even Click:
 
 - ``COMMANDS`` is a static table: command name -> (module under ``benchlab.cli``, one-line help).

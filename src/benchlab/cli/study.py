@@ -1,4 +1,4 @@
-"""``benchlab study SUITE.toml`` and ``benchlab study report SESSION``: seed 000's stability study."""
+"""``benchlab study SUITE.toml`` and ``benchlab study report SESSION``: the stability study of docs/sources.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Background load for the duration of a session: ``--load cpu:N | memcpy:N | spin:N``.
 
-Seed 000 measured how results degrade when other work shares the machine. ``cpu:N`` and
+The stability study measured how results degrade when other work shares the machine. ``cpu:N`` and
 ``memcpy:N`` start N stress-ng workers (its ``--cpu`` / ``--memcpy`` stressors) when stress-ng is
 installed, and fall back to the built-in spinner otherwise (stored as such). ``spin:N`` always
 uses the built-in spinner: N processes running a tight arithmetic loop, which needs nothing
@@ -11,7 +11,7 @@ Debian's kernel, ``/proc/sys/kernel/sched_autogroup_enabled``), CFS first shares
 between *sessions* (autogroups) and only then between the processes of one session. A load
 started in a new session (``setsid``) is therefore one entity however many workers it has, and
 ``--load cpu:8`` on 2 CPUs slowed a CPU-bound loop only from 0.44 s to 0.51 s. In benchlab's own
-session each worker competes with the measured program as one process among N+1, as seed 002's
+session each worker competes with the measured program as one process among N+1, as the OS-features report's
 100 CPU-wasting processes did with its fixed task (17.7 s against 2.2-2.5 s in a cgroup of its
 own). :meth:`BackgroundLoad.to_dict` records where the load ran (session, autogroup, nice,
 scheduling policy, cgroup, method) so a result can be read with it.

@@ -184,7 +184,7 @@ class LocalLanes:
             self.runner.hook(self.plan.benchmarks[current].cleanup, "cleanup")
 
     def run(self) -> None:
-        """One worker in this thread, or N concurrent worker threads (seed 000's parallel setup)."""
+        """One worker in this thread, or N concurrent worker threads (the stability study's parallel setup)."""
         self.recorder.observer.started(self.recorder.writer.ref, self.plan,
                                        self.recorder.total())
         if self.workers == 1:

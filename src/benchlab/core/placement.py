@@ -171,7 +171,7 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
 
         perf_events = parse_events(options.perf_events)
     if perf_events:
-        check_events(perf_events)  # perf installed, and it takes these events (issue 15)
+        check_events(perf_events)  # perf installed, and it takes these events
     if options.load:
         from benchlab.control.load import parse_load
 

@@ -116,7 +116,7 @@ def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun
             stdin_path=plan.stdin_path)
     finally:
         streams.finish()
-    if plan.shell and m.status == "failed":  # the shell's 128 + N: signal N (issue 15)
+    if plan.shell and m.status == "failed":  # the shell's 128 + N: signal N
         m = signal_via_shell(m, plan.shell, extra)
     if bench.conclude:
         run_hook(bench.conclude, "conclude", plan.cwd, plan.shell, scratch)

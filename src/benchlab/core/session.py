@@ -145,8 +145,8 @@ def create_session(store: Store, plan: RunPlan, *, setup: Callable[[], int | Non
         environment = collect_environment(argv=list(argv) if argv else None, cwd=plan.cwd,
                                           env_key=store.env_key())
     load_before = list(load_average())
-    # the row, its benchmarks and metrics in ONE transaction: a signal between them left a
-    # session that could not be resumed (issue 15); now a failure or Ctrl-C leaves nothing
+    # the row, its benchmarks and metrics in ONE transaction: a signal between separate ones
+    # would leave a session that cannot be resumed; in one, a failure or Ctrl-C leaves nothing
     with store.transaction():
         writer = SessionWriter.create(
             store, "run", name=name, command_line=list(argv) if argv else None,

@@ -1,8 +1,8 @@
-"""Stability studies (seed 000): a matrix of workloads × isolation × workers × affinity × load.
+"""Stability studies (as in the grading platform's study, docs/sources.md): a matrix of workloads × isolation × workers × affinity × load.
 
 A suite (TOML) names workloads and the levels of each factor. Every combination of factor
 levels is a **cell**; a cell runs as an ordinary run session (all workloads interleaved, each
-worker running its own stream of runs, seed 000's homogeneous parallel setup) under that cell's
+worker running its own stream of runs, the stability study's homogeneous parallel setup) under that cell's
 control options. Cells run in a seeded random order so drift does not line up with a factor.
 A study session (kind ``study``) records the suite and which run session belongs to which cell,
 so an interrupted study resumes: complete cells are kept, an interrupted cell resumes, cells not

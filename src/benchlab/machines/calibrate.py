@@ -1,5 +1,5 @@
 """CPU-quota calibration: find the cgroup CPU quota that makes this machine run a set of
-microbenchmarks as fast as a (slower) base machine did (seed 004, Section IV).
+microbenchmarks as fast as a (slower) base machine did (the VarSys16 paper, Section IV).
 
 Objective. For a quota q, each chosen method is run ``repeat`` times on this machine under
 q (rounds in shuffled order, like a profile), its rate's median divided by the base profile's

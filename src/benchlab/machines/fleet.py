@@ -1,4 +1,4 @@
-"""Fleet characterisation (seed 004 at fleet scale): profile every machine of a cluster, compare
+"""Fleet characterisation (the VarSys16 paper at fleet scale): profile every machine of a cluster, compare
 every pair, name the slowest common base, calibrate each machine's CPU quota against it.
 
 - :func:`profile_fleet`: the existing stress-ng profile (:func:`benchlab.machines.profile.

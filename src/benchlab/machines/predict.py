@@ -1,6 +1,6 @@
 """Predict where an application's result lands on another machine, from a variability range.
 
-Seed 004's claim: a CPU-bound application moved from the base machine to the target sees a
+The VarSys16 paper's claim: a CPU-bound application moved from the base machine to the target sees a
 speedup inside the variability range [min, max] of the stress-ng CPU methods' speedups. So a
 result measured on the base bounds the result on the target:
 

@@ -2,7 +2,7 @@
 
 For every method present in both profiles the *ratio* is the target's speedup over the base:
 ``target / base`` for rates (higher is better) and ``base / target`` for times (lower is
-better), so a ratio above 1 always means "faster on the target". The paper (seed 004) bounds
+better), so a ratio above 1 always means "faster on the target". The VarSys16 paper bounds
 the performance change any CPU-bound application will see by the *range* [min, max] of these
 ratios over stress-ng's CPU methods, and reads their histogram in 0.1-wide bins.
 

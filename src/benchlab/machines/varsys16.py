@@ -1,4 +1,4 @@
-"""Importer for the published varsys16 data (seed 004's ``exp/alltests.csv``) and its checks.
+"""Importer for the published varsys16 data (the VarSys16 paper's ``exp/alltests.csv``) and its checks.
 
 The CSV has ``machine,limits,benchmark,lower_is_better,class,repetition,result`` rows. One
 profile is built per (machine, limits), named ``MACHINE`` for limits ``without`` and

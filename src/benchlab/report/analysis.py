@@ -1,9 +1,9 @@
 """``benchlab analyze``: everything one sample series can honestly say about itself.
 
-Summary (classic and robust), outliers by the MAD rule (seed 003: raw MAD, k = 3, flagged not
+Summary (classic and robust), outliers by the MAD rule (the TCP-latency report: raw MAD, k = 3, flagged not
 dropped) and Tukey's fences, the uncertainty MAD / sqrt(n kept), percentiles of the kept values,
 a bootstrap interval of the median, independence (max |ACF|, Ljung-Box, effective n), steady
-state (warm-up, level shifts) and CDF points. Seed 003's median is the median of *all* values
+state (warm-up, level shifts) and CDF points. The TCP-latency report's median is the median of *all* values
 (taken before the filter); both medians are reported.
 """
 

@@ -30,7 +30,7 @@ def verdict_sentence(result: Any, unit: str = "ns") -> str:
 
 
 def check_line(result: Any, check: Any) -> str:
-    """One step of the analysis (seed 001's report line) as a sentence."""
+    """One step of the analysis (the JayBeams report line) as a sentence."""
     return words.check_line(result, check)
 
 

@@ -32,7 +32,7 @@ GOOD = "#009E73"     # improvements
 NEUTRAL = "#777777"  # thresholds, reference lines
 #: Most points a figure draws per series (sequence buckets, raw points, CDF quantiles).
 MAX_POINTS = 2000
-#: Seed 003's percentiles marked on the CDF.
+#: The TCP-latency report's percentiles marked on the CDF.
 CDF_MARKS = (0.5, 0.9, 0.95, 0.99, 0.999)
 
 
@@ -248,7 +248,7 @@ def sequence_figure(key: str, name: str, values: np.ndarray, unit: str, colour: 
 
 def acf_figure(key: str, name: str, acf_values: np.ndarray, colour: str,
                threshold: float = 0.05) -> Figure:
-    """Correlogram: autocorrelation at lags 1..k as stems, with seed 001's ±0.05 line."""
+    """Correlogram: autocorrelation at lags 1..k as stems, with the JayBeams ±0.05 line."""
     lags = np.arange(1, acf_values.size + 1)
     fig = Figure(key, f"Autocorrelation: {name}", "lag (runs)", "autocorrelation")
     fig.layers.append(Layer("segment", {"x0": lags, "x1": lags, "y0": np.zeros(lags.size),
@@ -261,7 +261,7 @@ def acf_figure(key: str, name: str, acf_values: np.ndarray, colour: str,
 
 def cdf_figure(key: str, series: Sequence[tuple[str, np.ndarray]], unit: str,
                colours: Colours, metric: str = "") -> Figure:
-    """Empirical CDF per command (quantiles when long) with seed 003's percentiles marked."""
+    """Empirical CDF per command (quantiles when long) with the TCP-latency report's percentiles marked."""
     pooled = np.concatenate([v for _, v in series]) if series else np.empty(0)
     name_u, div = display_unit(pooled, unit)
     fig = Figure(key, "Cumulative distribution" + (f": {series[0][0]}" if len(series) == 1

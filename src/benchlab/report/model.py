@@ -6,7 +6,7 @@ the numbers in a pull-request comment and in the HTML page are the same numbers.
 Selection: each selector is ``[SESSION:]NAME[/METRIC]`` (one series, as ``compare`` takes it)
 or a session (uid, id or name: all its benchmarks). Nothing selected: the newest session. With
 two or more series of one unit, every series is compared against the reference (the last one,
-as in ``benchlab compare``, or ``reference``) with seed 001's flow, Holm-adjusted.
+as in ``benchlab compare``, or ``reference``) with the JayBeams flow, Holm-adjusted.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ ENV_FIELDS = (("host.hostname", "host"), ("os.kernel.release", "kernel"), ("cpu.
               ("benchlab.version", "benchlab"), ("python.version", "Python"),
               ("git.commit", "git commit"), ("git.dirty", "git dirty"))
 STDERR_TAIL_CHARS = 2000
-#: Fewest successful runs a series needs to be compared (seed 001's flow, the rank test).
+#: Fewest successful runs a series needs to be compared (the JayBeams flow, the rank test).
 MIN_COMPARED = 3
 
 
@@ -62,7 +62,7 @@ class BenchmarkSection:
 
 @dataclass
 class ComparisonSection:
-    """Every candidate against one reference: seed 001's results and relative speeds."""
+    """Every candidate against one reference: the JayBeams results and relative speeds."""
 
     reference: str
     unit: str
@@ -226,7 +226,7 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
                        sections: Sequence[BenchmarkSection], reference: int,
                        colours: F.Colours, options: CompareOptions | None = None,
                        verdict: Any = None) -> ComparisonSection | None:
-    """Seed 001's comparison of every series against ``series[reference]`` (Holm when several).
+    """The JayBeams comparison of every series against ``series[reference]`` (Holm when several).
 
     Relative speed = median(candidate) / median(reference) with a BCa bootstrap interval at
     level 1 - (1 - 0.95) / m for m candidates: Bonferroni-level intervals, the simultaneous

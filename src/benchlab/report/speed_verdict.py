@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from benchlab.stats.verdict_model import Verdict
 
 # The statistics and their words are imported by the functions that use them: `run -q` stores
-# the verdict's settings through this module without numpy (issue 19).
+# the verdict's settings through this module without numpy (start-up).
 
 #: Key of the verdict's settings in a session's metadata.
 METADATA_KEY = "verdict"

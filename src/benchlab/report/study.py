@@ -1,9 +1,9 @@
-"""Seed 000's analysis of a stability study, as Markdown and CSV tables and PNG plots.
+"""The stability study's analysis of a study session, as Markdown and CSV tables and PNG plots.
 
 For each **group** (a cell of the matrix × a workload) and each time metric (CPU and wall time as
 the harness measured them, and as the program measured itself):
 
-- bootstrap percentile intervals of the mean and of the sd (seed 000: 0.95, ``boot``'s percentile);
+- bootstrap percentile intervals of the mean and of the sd (the stability study: 0.95, ``boot``'s percentile);
 - **comparisons** within each factor's family: for every pair of levels of one factor (the
   first level listed in the suite is the baseline), groups that agree on every other factor are
   compared by their intervals: disjoint → higher/lower, one engulfs the other → same, otherwise
@@ -11,7 +11,7 @@ the harness measured them, and as the program measured itself):
 - **harness-vs-program error**: per run, harness time minus the program's own time; per group the
   mean and sd of that difference and the relative error = sd / mean harness time;
 - **parallel-run ratio** of cells with several workers: (first result of the last iteration − last
-  result of the first iteration) / (last result − first start), seed 000's check that the workers
+  result of the first iteration) / (last result − first start), the stability study's check that the workers
   really ran in parallel;
 - **correlations** (Pearson and Spearman, with p-values) of rusage, cgroup and perf metrics with
   CPU time, per workload, pooled over cells;
@@ -193,7 +193,7 @@ def measurement_errors(groups: list[Group]) -> list[dict]:
 
 
 def parallel_run_ratio(runs: list[dict]) -> float | None:
-    """Seed 000's ratio for one cell's runs (all workloads): parallel time / total time.
+    """The stability study's ratio for one cell's runs (all workloads): parallel time / total time.
 
     Total: first start to last result. Parallel: last result of a worker's first iteration to
     the first result of a worker's last iteration. None for a single worker.
@@ -289,7 +289,7 @@ class StudyAnalysis:
     isolation: list[dict] = field(default_factory=list)
 
     def figures(self) -> list:
-        """Seed 000's figures (:mod:`benchlab.report.study_figures`)."""
+        """The stability study's figures (:mod:`benchlab.report.study_figures`)."""
         from benchlab.report.study_figures import study_figures
 
         varied = [f for f in ("workers", "isolation") if len(self.suite.levels[f]) > 1]
@@ -299,7 +299,7 @@ class StudyAnalysis:
 
 def analyse_study(store: Store, session: str, *, n_resamples: int = 2000,
                   seed: int = 1) -> StudyAnalysis:
-    """Seed 000's analysis of a study session (see the module docstring)."""
+    """The stability study's analysis of a study session (see the module docstring)."""
     study = store.get_session(session)
     if study["kind"] != "study":
         raise UserError(f"session {study['uid']} is a {study['kind']} session, not a study; "

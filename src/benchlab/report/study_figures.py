@@ -1,4 +1,4 @@
-"""Seed 000's study figures as figure specifications (HTML, PNG and SVG alike).
+"""The stability study's figures as figure specifications (HTML, PNG and SVG alike).
 
 - per-worker scatter: CPU time of every run by cell, one colour per worker (the seed's
   "worker 0 in red" with a legend instead of a sentence in the title);

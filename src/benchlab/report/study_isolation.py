@@ -1,4 +1,4 @@
-"""The grading platform's comparisons per isolation level against the baseline (seed 000).
+"""The grading platform's comparisons per isolation level against the baseline (the stability study).
 
 For each isolation level other than the baseline (``bare`` when the suite has it, else its first
 level), per workload and number of workers (other factors equal), one row:
@@ -15,7 +15,7 @@ level), per workload and number of workers (other factors equal), one row:
   under isolate also ``err_sd_isolate_wall_ns`` / ``err_sd_isolate_cpu_ns``, the isolator's own
   view (its meta file's time-wall and time) against the program's, and in a container
   ``err_sd_container_cpu_ns``, the engine's (its cgroup's CPU time) (CSV only);
-- ``parallel_run_ratio``: seed 000's check that several workers really ran in parallel.
+- ``parallel_run_ratio``: the stability study's check that several workers really ran in parallel.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The words of a comparison: check lines and the verdict of :mod:`benchlab.stats.verdict`.
 
-``check_lines(c)`` gives (status, sentence) pairs in the order of seed 001's report;
+``check_lines(c)`` gives (status, sentence) pairs in the order of the JayBeams report;
 ``verdict_text(c)`` the one-line verdict, which always says what to do next when undecided.
 ``verdict_lines(v)`` words the structured verdict (:mod:`benchlab.stats.verdict_model`) that
 ``run``, ``show``, ``compare``, ``report`` and the exports all print.
 
 Long because: both verdicts' words live here, next to the number formats they share, so a
-sentence is written once (the seed 001 flow of ``compare``, and the verdict every command prints).
+sentence is written once (the JayBeams analysis flow of ``compare``, and the verdict every command prints).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from benchlab.stats.comparison import Check, Comparison
 from benchlab.units import format_duration, format_value, plural
 
-#: Significant digits of the Hodges-Lehmann shift and interval: enough for seed 001's
+#: Significant digits of the Hodges-Lehmann shift and interval: enough for the JayBeams
 #: printed values (-771.55 µs, [-773.77, -769.32]).
 HL_DIGITS = 5
 #: Counts whose coefficient of variation is below this on both sides are compared by their
@@ -29,7 +29,7 @@ COUNT_CV_STABLE = 1e-4
 def _fmt(value: float, unit: str, digits: int = 4) -> str:
     """``value`` in its metric's unit: a readable duration only when ``unit`` is ns.
 
-    A series imported without a unit ('') is read as ns, as ``compare`` always has: seed 001's
+    A series imported without a unit ('') is read as ns, as ``compare`` always has: the JayBeams
     files carry none and are nanoseconds."""
     unit = unit or "ns"
     if unit == "ns":

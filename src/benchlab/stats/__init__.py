@@ -35,7 +35,7 @@ _export("correlation", "CorrelationResult", "pearson", "spearman")
 _export("descriptive", "MAD_NORMAL_SCALE", "InvalidSampleError", "Summary", "as_sample",
         "cdf_points", "iqr", "mad_raw", "mad_scaled", "percentile", "summarize")
 _export("equivalence", "TostResult", "tost_welch")
-_export("independence", "SEED001_MAX_ACF", "IndependenceReport", "LjungBoxResult", "acf",
+_export("independence", "JAYBEAMS_MAX_ACF", "IndependenceReport", "LjungBoxResult", "acf",
         "check_independence", "default_max_lag", "effective_sample_size", "ljung_box")
 _export("multiple", "benjamini_hochberg", "holm", "p_adjust")
 _export("outliers", "MadFilteredSummary", "OutlierFlags", "mad_filtered_summary",

@@ -132,7 +132,7 @@ def _checks(c: Comparison) -> list[Check]:
     ind = (c.independence_a, c.independence_b)
     if None in ind:
         checks.append(Check("independence", INFO, {"constant": True}))
-    elif o.jaybeams_compatible:  # seed 001's fixed max |ACF| >= 0.05
+    elif o.jaybeams_compatible:  # the JayBeams fixed max |ACF| >= 0.05
         checks.append(Check("independence", PASSED if all(i.passed for i in ind) else WARNING))
     else:  # a threshold that scales with n (verdict_pair.series_dependence)
         flagged = any(d is not None and d.flagged for d in (c.dependence_a, c.dependence_b))

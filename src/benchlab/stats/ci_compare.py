@@ -1,11 +1,11 @@
-"""Seed 000's comparison of two groups by overlap of bootstrap intervals.
+"""The stability study's comparison of two groups by overlap of bootstrap intervals.
 
-Seed 000 compares 0.95 percentile-bootstrap intervals of the mean and of the
+The stability study compares 0.95 percentile-bootstrap intervals of the mean and of the
 standard deviation of two groups (R ``boot``, 1000 resamples): disjoint
 intervals mean the characteristic differs; if one interval engulfs the other
 it is "probably the same"; a partial overlap allows no conclusion.
 
-(Seed 000's text says it takes "the 0.05-th and 0.95-th percentile" for a
+(The stability study's text says it takes "the 0.05-th and 0.95-th percentile" for a
 0.95 interval; that would be a 0.90 interval. benchlab takes the 2.5th and
 97.5th, which is what a 0.95 percentile interval is, and exposes
 `confidence`.)
@@ -51,7 +51,7 @@ def compare_intervals(x_interval: tuple[float, float], y_interval: tuple[float, 
 
 @dataclass(frozen=True)
 class GroupComparison:
-    """Seed-000 labels for y relative to x, with the intervals behind them
+    """The stability study's labels for y relative to x, with the intervals behind them
     (unit of the data)."""
 
     mean: Label
@@ -74,7 +74,7 @@ def compare_groups(
     seed: int = 0,
     kind: str = "percentile",
 ) -> GroupComparison:
-    """Compare the mean and the sd of group y to group x, seed 000's way.
+    """Compare the mean and the sd of group y to group x, the stability study's way.
 
     Parameters
     ----------
@@ -83,13 +83,13 @@ def compare_groups(
     confidence : float
         Coverage of each interval.
     n_resamples : int
-        Bootstrap resamples per interval (seed 000 used 1000; the default
+        Bootstrap resamples per interval (the stability study used 1000; the default
         10,000 makes the labels less dependent on the seed).
     seed : int
         Seeds the four intervals (derived seeds seed..seed+3, so each is
         independently reproducible).
     kind : str
-        Interval kind; seed 000 uses percentile.
+        Interval kind; the stability study uses percentile.
 
     Returns
     -------

@@ -27,7 +27,7 @@ class CompareOptions:
     ----------
     confidence_level : float or None
         Level of the intervals; alpha = 1 - confidence_level unless ``alpha`` is given.
-        Default 0.95 (seed 001: 0.95 too, with alpha 0.01).
+        Default 0.95 (the JayBeams analysis: 0.95 too, with alpha 0.01).
     alpha : float or None
         Significance level; default 1 - confidence_level (``jaybeams_compatible``: 0.01).
         Outside ``jaybeams_compatible`` an alpha that disagrees with the level is an error.
@@ -47,10 +47,10 @@ class CompareOptions:
     seed : int
         Seed of the bootstraps (results are reproducible).
     nonparametric_factor, round_to, min_samples : float, int, int or None
-        Sample-size rule; None: seed 001's 1.15, 1000, 5000 with ``jaybeams_compatible``,
+        Sample-size rule; None: the JayBeams 1.15, 1000, 5000 with ``jaybeams_compatible``,
         else pi/3, 1, 0.
     jaybeams_compatible : bool
-        Reproduce seed 001's rules exactly (module docstring).
+        Reproduce the JayBeams rules exactly (module docstring).
     """
 
     confidence_level: float | None = None
@@ -122,7 +122,7 @@ class Comparison:
         A relative to B.
     reason : str
         Why: "significant", "inside_margin", "identical", "not_significant",
-        "power_10x" or "effect_too_small" (the last two: seed 001's stops).
+        "power_10x" or "effect_too_small" (the last two: the JayBeams stops).
     samples_needed : int or None
         Runs per group that would likely decide an undecided comparison
         (``samples_needed_method`` says how it was estimated); ``additional_runs`` = that

@@ -134,7 +134,7 @@ def percentile(x: ArrayLike, q: ArrayLike, *, method: str = DEFAULT_QUANTILE_MET
 def median(x: ArrayLike) -> float:
     """``float(np.median(x))`` of a 1-D sample, bit for bit (numpy's partition and ``np.mean``
     of the middle one or two; NaN when one is NaN or the sample is empty), without numpy's NaN
-    check that imports numpy.ma (~20 ms of ``benchlab show``; issue 19 item 4). Unit of `x`."""
+    check that imports numpy.ma (~20 ms of ``benchlab show``). Unit of `x`."""
     arr = np.asarray(x, dtype=np.float64).ravel()
     if arr.size == 0:
         return math.nan
@@ -150,7 +150,7 @@ def _linear(arr: np.ndarray, q: np.ndarray) -> Any:
     """``np.percentile(arr, q, method="linear")`` bit for bit (the same float operations: index
     ``(n - 1) * q / 100``, numpy's ``_lerp``), of a 1-D float64 ``arr`` and percents ``q``.
     numpy's own partitions at ``np.unique`` of the indexes, whose ``np.ma.is_masked`` imports
-    numpy.ma (~20 ms of ``benchlab show``); issue 19 item 4. Unit of ``arr``."""
+    numpy.ma (~20 ms of ``benchlab show``). Unit of ``arr``."""
     n = arr.size
     virtual = (n - 1) * np.true_divide(np.atleast_1d(q), 100)
     top = virtual >= n - 1
@@ -171,7 +171,7 @@ def mad_raw(x: ArrayLike) -> float:
     """Raw median absolute deviation ``median(|x - median(x)|)``, no scale factor.
 
     Same unit as `x`. Equals R's ``mad(x, constant = 1)``. This is the MAD
-    seed 003 uses for its outlier rule and uncertainty.
+    the TCP-latency report uses for its outlier rule and uncertainty.
     """
     arr = as_sample(x, min_n=1)
     return median(np.abs(arr - median(arr)))

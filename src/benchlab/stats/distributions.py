@@ -1,6 +1,6 @@
 """The special functions benchlab's statistics need, written on ``math`` and numpy, no scipy.
 
-Why this module exists (issue 19): scipy and scipy.libs are ~143 MB of the base install (goal
+Why this module exists: scipy and scipy.libs are ~143 MB of the base install (goal
 <= 150 MB with numpy's ~73 MB), and ``import scipy.special`` costs ``benchlab compare`` ~0.15 s
 of its 0.3 s start-up budget. benchlab needs only the handful below, so they are written here
 and nothing in benchlab imports scipy (tests/install/test_no_scipy.py).

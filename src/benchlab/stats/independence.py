@@ -27,8 +27,8 @@ from numpy.typing import ArrayLike
 
 from benchlab.stats.descriptive import InvalidSampleError, as_sample
 
-#: Seed 001's rule: a max |ACF| (lags >= 1) at or above this suggests dependence.
-SEED001_MAX_ACF = 0.05
+#: The JayBeams rule: a max |ACF| (lags >= 1) at or above this suggests dependence.
+JAYBEAMS_MAX_ACF = 0.05
 
 
 def default_max_lag(n: int) -> int:
@@ -192,7 +192,7 @@ class IndependenceReport:
     """Summary of the independence checks of one series.
 
     ``max_abs_acf`` (dimensionless) at ``max_abs_acf_lag`` over lags
-    1..``max_lag``; ``passed`` is seed 001's rule ``max_abs_acf < threshold``.
+    1..``max_lag``; ``passed`` is the JayBeams rule ``max_abs_acf < threshold``.
     """
 
     n: int
@@ -209,11 +209,11 @@ class IndependenceReport:
 
 
 def check_independence(
-    x: ArrayLike, *, threshold: float = SEED001_MAX_ACF, max_lag: int | None = None
+    x: ArrayLike, *, threshold: float = JAYBEAMS_MAX_ACF, max_lag: int | None = None
 ) -> IndependenceReport:
-    """Seed 001's autocorrelation check plus Ljung-Box and effective n.
+    """The JayBeams autocorrelation check plus Ljung-Box and effective n.
 
-    Seed 001 computes ``max(abs(acf(x)$acf[-1]))`` with R's default lags and
+    The JayBeams analysis computes ``max(abs(acf(x)$acf[-1]))`` with R's default lags and
     warns when it is ``>= 0.05``; ``passed`` is the opposite. The Ljung-Box
     test uses the same ``max_lag``.
     """
@@ -221,7 +221,7 @@ def check_independence(
 
 
 def independence_and_acf(
-    x: ArrayLike, *, threshold: float = SEED001_MAX_ACF, max_lag: int | None = None
+    x: ArrayLike, *, threshold: float = JAYBEAMS_MAX_ACF, max_lag: int | None = None
 ) -> tuple[IndependenceReport, np.ndarray]:
     """:func:`check_independence` and the ACF it is computed from.
 

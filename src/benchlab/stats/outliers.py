@@ -1,4 +1,4 @@
-"""Outlier flagging: MAD rule and Tukey fences, and the seed-003 robust summary.
+"""Outlier flagging: MAD rule and Tukey fences, and the TCP-latency report's robust summary.
 
 Outliers are *flagged*, never silently dropped: every function returns a
 boolean mask over the input (True = outlier) and the name of the rule that
@@ -86,9 +86,9 @@ def mad_outliers(x: ArrayLike, k: float = 3.0, *, mad_kind: str = "raw") -> Outl
     x : array_like
         At least 3 finite measurements (any unit).
     k : float
-        Number of MADs (default 3, as seed 003).
+        Number of MADs (default 3, as the TCP-latency report).
     mad_kind : {"raw", "scaled"}
-        ``"raw"``: MAD = median(|x - median|) (seed 003's rule, the default).
+        ``"raw"``: MAD = median(|x - median|) (the TCP-latency report's rule, the default).
         ``"scaled"``: 1.4826 * raw MAD, so k is in normal-sigma units ([1]_
         recommends k = 2.5 or 3 with this one).
 
@@ -143,17 +143,17 @@ def tukey_outliers(
 
 @dataclass(frozen=True)
 class MadFilteredSummary:
-    """Seed 003's summary: MAD rejection, then statistics of the kept values.
+    """The TCP-latency report's summary: MAD rejection, then statistics of the kept values.
 
     Units are those of the input except counts. Both medians are given because
-    seed 003 reports the median of *all* values (taken before filtering) while
+    the TCP-latency report reports the median of *all* values (taken before filtering) while
     other statistics describe the kept values.
 
     Attributes
     ----------
     n_total, n_kept : int
     median_all : float
-        Median of all values (seed 003's printed "Median").
+        Median of all values (the TCP-latency report's printed "Median").
     median_kept : float
         Median of the kept values.
     mean_kept, min_kept, max_kept : float
@@ -162,7 +162,7 @@ class MadFilteredSummary:
     mad_raw_all : float
         Raw MAD of all values; the filter's scale.
     uncertainty : float
-        ``mad_raw_all / sqrt(n_kept)`` (seed 003's "uncertainty").
+        ``mad_raw_all / sqrt(n_kept)`` (the TCP-latency report's "uncertainty").
     flags : OutlierFlags
         The MAD rule's mask over the input.
     """
@@ -190,9 +190,9 @@ class MadFilteredSummary:
 def mad_filtered_summary(
     x: ArrayLike, k: float = 3.0, *, method: str = DEFAULT_QUANTILE_METHOD
 ) -> MadFilteredSummary:
-    """Reproduce seed 003's latency summary.
+    """Reproduce the TCP-latency report's latency summary.
 
-    Definitions (the combination that reproduces every number seed 003
+    Definitions (the combination that reproduces every number the TCP-latency report
     prints for its 100 TCP-handshake latencies; see
     ``tests/stats/test_outliers.py``):
 
@@ -205,7 +205,7 @@ def mad_filtered_summary(
     Parameters
     ----------
     x : array_like
-        Measurements (any unit; seed 003 uses ns).
+        Measurements (any unit; the TCP-latency report uses ns).
     k : float
         MAD multiplier.
     method : str

@@ -10,7 +10,7 @@ is the exact noncentral-t probability
 ``strict = TRUE``), and the sample size per group is the root of power(n) = target, found with
 Brent's method to 1e-10 instead of R's default ``uniroot`` tolerance (about 1.2e-4 samples).
 
-Seed 001's planning rules (``bm_order_book_analyze.R`` in JayBeams) are in
+The JayBeams planning rules (``bm_order_book_analyze.R`` in JayBeams) are in
 :func:`required_sample_size`: the t-test n is multiplied by 1.15 for a rank test (the
 asymptotic relative efficiency of Mann-Whitney vs the t test is >= 0.864 = 1/1.157 for any
 distribution, and 3/pi = 0.955 for normal data), rounded up to a multiple of 1000, with a floor
@@ -207,7 +207,7 @@ def minimum_interesting_effect(iterations: int, clock_ghz: float) -> float:
 
     A benchmark that runs ``iterations`` operations per measurement on a ``clock_ghz`` GHz
     core saves ``iterations / clock_ghz`` ns per measurement if each operation saves one cycle.
-    Seed 001: 20,000 iterations at 3 GHz -> 6,667 ns = 6.667 us.
+    The JayBeams analysis: 20,000 iterations at 3 GHz -> 6,667 ns = 6.667 us.
     """
     _check_positive(iterations, "iterations")
     _check_positive(clock_ghz, "clock_ghz")
@@ -216,7 +216,7 @@ def minimum_interesting_effect(iterations: int, clock_ghz: float) -> float:
 
 @dataclass(frozen=True)
 class SampleSizePlan:
-    """How many samples per group a rank comparison needs (seed 001's rule).
+    """How many samples per group a rank comparison needs (the JayBeams rule).
 
     Attributes
     ----------
@@ -259,7 +259,7 @@ def required_sample_size(
     round_to: int = 1000,
     minimum: int = 5000,
 ) -> SampleSizePlan:
-    """Samples per group to detect ``delta`` with a rank test, by seed 001's rule.
+    """Samples per group to detect ``delta`` with a rank test, by the JayBeams rule.
 
     n_required = max(minimum, round_to * ceil(nonparametric_factor * n / round_to)) where n is
     the t test's n from :func:`t_test_sample_size` (two-sided, ``alpha``, ``power``).
@@ -279,7 +279,7 @@ def required_sample_size(
 
     Examples
     --------
-    Seed 001 (workstation): delta = 66.67 us, sd = 197 us -> n = 312.8 -> 5000 samples;
+    The JayBeams analysis (workstation): delta = 66.67 us, sd = 197 us -> n = 312.8 -> 5000 samples;
     delta = 6.667 us -> n = 31112 -> 36000 samples.
     """
     n = t_test_sample_size(delta, sd, alpha=alpha, power=power)

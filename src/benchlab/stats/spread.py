@@ -1,7 +1,7 @@
-"""How spread out one measurement is, for sample-size plans: seed 001's bootstrap SD bound
+"""How spread out one measurement is, for sample-size plans: the JayBeams bootstrap SD bound
 and the robust spread benchlab uses by default; and the runs a plan asks for.
 
-Seed 001 plans its sample size from a bootstrap bound on the SD (:func:`estimate_sd`). One
+The JayBeams analysis plans its sample size from a bootstrap bound on the SD (:func:`estimate_sd`). One
 outlier (1e9 ns among values near 1000 ns) makes that SD, and the plan, absurd: "needs more than
 1e15 samples". A rank test does not care about the outlier's size, so the default plan uses a
 robust spread instead (:func:`robust_spread`: the normal-consistent MAD, which ignores up to
@@ -35,14 +35,14 @@ class SdEstimate:
         The SD used (ns); for rule "jaybeams" rounded up to whole microseconds.
     rule : {"jaybeams", "upper"}
         "jaybeams": ceiling (µs) of max(percentile low, basic low, normal high) over samples
-        (seed 001); "upper": the largest upper bound of the three intervals.
+        (the JayBeams analysis); "upper": the largest upper bound of the three intervals.
     bound : float
         The winning bound before rounding (ns).
     bound_source : str
         "group/kind/end" of the winning bound, e.g. "map/normal/high".
     monte_carlo_error : float
         Monte-Carlo standard deviation of ``bound`` (ns) at ``n_resamples``: the bootstrap's
-        own noise; seed 001's VM file sits on an integer-µs boundary, so its rounded value
+        own noise; the JayBeams VM file sits on an integer-µs boundary, so its rounded value
         depends on the seed.
     intervals : dict
         ``intervals[group][kind]``: bootstrap intervals of each sample's SD (ns).
@@ -98,7 +98,7 @@ def estimate_sd(
     samples : mapping of name -> array
         The samples (ns), each with at least 3 values that are not all equal.
     jaybeams_compatible : bool
-        Seed 001's rule: ceil_us(max(percentile low, basic low, normal high)) over samples.
+        The JayBeams rule: ceil_us(max(percentile low, basic low, normal high)) over samples.
         Otherwise: max(percentile high, basic high, normal high) over samples, unrounded.
     n_resamples, seed, confidence
         Bootstrap settings (:func:`benchlab.stats.bootstrap.bootstrap_cis`).
@@ -171,7 +171,7 @@ def plan_runs(delta: float, spread: float, *, alpha: float, power: float,
               minimum: int = 0) -> RunsPlan:
     """Runs per group to detect a shift ``delta`` at ``alpha`` with ``power``; never raises.
 
-    Seed 001's rule (:func:`benchlab.stats.power.required_sample_size`): the two-sample t
+    The JayBeams rule (:func:`benchlab.stats.power.required_sample_size`): the two-sample t
     test's n (R's ``power.t.test``) times ``nonparametric_factor``, rounded up to
     ``round_to``, at least ``minimum``. A spread of 0 needs the smallest sample a rank test
     can decide with (3 per group). A plan that cannot be computed (delta 0, more than 1e15

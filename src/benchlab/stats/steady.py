@@ -221,7 +221,7 @@ def detect_steady_state(
     pen = float(penalty_factor * math.log(m))
     change_points = [c * jump for c in pelt_l2(signal, pen, block_size)]
     # A level shift moves the median: a change whose two sides' medians differ by less than
-    # three standard errors is a spike or a slow last run, not a shift (issue 16: one slow last run was
+    # three standard errors is a spike or a slow last run, not a shift (one slow last run was
     # reported as a level shift in 200 of 200 series).
     kept: list[int] = []
     for i, c in enumerate(change_points):

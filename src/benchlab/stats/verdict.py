@@ -1,6 +1,6 @@
 """Is A faster than B, slower, equivalent, or not yet decided? The decision as data.
 
-Seed 001 (JayBeams ``bm_order_book_analyze.R``, "On Benchmarking, Part 6") compares two
+The JayBeams analysis (JayBeams ``bm_order_book_analyze.R``, "On Benchmarking, Part 6") compares two
 benchmarks A and B like this; :func:`compare` does the same steps on samples in ns:
 
 1. summaries of each sample; independence: max |ACF| over lags 1..10 log10(n) (warn >= 0.05);

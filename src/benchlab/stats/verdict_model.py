@@ -189,7 +189,7 @@ def verdict_model(
         about 70-90 % of cases with a real difference (bench/verdict_calibration.py); 0.8
         gave 85-96 %, above the 50-90 % goal, since undecided pilots underestimate |d|.
     jaybeams_compatible : bool
-        Seed 001's fixed max |ACF| >= 0.05 autocorrelation rule.
+        The JayBeams fixed max |ACF| >= 0.05 autocorrelation rule.
 
     Returns
     -------

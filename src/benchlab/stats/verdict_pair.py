@@ -12,7 +12,7 @@ the raw values; the ratio is then 1 + shift / median(baseline), a monotone map o
 interval.
 
 Autocorrelated runs (lag-1 autocorrelation above its 1.645 / sqrt(n) band, or Ljung-Box p below
-:data:`LJUNG_BOX_LEVEL`: thresholds that scale with n, unlike seed 001's fixed max |ACF| >=
+:data:`LJUNG_BOX_LEVEL`: thresholds that scale with n, unlike the JayBeams fixed max |ACF| >=
 0.05, which :func:`series_dependence` keeps for ``jaybeams_compatible``) make every i.i.d.
 interval too narrow. The variance-inflation factor n / n_eff (:attr:`Dependence.inflation`, at
 least the session's pooled one, :func:`session_dependence`, whose estimate is k times steadier)
@@ -57,7 +57,7 @@ import numpy as np
 
 from benchlab.stats.descriptive import median
 from benchlab.stats.distributions import stdtr, stdtrit
-from benchlab.stats.independence import SEED001_MAX_ACF, independence_and_acf
+from benchlab.stats.independence import JAYBEAMS_MAX_ACF, independence_and_acf
 
 #: Level of the Ljung-Box test that flags a series as autocorrelated: 1 % keeps false alarms
 #: on independent runs to about 1 in 100 series whatever n (max |ACF| >= 0.05 fires on
@@ -181,7 +181,7 @@ def series_dependence(x: np.ndarray, *, jaybeams_compatible: bool = False) -> De
     Flagged when the lag-1 autocorrelation r1 is positive and either above its one-sided 95 %
     band 1.645 / sqrt(n) or Ljung-Box (min(10, n // 5) lags) rejects at
     :data:`LJUNG_BOX_LEVEL`: thresholds that shrink with n, so independent series are flagged
-    about 5 % of the time at any n. With ``jaybeams_compatible`` seed 001's max |ACF| >= 0.05.
+    about 5 % of the time at any n. With ``jaybeams_compatible`` the JayBeams max |ACF| >= 0.05.
     ``adjusted`` (the verdict widens its interval) is a lower bar, r1 above 0.84 / sqrt(n).
     ``effective_n`` is n over the larger of two variance-inflation factors: Geyer's initial
     positive sequence (:func:`benchlab.stats.independence.effective_sample_size`) and AR(1)'s
@@ -198,7 +198,7 @@ def series_dependence(x: np.ndarray, *, jaybeams_compatible: bool = False) -> De
     lb = ljung_box(x, lag=max(1, min(10, n // 5)))
     r1 = float(r[1])
     if jaybeams_compatible:
-        flagged = report.max_abs_acf >= SEED001_MAX_ACF
+        flagged = report.max_abs_acf >= JAYBEAMS_MAX_ACF
     else:
         flagged = r1 > 0 and (r1 * math.sqrt(n) > LAG1_BAND_Z or lb.p_value < LJUNG_BOX_LEVEL)
     # the verdict widens at a lower bar than the warning: at n = 20 the 95 % band misses most

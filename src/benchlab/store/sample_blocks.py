@@ -1,6 +1,6 @@
 """Program-reported samples on disk: blocks of little-endian doubles, written and read here.
 
-A program can report a million values in one run (seed 001's order book reports one per
+A program can report a million values in one run (the JayBeams order book reports one per
 operation). Stored one row per value, a million samples cost 2 s of ``INSERT`` and 467 MB of
 memory in SQLite, and reading them back was most of a report's time. They are stored instead as
 rows of table ``sample_blocks``: ``(run_id, metric, first_seq, n, data)``, where ``data`` holds

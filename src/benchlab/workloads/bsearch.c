@@ -1,6 +1,6 @@
 /*
  * bsearch - QUERIES binary searches for pseudo-random keys in a sorted array of SIZE ints
- * (seed 000's "bsearch" exercise type): memory-latency-bound once the array (default 16 MiB)
+ * (the stability study's "bsearch" exercise type): memory-latency-bound once the array (default 16 MiB)
  * exceeds the last-level cache, since each probe depends on the previous one.
  *
  *   bsearch [QUERIES (default 200000)] [SIZE (default 4194304)] [seed]

@@ -1,6 +1,6 @@
 /*
  * exp_float - evaluates exp(x) in single precision by its Taylor series for COUNT arguments
- * spread over [-8, 8] (seed 000's "exp_float" exercise type): CPU-bound floating point with a
+ * spread over [-8, 8] (the stability study's "exp_float" exercise type): CPU-bound floating point with a
  * serial dependency chain per evaluation and no memory traffic.
  *
  *   exp_float [COUNT (default 3000000)]

@@ -1,6 +1,6 @@
 /*
  * gray2bin - converts COUNT pseudo-random 64-bit Gray codes to binary with the bit-serial
- * loop (b ^= g >> 1, g >>= 1 until g is 0) (seed 000's "gray2bin" exercise type): integer
+ * loop (b ^= g >> 1, g >>= 1 until g is 0) (the stability study's "gray2bin" exercise type): integer
  * ALU work with data-dependent trip counts and branch mispredictions, no memory traffic.
  *
  *   gray2bin [COUNT (default 3000000)] [seed]

@@ -1,5 +1,5 @@
 /*
- * insertion_sort - insertion sort of N fixed-seed pseudo-random ints (seed 000's
+ * insertion_sort - insertion sort of N fixed-seed pseudo-random ints (the stability study's
  * "insertion_sort" exercise type): O(N^2) compares and moves on a cache-resident array.
  *
  *   insertion_sort [N (default 20000)] [seed]

@@ -1,6 +1,6 @@
 /*
  * ipc_common.h - the parent/child message-passing harness shared by the ipc_* workloads
- * (seed 002: the same stream of messages sent over different IPC mechanisms).
+ * (the OS-features report: the same stream of messages sent over different IPC mechanisms).
  *
  * Protocol, identical for every variant so that only the transport differs:
  *   1. setup (not timed): create the transport, fork; the child gets ready and writes one

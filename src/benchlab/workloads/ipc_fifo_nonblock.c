@@ -1,12 +1,12 @@
 /*
  * ipc_fifo_nonblock - MESSAGES messages of SIZE bytes from a parent to its child through a
- * named pipe (FIFO) opened with O_NONBLOCK on both ends (seed 002's "async I/O" variant).
+ * named pipe (FIFO) opened with O_NONBLOCK on both ends (the OS-features report's "async I/O" variant).
  *
  *   ipc_fifo_nonblock [MESSAGES (default 50000)] [SIZE bytes (default 64)] [busy|poll]
  *
  * A non-blocking read(2)/write(2) returns EAGAIN instead of sleeping when the FIFO is empty or
  * full. What the program does then is the wait mode:
- *   busy (default, as in seed 002): retry the call at once, so each wait costs system calls
+ *   busy (default, as in the OS-features report): retry the call at once, so each wait costs system calls
  *        in a loop (and, when both processes share one CPU, the rest of a time slice);
  *   poll: sleep in poll(2) until the descriptor is ready, then retry.
  * Messages larger than PIPE_BUF (4096 bytes) may be written in parts; both ends handle that.

@@ -1,6 +1,6 @@
 /*
  * ipc_pipe - MESSAGES messages of SIZE bytes from a parent to its child through an anonymous
- * pipe with blocking read(2)/write(2), one write per message (seed 002's baseline; the seed
+ * pipe with blocking read(2)/write(2), one write per message (the OS-features report's baseline; the seed
  * used a named pipe, which behaves the same once opened).
  *
  *   ipc_pipe [MESSAGES (default 50000)] [SIZE bytes (default 64)]

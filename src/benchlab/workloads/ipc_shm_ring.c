@@ -1,6 +1,6 @@
 /*
  * ipc_shm_ring - MESSAGES messages of SIZE bytes from a parent to its child through a
- * single-producer/single-consumer ring buffer in shared memory (seed 002's "zero-copy" variant:
+ * single-producer/single-consumer ring buffer in shared memory (the OS-features report's "zero-copy" variant:
  * no kernel copy; each message is copied once by the sender into the ring and read in place by
  * the receiver).
  *

@@ -1,7 +1,7 @@
 /*
  * order_book - applies OPS price-level updates to a two-sided order book and reads the inside
  * (best bid, best ask) after each one, with the book stored either as an array indexed by price
- * or as a balanced binary search tree keyed by price (seed 001: array_based_order_book vs
+ * or as a balanced binary search tree keyed by price (the JayBeams analysis: array_based_order_book vs
  * map_based_order_book).
  *
  *   order_book <array|map> [OPS (default 1000000)] [seed]

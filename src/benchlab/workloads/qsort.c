@@ -1,5 +1,5 @@
 /*
- * qsort - libc qsort(3) of N fixed-seed pseudo-random ints (seed 000's "qsort" exercise
+ * qsort - libc qsort(3) of N fixed-seed pseudo-random ints (the stability study's "qsort" exercise
  * type): O(N log N) with an indirect comparator call per comparison; at the default N the
  * array (2.4 MB) exceeds typical L2 caches.
  *

@@ -125,7 +125,7 @@ def software() -> dict[str, Any]:
     """The versions the analysis ran with (compared with a warning by ``reproduce``)."""
     import numpy
 
-    try:  # not part of the base install since issue 19; recorded when present
+    try:  # not part of the base install; recorded when present
         from importlib.metadata import version
 
         scipy_version: str | None = version("scipy")

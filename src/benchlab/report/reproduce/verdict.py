@@ -7,7 +7,7 @@ For each bundled run session and its reproduction:
   equivalent, undecided) here as there;
 - **size**: each benchmark's median wall time here over there (a time ratio) must lie inside
   the band the machines' variability predicts: with ``[lo, hi]`` the range of per-method
-  speedups of this machine over the original (seed 004), times should scale by
+  speedups of this machine over the original (the VarSys16 paper), times should scale by
   ``[1/hi, 1/lo]``, widened by ``tolerance`` for the measurement's own noise. The size is the
   same only when the machines match, i.e. that band overlaps ``[1/(1+tol), 1+tol]``: a machine
   that is clearly faster or slower reproduces the direction, not the size (``--calibrate``

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from benchlab.store.formats.common import ImportedSession
 
 # common (hashlib), gather and readers are imported by the functions that use them:
-# `benchlab run` imports this package for MetricSpec alone, ~10 ms sooner (issue 19 item 4).
+# `benchlab run` imports this package for MetricSpec alone, ~10 ms sooner.
 
 
 def __getattr__(name: str) -> Any:
