@@ -5,7 +5,7 @@ Usage: .venv/bin/python bench/bundle_limits.py
 Made with the streaming writer of ``tests/badinput/test_bundle_limits.py`` (a 2 GiB member of
 zeros is about 9 MB of gzip), each refused by the real console script. Peak RSS is the child's
 ``ru_maxrss`` (RUSAGE_CHILDREN of a fresh wrapper running only that child), beside the same
-command on a 12-byte bad file. Before the limits (issue 15): the 2 GiB member took 2.1 GB peak
+command on a 12-byte bad file. Before the limits: the 2 GiB member took 2.1 GB peak
 RSS and the million-entry listing 85 s and 1 GB.
 """
 

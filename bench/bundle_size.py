@@ -5,7 +5,7 @@ Usage: .venv/bin/python bench/bundle_size.py [--workdir DIR]
 1. ``benchlab demo`` (3 sorts x 30 runs + 3 warmups, bundled C workload), then
    ``benchlab bundle`` of it, ``benchlab reproduce --analysis-only`` and ``benchlab reproduce``
    (re-measures the demo here: rebuilds sort_algos from the bundled source, profiles briefly).
-2. seed 001's vm-results.csv (``../shared/data/jaybeams``: 100,000 samples per book type,
+2. the JayBeams vm-results.csv (``../shared/data/jaybeams``: 100,000 samples per book type,
    200,000 in all) imported as one session, bundled, and reproduced with ``--analysis-only``
    (an import has no protocol to re-measure).
 
@@ -83,7 +83,7 @@ def main() -> None:
     big_bundle = work / "vm-results.benchlab.tar.gz"
     t_bundle, _ = timed("bundle", big, "-o", str(big_bundle), "--db", str(db))
     t_analysis, out = timed("reproduce", str(big_bundle), "--analysis-only")
-    print(f"100k-sample session {big} (seed 001 vm-results.csv: 2 x 100,000 samples)")
+    print(f"100k-sample session {big} (the JayBeams vm-results.csv: 2 x 100,000 samples)")
     print(f"  bundle: {describe(big_bundle)}; bundling took {t_bundle:.1f} s")
     print(f"  reproduce --analysis-only: {t_analysis:.1f} s; "
           f"{' / '.join(line.split(':')[1].split('(')[0].strip() for line in out.splitlines())}")

@@ -1,8 +1,8 @@
-"""Issue 12's calibrated reproduction, measured: how close ``reproduce --calibrate`` gets to a
+"""The calibrated reproduction, measured: how close ``reproduce --calibrate`` gets to a
 known CPU quota (prints figures).
 
 A "slow machine" is emulated by a known quota (default 1000 us per 10000 us): its stress-ng
-profile and a session of seed 001's order book (array vs map) are measured under it and
+profile and a session of the JayBeams order book (array vs map) are measured under it and
 bundled; the bundle is then reproduced on the same machine without the quota, plainly and with
 ``--calibrate``. Printed per repetition: both verdicts and the recovered quota beside the known
 one (the issue's goal: within 10 %), with the load average, since the machine may be shared.

@@ -1,6 +1,6 @@
 """The least a Python tool of benchlab's design can do to measure ``/bin/true`` N times: a floor.
 
-Issue 19 asks that ``benchlab run -q -N -r 100 /bin/true`` take at most twice as long as
+The goal is that ``benchlab run -q -N -r 100 /bin/true`` take at most twice as long as
 ``hyperfine -N -r 100 /bin/true``. This program does only what any tool of benchlab's design
 must do, and nothing benchlab does beyond it (no options, environment, checks, cgroup tracking,
 session rows, verdict): a fresh interpreter; the CLI library (``--no-click`` leaves it out); a

@@ -3,7 +3,7 @@
 
 Each measurement runs in a fresh Python process (peak RSS is a per-process high-water mark,
 ``ru_maxrss``), so the numbers do not include one another. The limit the import must stay under
-is 3 x the file size + 150 MB (issue 8, Part 2 item 6).
+is 3 x the file size + 150 MB.
 
 Usage::
 

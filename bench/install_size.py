@@ -1,4 +1,4 @@
-"""Size of benchlab's base install and the time of ``uv tool install`` from the wheel (issue 19).
+"""Size of benchlab's base install and the time of ``uv tool install`` from the wheel.
 
 Builds the wheel (``uv build``), then for the base install and for ``[all]``: a fresh venv with
 the wheel installed by ``uv pip install`` (counts the installed distributions and the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_MB, GOAL_PACKAGES = 150, 15
-# Measured before scipy left the base install (issue 19's first closing note, load 9.8).
+# Measured before scipy left the base install (load 9.8).
 BEFORE_SCIPY_LEFT = "183 MB, 9 packages (numpy, scipy, rich, click, pyyaml and theirs)"
 
 

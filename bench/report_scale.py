@@ -2,8 +2,8 @@
 
 1. A session with one benchmark of 1,000,000 program-reported samples (log-normal around
    10 µs with a 2 % level shift half-way): ``benchlab report`` as a user runs it (the console
-   script, so start-up and imports count), its wall time and the HTML file's size. Target
-   (issue 10): <= 5 s and <= 5 MB.
+   script, so start-up and imports count), its wall time and the HTML file's size. Target:
+   <= 5 s and <= 5 MB.
 2. A history of 200 sessions of one benchmark (30 runs each, a 5 % regression at session 150
    and a kernel change at 100): ``benchlab history`` (text) and ``benchlab report --history``
    (HTML), wall times. Target: <= 5 s.

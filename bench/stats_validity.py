@@ -2,7 +2,7 @@
 
 1. A/A: the false-positive rate of the compare verdict ("faster"/"slower" when A and B come
    from the same distribution) must be <= alpha.
-2. Power: plan the sample size from a pilot run (seed 001's rule, minimum effect 3 % of the
+2. Power: plan the sample size from a pilot run (the JayBeams rule, minimum effect 3 % of the
    baseline median), then check that at that n a true 3 % shift on lognormal data is detected
    in >= 95 % of the experiments.
 3. Sequential vs fixed: the group-sequential design (10 looks, O'Brien-Fleming spending,

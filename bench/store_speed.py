@@ -1,4 +1,4 @@
-"""Store speed (issue 11 item 6): ingest of 1M samples into SQLite and PostgreSQL, ``list``
+"""Store speed: ingest of 1M samples into SQLite and PostgreSQL, ``list``
 over 10,000 sessions, export of 1M samples as CSV, each beside ``pandas.read_csv`` of the same
 CSV in the same run (the floor: parsing the text alone, no database).
 

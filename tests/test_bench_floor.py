@@ -1,4 +1,4 @@
-"""bench/floor_program.py, the floor issue 19's goal is judged against, does what it claims: it
+"""bench/floor_program.py, the floor benchlab's per-run cost is judged against, does what it claims: it
 runs the target N times, stores each run as one committed row in a WAL store, and leaves Click
 out only when told to."""
 

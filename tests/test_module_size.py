@@ -1,7 +1,6 @@
 """Modules a newcomer reads in one sitting: a module over 400 lines says why in its docstring.
 
-The reason is a line of the opening docstring that starts with ``Long because:`` (issue 8, Part 1
-item 4; docs/CONTRIBUTING-helpers.md). Every offender is listed at once, with its length.
+The reason is a line of the opening docstring that starts with ``Long because:`` (CONTRIBUTING.md). Every offender is listed at once, with its length.
 """
 
 from __future__ import annotations

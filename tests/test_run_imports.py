@@ -1,5 +1,5 @@
 """What ``benchlab run -q -N -r 1 /bin/true``, ``show``, ``compare`` and ``list`` import
-(issue 19 item 4: the fixed cost of a command is mostly its imports).
+(the fixed cost of a command is mostly its imports).
 
 Each command runs in a fresh interpreter (the console script's ``main``, its fast exit
 included) with a temporary store and temporary ``XDG_*`` directories, warmed by one run first

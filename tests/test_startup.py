@@ -1,4 +1,4 @@
-"""Start-up of the ``benchlab`` command (issue 8, Part 1 item 5).
+"""Start-up of the ``benchlab`` command.
 
 - ``--version`` imports neither Click nor numpy, scipy, rich or pandas; ``--help`` imports no
   command module: the command table in ``benchlab.cli.main`` is static, and a test keeps it equal
@@ -256,8 +256,8 @@ def _cpu_s(argv: list[str], cwd: Path) -> float:
 def test_a_one_run_session_costs_at_most_three_click_imports(tmp_path):
     """``run -q -N -r 1 /bin/true`` as a whole process (interpreter, Click, benchlab's modules,
     the session, the store, the exit) against ``python -c 'import click'``, both in CPU time,
-    interleaved (a load slows both alike). Measured 2.4-2.5x after the fast exit (issue 19,
-    bench/startup.py has the figures); numpy on run's path alone would add ~2x."""
+    interleaved (a load slows both alike). Measured 2.4-2.5x after the fast exit
+    (bench/startup.py has the figures); numpy on run's path alone would add ~2x."""
     db = str(tmp_path / "s.db")
     run = [BENCHLAB, "run", "-q", "-N", "-r", "1", "/bin/true", "--db", db]
     click_only = [PY, "-c", "import click"]

@@ -1,4 +1,4 @@
-"""The bad-input corpus (issue 8, Part 2 item 5): every case through the console script's code in
+"""The bad-input corpus: every case through the console script's code in
 a process of its own.
 
 A case passes when benchlab exits 2 with exactly one ``benchlab: error:`` line that names the

@@ -1,4 +1,4 @@
-"""Issue 15, medium 11 (the run's part): a bad ``--perf-events`` is refused before any session
+"""A bad ``--perf-events`` is refused before any session
 (perf's usage error, exit 129, was stored as a failed session); ``run ''`` is refused in one line
 (it measured the shell); a command killed by a signal under the default shell is stored with
 that signal (it was exit 139 and no signal)."""

@@ -1,4 +1,4 @@
-"""Issue 15, high 5 and 6: inputs that ended in a traceback or never ended; each is now one
+"""Inputs that ended in a traceback or never ended; each is now one
 ``benchlab: error:`` line and exit 2 (or the failure's own code), quickly.
 
 Every case runs the real console script on a real store made by a real run.

@@ -1,4 +1,4 @@
-"""Issue 15, high 8: ``--metric`` matched the program's whole output in memory (2 GB peak for
+"""``--metric`` matched the program's whole output in memory (2 GB peak for
 1 GB of output, MemoryError at 1.5 GB). It is matched in blocks of whole lines now: benchlab's
 peak RSS stays far below the output's size, and every value is still found."""
 

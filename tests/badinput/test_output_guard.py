@@ -91,7 +91,7 @@ def test_every_output_option_is_guarded():
     assert not unguarded, f"output options without the OutputPath guard: {unguarded}"
     params = {(name, p.name) for name, command in _commands() for p in command.params}
     assert set(INPUTS) <= params, f"stale INPUTS entries: {set(INPUTS) - params}"
-    # The six options of issue 15 and the rest: the enumeration really finds them.
+    # Every output option: the enumeration really finds them.
     names = {(name, p.opts[-1]) for name, _, p in _guarded()}
     for expected in [("report", "--output"), ("report", "--plots"), ("compare", "--report"),
                      ("run", "--report"), ("run", "--output"), ("run", "--samples-csv"),

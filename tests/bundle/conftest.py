@@ -1,4 +1,4 @@
-"""Sessions of seed 001's order book (array vs map, bundled in benchlab.workloads), measured for
+"""Sessions of the JayBeams order book (array vs map, bundled in benchlab.workloads), measured for
 real with short runs (100,000 updates: a few ms each), shared by the tests of this directory."""
 
 from __future__ import annotations

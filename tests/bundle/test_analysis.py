@@ -103,7 +103,7 @@ def test_bundled_numbers_match_scipy_on_the_raw_data(bundled):
     assert mw["statistic"] == pytest.approx(expected.statistic)
     shifts = np.subtract.outer(walls["array"], walls["map"]).ravel()
     assert comparison["hodges_lehmann"]["estimate"] == pytest.approx(np.median(shifts), rel=1e-11)
-    # the order book's array is faster than its map (seed 001), decided at 10 runs each
+    # the order book's array is faster than its map (the JayBeams analysis), decided at 10 runs each
     assert comparison["outcome"] == "faster"
 
 

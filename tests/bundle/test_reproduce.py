@@ -1,4 +1,4 @@
-"""``benchlab reproduce``: the worked examples of issue 12 on seed 001's order book.
+"""``benchlab reproduce``: worked examples on the JayBeams order book.
 
 1. Bundled and reproduced on the same machine: reproduced.
 2. A "slow machine" emulated by a known CPU quota (1000 us per 10000 us: a tenth of a CPU),

@@ -1,6 +1,6 @@
 """A stranger's bundle runs nothing unasked, and its paths never reach this file system.
 
-The bundle is a real one (seed 001's order book, measured here) rewritten as a stranger would:
+The bundle is a real one (the JayBeams order book, measured here) rewritten as a stranger would:
 its commands, its ``prepare`` hook and its shell would each create a marker file, and its
 stdout, samples-file, stdin and working-directory fields name paths of this machine (a
 samples file benchlab would delete before every run). Re-signed, it verifies as a bundle.

@@ -23,7 +23,7 @@ def anp_db(db_path, shared):
 
 
 def test_analyze_reproduces_seed_003_table(anp_db):
-    """Seed 003: 74 kept of 100, median 52665 (of all values), uncertainty 461, p95 55601,
+    """The TCP-latency report: 74 kept of 100, median 52665 (of all values), uncertainty 461, p95 55601,
     p99 61627, min 43060, max 62051 (ns)."""
     proc = run_cli("analyze", "anp", "--json", db=anp_db, check=True)
     a = json.loads(proc.stdout)
@@ -231,7 +231,7 @@ def test_until_decided_bad_input(db_path, args, needle):
     assert_one_line_error(run_cli(*args, db=db_path), needle)
 
 
-# --- issue 9, item 3: compare never aborts on real data and always ends with a verdict -------
+# --- compare never aborts on real data and always ends with a verdict -------
 
 def _import_series(db_path, tmp_path, series: dict) -> None:
     """Write NAME,VALUE rows (ns) and import them as one session with the CSV importer."""

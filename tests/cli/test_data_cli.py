@@ -165,7 +165,7 @@ def test_real_console_script_imports_jaybeams_and_resolves_series(db_path):
         assert len(store.resolve_series("workstation-results:array").values) == 35000
 
 
-# -- seeing results again (issue 9 item 4) -----------------------------------------------------
+# -- seeing results again -----------------------------------------------------
 
 def _measured(db: Path, names_and_walls: dict[str, list[float]], *, name: str = "measured",
               failed_stderr: str | None = None, finish: str | None = "done") -> str:

@@ -1,4 +1,4 @@
-"""hyperfine's meanings, exactly (issue 16, item 7): ``-i`` summarises and compares failed runs
+"""hyperfine's meanings, exactly: ``-i`` summarises and compares failed runs
 by wall time in the terminal as in the exports; ``-M N`` alone runs N; the Markdown export's
 Relative column follows ``--reference``; a failing command shows its stderr tail and exits 1
 (bad input stays 2); ``run --alpha`` without ``--until-decided`` is refused naming

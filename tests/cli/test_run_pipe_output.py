@@ -1,4 +1,4 @@
-"""Output that reads in a pipe (issue 16, item 8): not a terminal, ``benchlab run`` prints one
+"""Output that reads in a pipe: not a terminal, ``benchlab run`` prints one
 plain table as wide as its widest cell (no number cut at 80 columns, no wrapped ``mean ± sd``),
 ``--style`` means what it means in hyperfine, a warning every command shares is said once, and a
 10-value ``-P`` scan prints no more lines than hyperfine's own output plus the verdict.

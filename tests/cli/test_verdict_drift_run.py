@@ -1,4 +1,4 @@
-"""Real processes at -r 12 (issue 16, why it stayed open): on a quiet machine
+"""Real processes at -r 12: on a quiet machine
 `benchlab run -r 12 'sleep 0.06' 'sleep 0.005' 'sleep 0.03'` stayed undecided on at least one
 pair in 3 of 4 tries, since 12 slightly drifting runs read as "about 1 independent run" and the
 deflated rank test cannot reject a 9x difference. Sleeps 6x and 12x apart decide on a quiet

@@ -1,4 +1,4 @@
-"""One verdict, right everywhere (issue 16 items 1, 3, 10): the same stored session gives the
+"""One verdict, right everywhere: the same stored session gives the
 same verdict words and the same structured JSON in run, show, compare SESSION and the JSON
 export; small -r says the attainable minimum and 5 runs decide.
 
@@ -80,7 +80,7 @@ def test_r3_states_the_attainable_minimum_and_r5_decides(tmp_path):
 
 @pytest.mark.serial
 def test_until_decided_reports_the_sequential_decision_not_a_fixed_sample_one(tmp_path):
-    """Issue 16 item 6: after --until-decided the design's own decision, its repeated interval
+    """After --until-decided the design's own decision, its repeated interval
     and the look it stopped at; out of budget, 'stopped undecided at N runs (max-...)'; show
     says the same."""
     db = str(tmp_path / "b.db")

@@ -1,4 +1,4 @@
-"""An imported series with too few values (issue 16, item 9): the verdict's advice is the
+"""An imported series with too few values: the verdict's advice is the
 importing tool's way to get repetitions (Google Benchmark's --benchmark_repetitions, pyperf's
 -p and --values), not run's "-r N", which an import cannot use. Real imports into a real store.
 """

@@ -1,4 +1,4 @@
-"""The metric the user measures (issue 16, item 5): ``--verdict-metric`` on run, show, compare
+"""The metric the user measures: ``--verdict-metric`` on run, show, compare
 and report; with ``--metric`` run and compare judge the same series by default; with ``--count
 instructions`` the exact count difference is printed beside the wall-time verdict; run's
 ``--min-effect`` is the verdict's equivalence margin.

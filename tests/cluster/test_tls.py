@@ -1,4 +1,4 @@
-"""A team's cluster over TLS with mutual authentication (issue 15, critical 3).
+"""A team's cluster over TLS with mutual authentication.
 
 A real ``dask scheduler`` and ``dask worker`` (the dask CLIs, as a team starts them) with
 certificates made by ``benchlab cluster certs``; ``benchlab run --cluster tls://`` end to end;

@@ -1,4 +1,4 @@
-"""The exec helper is born in its tracking cgroup (issue 19 item 4): the spawning thread joins
+"""The exec helper is born in its tracking cgroup: the spawning thread joins
 the leaf itself (``0`` into ``tasks``: no RCU grace-period wait, unlike moving a process in
 through ``cgroup.procs``, 7-15 ms), starts the helper, and goes back. No tracker thread, no wait
 before the first run. Real helper, real cgroup v1 hierarchy (root)."""

@@ -1,4 +1,4 @@
-"""What a session's loop does in Python for each run, counted (issue 19 item 4): from one run's
+"""What a session's loop does in Python for each run, counted: from one run's
 ``execute_planned_run`` to the next -- the spawn through the real exec helper, the row's commit,
 the recorder and the planner -- every run after the first calls the same Python functions, and
 no more than a budget. Counted with the interpreter's profiling hook in a real session of real
@@ -15,7 +15,7 @@ from benchlab.core.plan import BenchmarkSpec, RunPlan
 from benchlab.store.db import Store
 
 #: Python functions a plain run of ``/bin/true`` calls (60 when this was written; 71 before
-#: issue 19's per-run work of session 8). A new call on this path must earn its place.
+#: the per-run work measured by bench/startup.py). A new call on this path must earn its place.
 CALL_BUDGET = 60
 RUNS = 12
 

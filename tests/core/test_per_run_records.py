@@ -1,4 +1,4 @@
-"""The four records made once per run write their own ``__init__`` (issue 19 item 4: the generic
+"""The four records made once per run write their own ``__init__`` (the generic
 ``@record`` one cost ~2-3 us an instance, ~50,000 instructions a run for the four): each takes
 exactly its fields, in order, with the same defaults, and fills the instance exactly as the
 generic one does (the same ``__dict__``, in field order); frozen ones stay frozen; repr, eq and

@@ -1,4 +1,4 @@
-"""The planner's random order without numpy (issue 19): :class:`OrderRng` is numpy's
+"""The planner's random order without numpy: :class:`OrderRng` is numpy's
 ``default_rng(entropy).permutation`` bit for bit, so sessions stored by a benchlab that used
 numpy resume and reproduce in the order they always had."""
 
@@ -16,7 +16,7 @@ from benchlab.core.session_types import SessionInterrupted
 from benchlab.store.db import Store
 from tests.core.scripted import ScriptedRunner
 
-#: Benchmark order of a 4-command, 5-run, seed-19 session as the numpy planner (before issue 19)
+#: Benchmark order of a 4-command, 5-run, seed-19 session as the numpy planner (before the planner left numpy)
 #: executed it: whole, then interrupted after 7 runs and resumed.
 NUMPY_ORDER = [3, 1, 0, 2, 3, 0, 2, 1, 3, 2, 0, 1, 1, 0, 2, 3, 3, 2, 1, 0]
 NUMPY_RESUMED = ([3, 1, 0, 2, 3, 0, 2], [3, 2, 0, 1, 0, 2, 3, 1, 1, 0, 3, 2, 1])

@@ -1,4 +1,4 @@
-"""A session's start reads each /proc and /sys file once (issue 19 item 4): the sweep, the
+"""A session's start reads each /proc and /sys file once: the sweep, the
 placement, the system checks and the environment probe used to read ~20 files twice (cpuinfo,
 meminfo, the SMT, boost, THP and clocksource settings, the mount table, the CPU list up to
 nine times). Inside :func:`benchlab.environment.reading_once` they share one reading, and what

@@ -1,4 +1,4 @@
-"""The store queries the command line and reports print from (issue 17: no SQL outside the
+"""The store queries the command line and reports print from (no SQL outside the
 store), on a session the core stored with a scripted runner (no process is the point here)."""
 
 from __future__ import annotations

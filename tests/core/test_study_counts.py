@@ -1,4 +1,4 @@
-"""Studies (seed 000: stable grading) with instruction counts: `[study] count = "instructions"`.
+"""Studies (the stability study: stable grading) with instruction counts: `[study] count = "instructions"`.
 
 Every cell gets counted runs beside its timed ones, and the study report grades the cells by
 the counts exactly (a deterministic count's interval is the count). The study's runs come from

@@ -1,4 +1,4 @@
-"""No scipy in the base install (issue 19): scipy and its libraries are ~143 MB of the 150 MB
+"""No scipy in the base install: scipy and its libraries are ~143 MB of the 150 MB
 goal, and its import cost ``benchlab compare`` ~0.15 s. benchlab's special functions are
 :mod:`benchlab.stats.distributions` (checked against scipy in tests/stats/test_distributions.py);
 here: no module of benchlab imports scipy at all (module level, inside functions, or through

@@ -1,7 +1,7 @@
 """The package as a user gets it: ``uv build`` makes an sdist and a wheel; the wheel, installed
 into a fresh venv (uv's cache and PyPI only), runs, compares and reports.
 
-The base install has no scipy (issue 19): its run with a verdict, show, compare, analyze,
+The base install has no scipy: its run with a verdict, show, compare, analyze,
 history and export/import give, on one store, the same numbers as the developers' install
 (which has scipy). The base install has no report extra, so ``benchlab report`` ends in one line naming
 ``pip install 'benchlab[report]'``; after installing that extra it writes the report. The
@@ -110,7 +110,7 @@ def _numbers(text: str) -> object:
 
 
 def test_base_install_has_no_scipy_and_the_full_installs_numbers(venv, cache, tmp_path):
-    """Issue 19: no scipy in the base install; its verdict (run between two commands), show,
+    """No scipy in the base install; its verdict (run between two commands), show,
     compare, analyze, history and export/import work, and compare's and show's JSON equal
     those of the developers' install (scipy installed) on the same store."""
     _share(cache, tmp_path)

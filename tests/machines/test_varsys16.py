@@ -1,4 +1,4 @@
-"""Seed 004's published numbers, reproduced from the published data (../shared/data/varsys16)."""
+"""The VarSys16 paper's published numbers, reproduced from the published data (../shared/data/varsys16)."""
 
 from __future__ import annotations
 

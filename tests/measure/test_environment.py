@@ -376,7 +376,7 @@ def test_missing_working_directory_is_reported(tmp_path):
 
 def test_a_run_stores_env_values_only_as_the_stores_keyed_digest(tmp_path):
     """End to end: `benchlab run` keys the digests with the user's secret (Store.env_key), which
-    lives in the user's key file, not in the store (issue 15)."""
+    lives in the user's key file, not in the store."""
     import sqlite3
     import sys
 

@@ -1,4 +1,4 @@
-"""The exec helper's system calls per run (issue 19 item 4: the per-run cost beside hyperfine's).
+"""The exec helper's system calls per run (the per-run cost beside hyperfine's).
 
 A run of ``/bin/true`` redirecting nothing costs the helper: one read of the request, the
 signal mask blocked and restored around clone, clone, wait4, one wait4 that finds no orphan,

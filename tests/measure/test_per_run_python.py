@@ -1,4 +1,4 @@
-"""What Python does to spawn one run through the exec helper, counted (issue 19 item 4): a
+"""What Python does to spawn one run through the exec helper, counted: a
 session's runs repeat one request, so the second run of the same request raises no exception
 (not even one caught inside the standard library: ``os.environ.get`` of an unset variable
 raises and catches a KeyError) and calls at most a budget of Python functions. Counted with

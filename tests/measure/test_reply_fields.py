@@ -1,4 +1,4 @@
-"""The exec helper's result line read into fields (issue 19 item 4: split in C, one pass, for a
+"""The exec helper's result line read into fields (split in C, one pass, for a
 line of ``key=value`` pairs; the pair-by-pair reading for any other line). Real lines of the
 real helper, and lines it could write on an error."""
 
@@ -66,7 +66,7 @@ def _read_field_by_field(f: dict[str, str]) -> dict:
 
 
 def test_an_ok_line_measures_as_read_field_by_field():
-    """An ok run's line is read by subscription (issue 19 item 4); the values are those of
+    """An ok run's line is read by subscription; the values are those of
     reading each field with a default, for complete lines and for lines missing numbers."""
     full = ("status=ok exit=0 signal=-1 wall_ns=412345 user_ns=7 sys_ns=350000 maxrss_kib=1536 "
             "minflt=71 majflt=2 nvcsw=1 nivcsw=4 start_mono_ns=5 end_mono_ns=412350 "

@@ -1,5 +1,4 @@
-"""The exec helper's request is built once and sent again while nothing in it changed (issue 19
-item 4: encoding and joining the environment was ~55,000 instructions a run). A change of the
+"""The exec helper's request is built once and sent again while nothing in it changed (encoding and joining the environment was ~55,000 instructions a run). A change of the
 environment between runs, or of the request, reaches the next run: real runs of the real helper.
 """
 

@@ -145,7 +145,7 @@ def test_study_report_in_chromium(tmp_path):
 
 
 def test_machine_report_in_chromium(tmp_path, shared):
-    """Seed 004's data: T3 (192.168.140.86) and its quota-throttled self against the base
+    """The VarSys16 paper's data: T3 (192.168.140.86) and its quota-throttled self against the base
     machine; Figure 2 for both, Figure 3 for the applications against the throttled range."""
     import json
 
@@ -178,7 +178,7 @@ def test_machine_report_in_chromium(tmp_path, shared):
 
 
 def test_seed_001_data_shows_seed_001_numbers(tmp_path, shared):
-    """seed 001's published workstation data, imported as users import it: the page states
+    """the JayBeams published workstation data, imported as users import it: the page states
     the post's verdict (array is faster) and its Hodges-Lehmann estimate and interval
     (771.55 µs, [769.32, 773.77] µs, map - array)."""
     db = tmp_path / "jb.db"

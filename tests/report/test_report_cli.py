@@ -36,7 +36,7 @@ def test_html_report_is_self_contained_and_says_the_verdict(pair_db, tmp_path):
     import re
     assert re.findall(r"<script[^>]*\bsrc=", html) == [] and "<link" not in html
     # one session: its own verdict, as run and show give it (baseline: the fastest, 'fast'),
-    # so 'slow' is 5 % slower than it (issue 16: one verdict everywhere)
+    # so 'slow' is 5 % slower than it (one verdict everywhere)
     assert 'data-outcome="slower"' in html
     assert "Comparison against fast" in html and "fast ran 1.0" in html
     with Store.open(db, readonly=True) as store:

@@ -1,4 +1,4 @@
-"""Seed 000's interval comparison: labels and the two-group comparison of mean and sd."""
+"""The stability study's interval comparison: labels and the two-group comparison of mean and sd."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """benchlab.stats.distributions (the special functions of the base install, written without
-scipy: issue 19) against scipy.special's values, committed in
+scipy) against scipy.special's values, committed in
 tests/vectors/distributions_vectors.json by tests/vectors/make_vectors_distributions.py, and
 against exact rational arithmetic for the binomial (where scipy.special.bdtr itself loses
 digits: 1.4e-12 relative at n = 1000, 2e-10 at n = 1e5) and closed forms for the Student t at

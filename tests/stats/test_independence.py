@@ -1,4 +1,4 @@
-"""ACF, Ljung-Box and effective sample size against R, and seed 001's 0.05 rule on its data."""
+"""ACF, Ljung-Box and effective sample size against R, and the JayBeams 0.05 rule on its data."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_ljung_box_matches_r(vectors, datasets):
 
 
 def test_seed001_rule_on_its_published_data():
-    """Seed 001 prints PASSED for the workstation file and, for the VM file,
+    """The JayBeams analysis prints PASSED for the workstation file and, for the VM file,
     max.acf.array=0.0964, max.acf.map=0.256 (R's acf with default lags, rule >= 0.05)."""
     ws = read_jaybeams(shared_path("data", "jaybeams", "workstation-results.csv"))
     vm = read_jaybeams(shared_path("data", "jaybeams", "vm-results.csv"))

@@ -1,4 +1,4 @@
-"""Numbers that never crash (issue 16, item 11): bootstrap SD replicates keep their precision
+"""Numbers that never crash: bootstrap SD replicates keep their precision
 beside one huge value; the noncentral t's lower tail (``t_test_power(strict=True)``) is right at
 tiny degrees of freedom; values near 1e±300 are shown, analysed and compared in one line each,
 without numpy warnings.

@@ -1,4 +1,4 @@
-"""Outlier flags (MAD rule, Tukey fences) and the reproduction of seed 003's summary."""
+"""Outlier flags (MAD rule, Tukey fences) and the reproduction of the TCP-latency report's summary."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def _seed003_latencies() -> np.ndarray:
 
 
 def test_seed003_numbers_are_reproduced():
-    """Seed 003 prints: 74 kept of 100, median 52665, uncertainty 461, p95 55601, p99 61627,
+    """The TCP-latency report prints: 74 kept of 100, median 52665, uncertainty 461, p95 55601, p99 61627,
     min 43060, max 62051, average 51136. These come out of: median and RAW MAD of all values,
     keep |x - median| <= 3 MAD, then mean/min/max/p95/p99 (type 7) of the kept values and
     uncertainty = MAD(all)/sqrt(74) = 461.50 (the seed truncates it to 461)."""
@@ -32,7 +32,7 @@ def test_seed003_numbers_are_reproduced():
 
 def test_seed003_rejected_alternatives_do_not_reproduce():
     """The definitions are pinned down: the kept-set median, the scaled MAD, the kept-set MAD
-    and other percentile rules all give numbers seed 003 does not print."""
+    and other percentile rules all give numbers the TCP-latency report does not print."""
     x = _seed003_latencies()
     s = mad_filtered_summary(x)
     assert s.median_kept != 52665.0

@@ -1,4 +1,4 @@
-"""Two-sample t power and sample size against R's power.t.test; seed 001's planning rules."""
+"""Two-sample t power and sample size against R's power.t.test; the JayBeams planning rules."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_detectable_difference_inverts_the_sample_size() -> None:
 
 
 def test_seed_001_planning_numbers() -> None:
-    """The four power.t.test results and sample counts printed in seed 001."""
+    """The four power.t.test results and sample counts printed in the JayBeams analysis."""
     min_delta_ns = minimum_interesting_effect(20_000, 3.0)
     assert min_delta_ns == pytest.approx(6666.667, abs=1e-3)  # "min.delta 6.667" us
     min_delta = min_delta_ns / 1000  # the post works in microseconds

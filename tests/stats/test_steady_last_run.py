@@ -1,4 +1,4 @@
-"""One slow last run is not a level shift (issue 16, item 2): it was reported as one in 200 of
+"""One slow last run is not a level shift: it was reported as one in 200 of
 200 series; a genuine shift of the last 10 runs still is."""
 
 from __future__ import annotations

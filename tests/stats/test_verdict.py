@@ -1,6 +1,6 @@
-"""Seed 001's comparison flow: the published JayBeams analysis reproduced, outcomes, validity.
+"""The JayBeams comparison flow: the published JayBeams analysis reproduced, outcomes, validity.
 
-Seed 001 ("On Benchmarking, Part 6") prints, for each data file: max |ACF| per group (vm only;
+The JayBeams analysis ("On Benchmarking, Part 6") prints, for each data file: max |ACF| per group (vm only;
 the workstation report just says PASSED), the SD estimate (ceiling in us), power.t.test's n for
 10x and 1x the minimum effect and the derived sample counts, the p-value and the Hodges-Lehmann
 estimate with its 95 % interval rounded to 0.01 us. The SD comes from a bootstrap with 10,000

@@ -1,4 +1,4 @@
-"""bench/verdict_calibration.py --quick runs and its figures hold their goals (issue 16 item 2):
+"""bench/verdict_calibration.py --quick runs and its figures hold their goals:
 the calibration script itself is exercised, on the real verdict_model."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The structured verdict (issue 16, items 1-4): one comparison, its rules, its JSON.
+"""The structured verdict: one comparison, its rules, its JSON.
 
 Each test names the rule of :mod:`benchlab.stats.verdict_model` it checks.
 """
@@ -164,7 +164,7 @@ def test_docs_schema_lists_every_field():
 
 
 def test_compare_flow_independence_check_scales_with_n_and_says_effective_n():
-    """compare's check line: independent runs pass (seed 001's 0.05 warned on almost all of
+    """compare's check line: independent runs pass (the JayBeams 0.05 warned on almost all of
     them); AR(1) runs warn and say how many independent runs they count as."""
     from benchlab.report.verdict_text import check_lines
     from benchlab.stats.verdict import CompareOptions, compare

@@ -1,4 +1,4 @@
-"""`compare` on the data real timings produce (issue 9, item 3): it never raises on legal data
+"""`compare` on the data real timings produce: it never raises on legal data
 and always ends decided, equivalent, or "not yet" with the runs that would decide.
 
 Independent checks: the robust spread against scipy.stats.median_abs_deviation, the plan's

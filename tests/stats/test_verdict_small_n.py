@@ -1,4 +1,4 @@
-"""Autocorrelation at small n (issue 16, the reason it stayed open): a noisy effective-n
+"""Autocorrelation at small n: a noisy effective-n
 estimate from 12 drifting runs must not turn a 9x difference into "cannot tell", the "N more
 runs" plan uses the same inflated variance as the test, and AR(1) runs with several commands
 keep the false-claim rate near alpha."""

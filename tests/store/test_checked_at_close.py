@@ -1,5 +1,5 @@
-"""A store its own writer found sound is remembered as checked at the writer's close (issue 19
-item 4): the next command does not read every page again (``PRAGMA quick_check``, 32 M
+"""A store its own writer found sound is remembered as checked at the writer's close:
+the next command does not read every page again (``PRAGMA quick_check``, 32 M
 instructions for a store of 2,000 runs), yet a byte changed after the close is still caught,
 and another connection's commit between the open and the close means nothing is remembered.
 Real SQLite files, the real ``benchlab`` console script, a real cache directory."""

@@ -1,4 +1,4 @@
-"""Issue 15, medium 9: the key of environment-variable digests lives in the user's 0600 key
+"""The key of environment-variable digests lives in the user's 0600 key
 file, never in the store, so a team member who can read the store cannot run a dictionary
 against everyone's variables; an old store's key is adopted once and removed from the store."""
 
@@ -58,7 +58,7 @@ def test_an_old_stores_key_is_adopted_and_removed_from_the_store(tmp_path):
     run_cli("run", "-r", "1", "-w", "0", "true", db=db, check=True,
             env={"BENCHLAB_ENV_KEY_FILE": str(tmp_path / "setup-key")})
     old_key = os.urandom(32)
-    with sqlite3.connect(db) as conn:  # as a store written before issue 15 holds it
+    with sqlite3.connect(db) as conn:  # as a store written before the key file holds it
         conn.execute("INSERT INTO store_meta (key, value) VALUES ('env_key', ?)", (old_key,))
     key_file = tmp_path / "carol" / "env-key"
     run_cli("run", "-r", "1", "-w", "0", "true", db=db, check=True,

@@ -1,4 +1,4 @@
-"""Imports analysed without guessing (issue 16, item 9): a Google Benchmark or pyperf import is
+"""Imports analysed without guessing: a Google Benchmark or pyperf import is
 analysed and compared on the series its tool reports as primary (``real_time``, pyperf's
 values) without ``/METRIC``; a one-value series says how that tool gives repetitions; pyperf's
 metadata (and gbench's context) become the session's environment, so imported sessions diff;

@@ -1,4 +1,4 @@
-"""Issue 15, high 7: a session killed while it was being created (its row stored, its
+"""A session killed while it was being created (its row stored, its
 benchmarks not) could not be resumed: ``--resume`` died with IndexError in the planner. Such a
 session (left by a store written before creation became one transaction) is now refused in one
 line; a session whose creation fails leaves nothing behind."""

@@ -78,7 +78,7 @@ def test_same_store_api_on_both_backends(store_url):
         with pytest.raises(UserError, match="two benchmarks are named"):
             w2.add_benchmark("./bm/x:1")
         key = store.env_key()
-        assert len(key) == 32 and store.env_key() == key  # the user's key file (issue 15)
+        assert len(key) == 32 and store.env_key() == key  # the user's key file
     with Store.open(store_url, readonly=True) as store:
         assert [s["name"] for s in store.sessions()] == ["second", "first"]
         assert store.env_key() == key

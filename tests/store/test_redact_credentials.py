@@ -1,4 +1,4 @@
-"""Issue 15, medium 10: a database password typed in ``--db postgresql://user:PW@...`` was
+"""A database password typed in ``--db postgresql://user:PW@...`` was
 stored in ``sessions.command_line`` (and the environment's argv), then exported and bundled.
 It is redacted before anything is stored. Runs against a real throwaway PostgreSQL server
 (``trust`` authentication, so the typed password is accepted and ignored)."""

@@ -1,5 +1,5 @@
-"""A run's row is committed the moment ``add_run`` returns, whichever way it is written (issue 19
-item 4 cut the per-run BEGIN IMMEDIATE ... COMMIT of a plain run to one self-committing INSERT):
+"""A run's row is committed the moment ``add_run`` returns, whichever way it is written (a plain
+run's row is one self-committing INSERT, not a BEGIN IMMEDIATE ... COMMIT):
 another connection (another process's) sees it at once; inside an outer transaction it still
 commits with that transaction or not at all; a busy store still ends in the one-line UserError.
 Real SQLite files."""

@@ -1,4 +1,4 @@
-"""A run's stored row is the same whatever INSERT wrote it (issue 19 item 4: the INSERT leaves
+"""A run's stored row is the same whatever INSERT wrote it (the INSERT leaves
 out the columns whose value is None -- NULL by default -- because binding None costs Python's
 sqlite3 two raised and cleared AttributeErrors a value). Each row is compared, column by column
 (all but ``id``), with the row the old statement wrote: every column named, None bound as NULL.

@@ -1,4 +1,4 @@
-"""Issue 15, medium 9: the team roles of docs/team-store.md, with their GRANTs run verbatim from
+"""The team roles of docs/team-store.md, with their GRANTs run verbatim from
 that page, on a real throwaway PostgreSQL server. "One login role per person" used to fail with
 "permission denied for table benchlab_schema_version"; now a writer runs, resumes and imports,
 a reader reads, and a role without the grants gets one line naming the page."""

@@ -1,4 +1,4 @@
-"""Keeping a store tidy (issue 19): ``benchlab delete`` / ``rename`` / ``store vacuum`` on a real
+"""Keeping a store tidy: ``benchlab delete`` / ``rename`` / ``store vacuum`` on a real
 SQLite file through the console script, and the same store functions on the throwaway
 PostgreSQL cluster the store tests use. Nothing but the named sessions is ever deleted, and a
 session whose writer is still alive never is."""

@@ -153,7 +153,7 @@ def test_many_concurrent_resumes_exactly_one_wins(db_path):
 
 
 def test_env_key_is_the_users_kept_outside_every_store(tmp_path, monkeypatch):
-    """Issue 15: the key is one per user, in a 0600 file, never in a store."""
+    """The key is one per user, in a 0600 file, never in a store."""
     monkeypatch.setenv("BENCHLAB_ENV_KEY_FILE", str(tmp_path / "cfg" / "env-key"))
     with Store.open(tmp_path / "a.db") as a:
         key = a.env_key()

@@ -17,7 +17,7 @@
 #              exact branch (n < 50, no ties), the normal branch (ties / n >= 50), one-sided
 #              alternatives and other confidence levels, with the data written alongside.
 #   wilcox_distribution - pwilcox / qwilcox values (exact null distribution of W).
-#   jaybeams - seed 001's analysis of the published data, step by step as in the post.
+#   jaybeams - the JayBeams analysis of the published data, step by step as in the post.
 
 suppressPackageStartupMessages(library(boot))
 
@@ -47,7 +47,7 @@ power.cases <- list(
   list(delta = 2, sd = 1, sig.level = 0.01, power = 0.95),
   list(delta = 3, sd = 1, sig.level = 0.05, power = 0.8),          # tiny n (close to 2)
   list(delta = 0.01, sd = 1, sig.level = 0.05, power = 0.8),       # n ~ 157,000
-  list(delta = 20000 / 3000 * 10, sd = 197, sig.level = 0.01, power = 0.95),  # seed 001
+  list(delta = 20000 / 3000 * 10, sd = 197, sig.level = 0.01, power = 0.95),  # the JayBeams analysis
   list(delta = 20000 / 3000, sd = 197, sig.level = 0.01, power = 0.95),
   list(delta = 20000 / 3000 * 10, sd = 396, sig.level = 0.01, power = 0.95),
   list(delta = 20000 / 3000, sd = 396, sig.level = 0.01, power = 0.95)
@@ -125,7 +125,7 @@ for (mn in list(c(3, 4), c(10, 12), c(25, 40), c(49, 49))) {
 emit(paste0("\"wilcox\": [\n  ", paste(wl, collapse = ",\n  "), "\n]"))
 emit(paste0("\"wilcox_distribution\": [\n  ", paste(dist, collapse = ",\n  "), "\n]"))
 
-# ----------------------------------------------------------------------------- seed 001
+# ----------------------------------------------------------------------------- the JayBeams analysis
 seed.analysis <- function(path) {
   data <- read.csv(file = path, header = FALSE, comment.char = "#",
                    col.names = c("book_type", "nanoseconds"))

@@ -181,7 +181,7 @@ def test_sort_checksum_identical_across_algorithms_and_programs():
 
 @pytest.mark.serial  # compares times measured while other work may run
 def test_order_books_agree_and_array_is_faster():
-    """Seed 001's comparison: same update stream, same inside quotes; the array book wins."""
+    """The JayBeams comparison: same update stream, same inside quotes; the array book wins."""
     array, _ = run("order_book", "array", 100000)
     tree, _ = run("order_book", "map", 100000)
     for key in ("checksum", "best_bid", "best_ask"):
