@@ -42,6 +42,7 @@ def expand_benchmarks(commands: list[str], names: list[str],
     """Cross commands with every combination of parameter values, substituting ``{NAME}``.
 
     As in hyperfine, names given with ``-n`` pair with commands in order and are substituted too.
+    A command line used as the name of more than one benchmark is numbered (``true #1``).
     """
     if names and len(names) != len(commands):
         raise UserError(f"{len(names)} names (-n) for {len(commands)} commands; give one name "
@@ -66,6 +67,7 @@ def expand_benchmarks(commands: list[str], names: list[str],
             cmd = substitute_parameters(command, values)
             name = substitute_parameters(names[i], values) if names else cmd
             specs.append(BenchmarkSpec(name=name, command=cmd, parameters=values))
+    _number_repeated_commands(specs)
     return specs
 
 
@@ -73,3 +75,17 @@ def substitute_parameters(text: str, values: dict[str, str]) -> str:
     """``text`` with each ``{NAME}`` of a parameter in ``values`` replaced by its value (other
     braces left as they are), as hyperfine substitutes commands, names and hooks."""
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def _number_repeated_commands(specs: list[BenchmarkSpec]) -> None:
+    """Name a command given more than once ``CMD #1``, ``CMD #2``...: the same command twice is
+    an A/A comparison (as in hyperfine), the first lesson in the machine's noise. Only names
+    taken from the command line are numbered; names the user gave (``-n``) stay as given, and
+    repeated ones are refused by the plan's check."""
+    derived = [s.name for s in specs if s.name == s.command]
+    repeated = {n for n in derived if derived.count(n) > 1}
+    seen: dict[str, int] = {}
+    for spec in specs:
+        if spec.name == spec.command and spec.name in repeated:
+            seen[spec.name] = seen.get(spec.name, 0) + 1
+            spec.name = f"{spec.name} #{seen[spec.name]}"
