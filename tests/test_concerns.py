@@ -11,7 +11,7 @@ The layer table (tests/test_layers.py) says who may import whom; this says who m
 
 Exceptions are listed below by file, each with its reason. The lists only shrink: a module not
 listed fails; an entry that no longer matches anything is reported (a warning) so that it leaves
-the list with its fix (a warning, not a failure: several engineers fix these at once).
+the list with its fix (a warning, not a failure: a fix and its list entry may land apart).
 """
 
 from __future__ import annotations

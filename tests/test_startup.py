@@ -4,7 +4,7 @@
   command module: the command table in ``benchlab.cli.main`` is static, and a test keeps it equal
   to every command's real help.
 - Ctrl-C while modules are still importing exits 130 with one line and no traceback.
-- Timings are ratios against a bare interpreter, never absolute (other engineers load the
+- Timings are ratios against a bare interpreter, never absolute (other processes load the
   machine); the absolute figures are printed by ``bench/startup.py``.
 """
 

@@ -8,7 +8,7 @@
    test says why not 10 %).
 
 Everything is real: stress-ng profiles, cgroup v1 CPU quotas, the execution core, the store.
-The machine is shared (2 vCPUs, other engineers' tests): sizes are judged with --tolerance 0.5
+The machine is shared (2 vCPUs, other test processes): sizes are judged with --tolerance 0.5
 (0.8 on the same machine) on top of the variability range measured at the time, never against
 absolute timings.
 """

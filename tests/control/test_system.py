@@ -126,7 +126,7 @@ def test_contention_probe_measures_two_pinned_cpu_bound_processes():
     assert f"{ratio:.2f}x speed each" in check.observed
     busy = max(details["other_cpus_during_solo"], details["other_cpus_during_parallel"])
     if busy > 0.3:
-        # Other engineers' tests share this machine: then the probe must say it is inconclusive.
+        # Other processes share this machine: then the probe must say it is inconclusive.
         assert check.status == "unknown" and "other processes used" in check.observed
     else:
         assert check.status == ("ok" if ratio >= CONTENTION_OK_RATIO else "warn")
