@@ -2,7 +2,7 @@
 
 A tiny C program does N iterations plus EXTRA per mille more (builds with EXTRA = 0, 0, 1, 3,
 10: two identical builds for A/A, then 0.1 %, 0.3 %, 1 % more work). Each *gate* is one
-benchmark measured by the real ``benchlab ab`` engine (:func:`benchlab.core.ab.run_ab`: pairs
+benchmark measured by the real ``benchlab ab`` engine (:func:`benchlab.ci.ab.run_ab`: pairs
 in random order, warmups, the sequential rule, everything stored in a SQLite file):
 
 ========  =========================  =========  ==========  ==========================
@@ -67,8 +67,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from benchlab.core.ab import AbBenchmark, AbOptions, run_ab
-from benchlab.core.revisions import Revision
+from benchlab.ci.ab import AbBenchmark, AbOptions, run_ab
+from benchlab.ci.revisions import Revision
 from benchlab.store.db import Store
 
 WORK_C = r"""
@@ -127,7 +127,7 @@ def one_metric(base: np.ndarray, head: np.ndarray, looks: list[dict], metric: st
     """The one-metric gate replayed exactly on the job's pairs and looks: each recorded look
     (its pairs and its share of the time budget) gets the critical value of alpha unsplit, and
     the first decided look ends it; undecided at the job's last look when none decides."""
-    from benchlab.core.gate import Looks, decide
+    from benchlab.ci.gate import Looks, decide
 
     replay = Looks(alpha=alpha)
     d = None
@@ -296,9 +296,9 @@ def recorded_gates(path: Path) -> list[dict]:
 def schedule(looks: list[dict], scenario: tuple | None) -> list[dict]:
     """A gate's looks with their share of the budget. Gates recorded before ``ab`` spent its
     error on the clock (no ``spent``) get the share of their time budget each look had used,
-    thinned as ``ab`` now looks (every 10 pairs, then every 2 % more: core.ab.LOOK_GROWTH), the
+    thinned as ``ab`` now looks (every 10 pairs, then every 2 % more: ci.ab.LOOK_GROWTH), the
     last one final when the budget was used up."""
-    from benchlab.core.ab import LOOK_GROWTH
+    from benchlab.ci.ab import LOOK_GROWTH
 
     if not looks or scenario is None or "wall" not in scenario[4]:
         return []
@@ -334,12 +334,12 @@ def aa_alarms(e: np.ndarray, looks: list[dict], threshold: float, shift: float,
     ``e`` (centred) with each row of random ``signs``, plus the true log ratio ``shift``.
 
     The rule is the library's, as counts: at each look the critical value of the recorded
-    (pairs, share of the budget) under ``alpha`` (core.gate.Looks), and the order statistic
+    (pairs, share of the budget) under ``alpha`` (ci.gate.Looks), and the order statistic
     indices of stats.paired (signed-rank up to MAX_WALSH pairs, sign test above); "slower" is
     "at most `low` averages (or differences) at or below log(1 + threshold)", "equivalent"
     the interval inside +-threshold. A gate stops at its first decided look.
     """
-    from benchlab.core.gate import Looks
+    from benchlab.ci.gate import Looks
     from benchlab.stats.paired import MAX_WALSH
 
     up, down = math.log1p(threshold), math.log1p(-threshold)
@@ -388,7 +388,7 @@ def to_budget(looks: list[dict], e: np.ndarray, budget: float, rng: np.random.Ge
     the budget spending what is left, and the differences beyond the recorded ones drawn from
     the recorded ones (their lag-1 autocorrelation was within +-0.04). Every simulated gate so
     spends its whole error, as the guarantee assumes."""
-    from benchlab.core.ab import LOOK_GROWTH
+    from benchlab.ci.ab import LOOK_GROWTH
 
     last = looks[-1]
     if last.get("final") or last["seconds"] <= 0:

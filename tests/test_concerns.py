@@ -41,7 +41,7 @@ SUBPROCESS_ALLOWED: dict[str, str] = {
                                      "(a query of the tool, not a measured run)",
     "benchlab/cli/hyperfine_options.py": "checks that -S SHELL behaves like a shell "
                                          "(SHELL -c 'exit 3') before any session exists",
-    "benchlab/core/revisions.py": "checks out and builds git revisions (git, the build "
+    "benchlab/ci/revisions.py": "checks out and builds git revisions (git, the build "
                                   "command) before they are measured",
 }
 

@@ -28,9 +28,9 @@ LONGER_TODAY: dict[str, int] = {
     "stats/verdict_model.py:verdict_model": 99,
     "core/suite.py:load_suite": 100,
     "stats/steady.py:detect_steady_state": 97,
-    "core/gate.py:decide": 90,
+    "ci/gate.py:decide": 90,
     "stats/rank_selection.py:_select": 89,
-    "core/bisect.py:bisect": 82,
+    "ci/bisect.py:bisect": 82,
     "stats/rank.py:hodges_lehmann": 82,
 }
 

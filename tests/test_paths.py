@@ -21,7 +21,7 @@ from benchlab.paths import user_cache_dir
 _CONSUMERS = r"""
 import json, sys, time
 from pathlib import Path
-from benchlab.core.revisions import Trees
+from benchlab.ci.revisions import Trees
 from benchlab.environment._read import Probe
 from benchlab.measure.build import cache_dir as bin_dir
 from benchlab.measure.spawn.helper_client import helper_path

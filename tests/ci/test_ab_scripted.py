@@ -8,8 +8,8 @@ import zlib
 
 import numpy as np
 
-from benchlab.core.ab import AbBenchmark, AbOptions, run_ab
-from benchlab.core.revisions import Revision
+from benchlab.ci.ab import AbBenchmark, AbOptions, run_ab
+from benchlab.ci.revisions import Revision
 from benchlab.store.db import Store
 from tests.core.scripted import ScriptedRunner
 
@@ -94,7 +94,7 @@ def test_the_gate_decides_on_the_values_the_store_holds(db_path):
     """The job keeps each run's timed values as it stores them (reading every run back at every
     look grew quadratically): a decision made again from the store with the last look's
     critical value is the job's, number for number, wall and CPU time alike."""
-    from benchlab.core.gate import decide
+    from benchlab.ci.gate import decide
 
     runner = ScriptedRunner(wall_ns=_walls(1.004, noise=0.01))
     bench = AbBenchmark("k", "{root}/true", thresholds={"wall": 0.01, "cpu": 0.01},

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchlab.core import baseline as bl
+from benchlab.ci import baseline as bl
+from benchlab.ci.gate import EQUIVALENT, FASTER, SLOWER, UNDECIDED
 from benchlab.core.execute import Here, execute
-from benchlab.core.gate import EQUIVALENT, FASTER, SLOWER, UNDECIDED
 from benchlab.core.plan import BenchmarkSpec, RunPlan
 from benchlab.store.db import Store
 from tests.core.scripted import ScriptedRunner

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchlab.core.ab import AbBenchmark, AbOptions
-from benchlab.core.bisect import bisect
-from benchlab.core.revisions import Trees
+from benchlab.ci.ab import AbBenchmark, AbOptions
+from benchlab.ci.bisect import bisect
+from benchlab.ci.revisions import Trees
 from benchlab.store.db import Store
 from tests.ci.conftest import git, make_repo
 from tests.core.scripted import ScriptedRunner

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchlab.core.gate import (
+from benchlab.ci.gate import (
     EQUIVALENT,
     FASTER,
     SLOWER,
@@ -21,6 +21,7 @@ from benchlab.core.gate import (
     decide,
     exit_status,
 )
+from benchlab.ci.report_model import GateReport
 from benchlab.errors import UserError
 from benchlab.report import ci_outputs
 from benchlab.stats.paired import paired_shift
@@ -134,7 +135,7 @@ def _report():
                         threshold=0.02, paired=True),
                  decide([1000] * 3, [1000] * 3, benchmark="sort", metric="instructions",
                         threshold=0.005)]
-    return ci_outputs.GateReport(
+    return GateReport(
         "ab", "abc123", {"base": {"commit": "a" * 40, "subject": "s", "dirty": False},
                          "head": {"commit": "b" * 40, "subject": "t", "dirty": True}},
         decisions, exit_status(decisions), pairs={"sort": 300, "scan <&>": 300},

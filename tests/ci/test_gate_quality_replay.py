@@ -1,5 +1,5 @@
 """bench/gate_quality.py's replays are the gate's rule: the one-metric replay on recorded looks,
-and the A/A simulation's counting form of it, give the decisions core.gate.decide gives."""
+and the A/A simulation's counting form of it, give the decisions ci.gate.decide gives."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchlab.core.gate import Looks, decide
+from benchlab.ci.gate import Looks, decide
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "gate_quality.py"
 

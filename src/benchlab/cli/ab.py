@@ -85,9 +85,9 @@ def emit_outputs(report, *, markdown_path: str | None, junit_path: str | None,
 def parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
                      gate_metrics=(), cpu_threshold=None):
     """The job's benchmarks from COMMANDS (with -n names) or --suite FILE (one line on misuse)."""
-    from benchlab.core.ab import AbBenchmark
-    from benchlab.core.ab_suite import load_ab_suite
-    from benchlab.core.gate import check_threshold
+    from benchlab.ci.ab import AbBenchmark
+    from benchlab.ci.ab_suite import load_ab_suite
+    from benchlab.ci.gate import check_threshold
 
     thresholds = {}
     if threshold is not None:
@@ -166,7 +166,7 @@ def measure_options(f):
 def options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count, timeout,
                  seed, **_ignored):
     """AbOptions from the shared measuring options."""
-    from benchlab.core.ab import AbOptions
+    from benchlab.ci.ab import AbOptions
 
     return AbOptions(warmup=warmup, max_time_s=max_time, min_pairs=min_pairs,
                      max_pairs=max_pairs, look_every=look_every, alpha=alpha, count=count,
@@ -184,9 +184,9 @@ def message_printer(quiet: bool):
 def build_revisions(trees, build: str | None, head: str | None, message,
                     base: str | None = None) -> tuple[dict, str | None]:
     """Build ``base`` (when given) and ``head`` (the work tree when None) in their own trees of
-    ``trees`` (a ``core.revisions.Trees``): ``({"base": ..., "head": ...}, None)``, or
+    ``trees`` (a ``ci.revisions.Trees``): ``({"base": ..., "head": ...}, None)``, or
     ``({}, the failed build's one-line text)``. Both ``ab`` and ``ab --baseline`` build here."""
-    from benchlab.core import revisions as rv
+    from benchlab.ci import revisions as rv
 
     built = {}
     try:
@@ -222,7 +222,7 @@ def exit_when_interrupted():
 
 def failure_report(failure: str, fail_undecided: bool):
     """The report of an ``ab`` that measured nothing to gate: exit 3 with ``failure``."""
-    from benchlab.report.ci_outputs import GateReport
+    from benchlab.ci.report_model import GateReport
 
     return GateReport("ab", None, {}, [], 3, failure=failure, fail_undecided=fail_undecided)
 
@@ -270,11 +270,11 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     -r times and gated against that stored session, as benchlab gate does (noise learned
     from the baseline's history; another machine refused unless --force).
     """
-    from benchlab.core import revisions as rv
-    from benchlab.core.ab import run_ab
-    from benchlab.core.gate import exit_status
+    from benchlab.ci import revisions as rv
+    from benchlab.ci.ab import run_ab
+    from benchlab.ci.gate import exit_status
+    from benchlab.ci.report_model import GateReport
     from benchlab.core.session import interruptible
-    from benchlab.report.ci_outputs import GateReport
 
     benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
                                gate_metrics, cpu_threshold)
@@ -324,11 +324,11 @@ def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warm
                          count, timeout, fail_undecided, json_path, junit_path, markdown_path,
                          session_name, quiet, db):
     """``ab --baseline``: build head only, run it as ``gate`` runs a fresh run, gate it."""
-    from benchlab.core import baseline as bl
-    from benchlab.core import revisions as rv
-    from benchlab.core.gate import exit_status
+    from benchlab.ci import baseline as bl
+    from benchlab.ci import revisions as rv
+    from benchlab.ci.gate import exit_status
+    from benchlab.ci.report_model import GateReport
     from benchlab.core.session import interruptible
-    from benchlab.report.ci_outputs import GateReport
 
     store = open_store(db)
     root = rv.repo_root(repo)

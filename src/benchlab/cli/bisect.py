@@ -48,11 +48,11 @@ def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_p
     commits that do not build are skipped, as git bisect skip. Ends with the commit, its
     subject, the ratio to the good build and its interval.
     """
-    from benchlab.core import revisions as rv
-    from benchlab.core.bisect import bisect
-    from benchlab.core.gate import exit_status
+    from benchlab.ci import revisions as rv
+    from benchlab.ci.bisect import bisect
+    from benchlab.ci.gate import exit_status
+    from benchlab.ci.report_model import GateReport
     from benchlab.core.session import SessionInterrupted, interruptible
-    from benchlab.report.ci_outputs import GateReport
 
     if len(gate_metrics) > 1:
         raise UserError("bisect follows one metric; give --metric once")

@@ -65,10 +65,10 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     baseline measured on another machine unless --force. With --record BRANCH the run becomes
     the branch's newest baseline (a nightly job on main: --record main).
     """
+    from benchlab.ci import baseline as bl
+    from benchlab.ci.gate import exit_status
+    from benchlab.ci.report_model import GateReport
     from benchlab.cli.ab import parse_benchmarks
-    from benchlab.core import baseline as bl
-    from benchlab.core.gate import exit_status
-    from benchlab.report.ci_outputs import GateReport
 
     if not baseline and not record_branch:
         raise UserError("give --baseline SESSION (or branch:NAME) to gate against, or "

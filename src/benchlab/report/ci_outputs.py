@@ -17,36 +17,12 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 from typing import Any
 
-from benchlab.core.gate import GateDecision
+from benchlab.ci.gate import GateDecision
+from benchlab.ci.report_model import GateReport
 
 SCHEMA = "benchlab-gate/1"
-_VERDICT = {0: "passed", 1: "regression", 2: "bad input", 3: "failed"}
-
-
-@dataclass
-class GateReport:
-    """A gate's result as data: ``kind`` (``ab``, ``gate`` or ``bisect``), the session uid,
-    revisions by label (plain dicts: commit, subject, ...), decisions, pairs and seconds per
-    benchmark, the failure line (None), the exit status and whether undecided fails."""
-
-    kind: str
-    session: str | None
-    revisions: dict[str, dict[str, Any]]
-    decisions: list[GateDecision]
-    exit_status: int
-    pairs: dict[str, int] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    failure: str | None = None
-    fail_undecided: bool = False
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def verdict(self) -> str:
-        """passed, regression, bad input or failed."""
-        return _VERDICT.get(self.exit_status, "failed")
 
 
 def _pct(x: float) -> str:

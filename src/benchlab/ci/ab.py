@@ -6,7 +6,7 @@ both, then rounds of one base run and one head run in a fresh random order (seed
 order is reproducible), every run stored the moment it ends through the core's run path (the
 plan is validated and the session created by :func:`benchlab.core.session.start_session`; each
 run executes as ``benchlab run`` executes it). After every ``look_every`` pairs the gate
-(:func:`benchlab.core.gate.decide`) looks at the stored values with that look's sequential
+(:func:`benchlab.ci.gate.decide`) looks at the stored values with that look's sequential
 critical value; measuring stops when it decides (slower, faster or equivalent beyond/within the
 threshold) or when the benchmark's time budget (``max_time_s``) or pair budget is spent, whose
 last look spends the error left. Looks come every ``look_every`` pairs, and once there are many
@@ -35,13 +35,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from benchlab.ci.gate import DEFAULT_ALPHA, DEFAULT_THRESHOLDS, GateDecision, Looks, decide
+from benchlab.ci.revisions import Revision
 from benchlab.core.counted import COUNT_METHOD
 from benchlab.core.executor import ProcessRunner, RunnerFactory
-from benchlab.core.gate import DEFAULT_ALPHA, DEFAULT_THRESHOLDS, GateDecision, Looks, decide
 from benchlab.core.placement import prepare_execution
 from benchlab.core.plan import BenchmarkSpec, RunPlan
 from benchlab.core.planner import PlannedRun
-from benchlab.core.revisions import Revision
 from benchlab.core.run_one import run_fields
 from benchlab.core.scratch import make_scratch, remove_scratch
 from benchlab.core.session import SessionInterrupted, interruptible, start_session

@@ -3,7 +3,7 @@
 The commits of ``good..bad`` (``git rev-list --ancestry-path``, oldest first) are searched by
 halving, as ``git bisect`` does, but each step is a measurement: the candidate commit's build
 is measured beside the known-good build as interleaved pairs with the gate's sequential rule
-(:func:`benchlab.core.ab.run_ab`, one stored session per step), and
+(:func:`benchlab.ci.ab.run_ab`, one stored session per step), and
 
 - **slower** (a regression beyond the threshold) makes it the new bad end;
 - **equivalent** or **faster** makes it the new good end;
@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
-from benchlab.core.ab import AbBenchmark, AbOptions, run_ab
+from benchlab.ci.ab import AbBenchmark, AbOptions, run_ab
+from benchlab.ci.gate import FASTER, SLOWER, UNDECIDED, GateDecision
+from benchlab.ci.revisions import BuildFailed, Revision, Trees, git, resolve
 from benchlab.core.executor import RunnerFactory
-from benchlab.core.gate import FASTER, SLOWER, UNDECIDED, GateDecision
-from benchlab.core.revisions import BuildFailed, Revision, Trees, git, resolve
 from benchlab.errors import UserError
 from benchlab.store.db import Store
 

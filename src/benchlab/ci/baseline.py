@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from benchlab.core.gate import GateDecision, decide
+from benchlab.ci.gate import GateDecision, decide
 from benchlab.core.plan import BenchmarkSpec, RunPlan
 from benchlab.errors import UserError
 from benchlab.store.db import Store
@@ -168,7 +168,7 @@ def gate_sessions(store: Store, baseline: dict[str, Any], candidate: dict[str, A
     defaults and wall time). Returns the decisions and notes (benchmarks missing from the
     baseline, noise learned or assumed).
     """
-    from benchlab.core.gate import DEFAULT_THRESHOLDS
+    from benchlab.ci.gate import DEFAULT_THRESHOLDS
 
     past = history(store, baseline)
     notes: list[str] = []

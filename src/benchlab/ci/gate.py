@@ -218,7 +218,7 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
         the pair. False: two independent samples (Mann-Whitney/Hodges-Lehmann on logs).
     session_sd : float
         SD (log scale: 0.005 = 0.5 %) of the offset each session gets as a whole, for two
-        samples from different sessions (:mod:`benchlab.core.baseline`): the interval's
+        samples from different sessions (:mod:`benchlab.ci.baseline`): the interval's
         half-width becomes z sqrt(se^2 + 2 session_sd^2), se the runs' own standard error.
 
     Returns

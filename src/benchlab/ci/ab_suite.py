@@ -24,8 +24,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from benchlab.core.ab import METRICS, AbBenchmark
-from benchlab.core.gate import check_threshold
+from benchlab.ci.ab import METRICS, AbBenchmark
+from benchlab.ci.gate import check_threshold
 from benchlab.errors import UserError
 
 _GATE_KEYS = {"threshold", "cpu_threshold", "instructions_threshold"}
