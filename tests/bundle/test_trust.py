@@ -42,7 +42,8 @@ def hostile(bundled, tmp_path) -> dict:
         protocol["shell"] = f"sh -c 'touch {marks['shell']}; exec sh \"$@\"' sh"
         protocol["runs"], protocol["warmup"], protocol["min_runs"] = 2, 0, 1
         for i, bench in enumerate(protocol["benchmarks"]):
-            bench["command"] = f"true; touch {marks['command']}"
+            # the samples file by its relative name: where the reproduction reads it
+            bench["command"] = f"true; touch {marks['command']}; echo lat,1 > victim.txt"
             bench["prepare"] = f"touch {marks['prepare']}"
         protocol["stdout"] = str(outside / "stdout.txt")
         protocol["samples_csv"] = str(victim)

@@ -197,12 +197,13 @@ class RunPlan:
             return status == "failed" and exit_code in self.ignore_failure
         return False
 
-    def validate(self, store: Any = None) -> None:
+    def validate(self, store: Any = None, own_since: float | None = None) -> None:
         """Check every value before a session exists; raise a one-line UserError with the fix.
 
         ``store`` (a :class:`benchlab.store.Store`, optional) is where runs will be written: no
-        output the plan names may be its database or ``-wal``/``-shm`` file, since benchlab
-        deletes a samples file before each run.
+        output the plan names may be its database or ``-wal``/``-shm`` file. ``own_since``
+        (Unix time, s): when resuming, the session's start; a samples file modified since is
+        the session's own (see :func:`benchlab.core.samples.check_samples_paths`).
         """
         if not self.benchmarks:
             raise UserError("no command to benchmark; usage: benchlab run COMMAND [COMMAND ...]")
@@ -252,16 +253,9 @@ class RunPlan:
             raise UserError("--until-decided compares exactly two commands in one worker; give "
                             "A and B and drop --workers")
         if self.samples_csv:
-            for w in range(self.placement.workers):
-                _check_samples_path(self.samples_csv.replace("{worker}", str(w)))
-            if store is not None:
-                for w in range(self.placement.workers):
-                    store.refuse_output_path(self.samples_csv.replace("{worker}", str(w)),
-                                             "--samples-csv")
-            if self.placement.workers > 1 and "{worker}" not in self.samples_csv:
-                raise UserError("--samples-csv with --workers > 1: the workers would overwrite "
-                                "one file; put {worker} in the path and let the program write "
-                                "BENCHLAB_WORKER's file")
+            from benchlab.core.samples import check_samples_paths
+
+            check_samples_paths(self.samples_csv, self.placement.workers, store, own_since)
         for i, bench in enumerate(self.benchmarks):
             if not (bench.command or "").strip():
                 raise UserError(f"command {i + 1} is empty: nothing to measure; give the "
@@ -275,25 +269,6 @@ class RunPlan:
 
 
 # -- checks ----------------------------------------------------------------------------------
-
-def _check_samples_path(path: str) -> None:
-    """``--samples-csv`` is removed before each run (a stale file must not pass for the run's):
-    it must be a regular file or not exist. A device (``/dev/null``) would be deleted, as root;
-    a directory or FIFO cannot be read as the run's samples."""
-    import stat
-
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return
-    if stat.S_ISDIR(mode):
-        raise UserError(f"--samples-csv {path} is a directory; give the path of the file the "
-                        f"program writes")
-    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-        raise UserError(f"--samples-csv {path} is not a regular file (a device or FIFO, which "
-                        f"benchlab would remove before each run); give the path of the file "
-                        f"the program writes")
-
 
 def _check_hooks_without_shell(bench: BenchmarkSpec) -> None:
     """Without a shell (-N) hooks run split into words, as hyperfine runs them: shell syntax

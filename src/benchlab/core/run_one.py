@@ -7,7 +7,6 @@ Nothing here writes to the store: :mod:`benchlab.core.executor` stores what thes
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 from typing import Any
@@ -15,7 +14,8 @@ from typing import Any
 from benchlab.core.placement import Execution
 from benchlab.core.plan import RunPlan
 from benchlab.core.planner import PlannedRun
-from benchlab.core.samples import extract_metrics, read_samples_csv, signal_via_shell, tail
+from benchlab.core.samples import (extract_metrics, read_samples_csv, remove_samples_file,
+                                   signal_via_shell, tail)
 from benchlab.core.streams import open_streams
 from benchlab.errors import UserError
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
@@ -104,8 +104,7 @@ def execute_planned_run(plan: RunPlan, execution: Execution, planned: PlannedRun
         run_hook(bench.prepare, "prepare", plan.cwd, plan.shell, scratch)
     samples_csv = plan.samples_csv.replace("{worker}", str(worker)) if plan.samples_csv else None
     if samples_csv:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(samples_csv)
+        remove_samples_file(samples_csv)
     streams = open_streams(plan.stdout, scratch, worker, bool(plan.metrics or plan.capture_stdout))
     out_path, err_path = streams.stdout_path, streams.stderr_path
     env = dict(os.environ, BENCHLAB_WORKER=str(worker)) if plan.placement.workers > 1 else None
@@ -146,14 +145,15 @@ def extract_samples(plan: RunPlan, run: MeasuredRun, out_path: str | None,
         if empty:
             run.extra["warning"] = f"metric(s) {', '.join(empty)} matched nothing in the output"
         if samples_csv:
-            if os.path.exists(samples_csv):
-                values, meta = read_samples_csv(samples_csv)
-                for label, vals in values.items():
-                    run.samples.setdefault(label, []).extend(vals)
-                if meta:
-                    run.extra["samples_csv_metadata"] = meta
-            else:
-                run.extra["warning"] = f"no samples file {samples_csv} after the run"
+            if not os.path.lexists(samples_csv):
+                raise UserError(f"the program wrote no samples file {samples_csv}; make it "
+                                f"write label,value rows there, or drop --samples-csv")
+            values, meta = read_samples_csv(samples_csv)
+            for label, vals in values.items():
+                run.samples.setdefault(label, []).extend(vals)
+            if meta:
+                run.extra["samples_csv_metadata"] = meta
+            remove_samples_file(samples_csv)  # stored: the path is free for the next session
     except UserError as exc:
         run.samples = {}
         run.extra["error"] = str(exc)

@@ -231,10 +231,21 @@ def resume_session(store: Store, key: str, *, observer: Observer | None = None,
     if sess["status"] == "complete":
         raise UserError(f"session {sess['uid']} is already complete; nothing to resume")
     plan = RunPlan.from_dict(sess["protocol"])
-    plan.validate(store)
+    plan.validate(store, own_since=_started(sess))
     with interruptible():
         writer = SessionWriter.resume(store, sess["uid"])
         _sweep_leftovers(observer)
         if runner is None and plan.placement.workers == 1:
             _start_helper()
         return run_session(writer, plan, observer=observer, runner=runner)
+
+
+def _started(sess: dict[str, Any]) -> float | None:
+    """When session ``sess`` was created (Unix time, s), None when its row cannot say."""
+    import datetime as dt
+
+    try:
+        created = dt.datetime.strptime(sess["created_utc"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    except (KeyError, TypeError, ValueError):
+        return None
+    return created.replace(tzinfo=dt.timezone.utc).timestamp()
