@@ -253,7 +253,7 @@ class RunPlan:
             raise UserError("--until-decided compares exactly two commands in one worker; give "
                             "A and B and drop --workers")
         if self.samples_csv:
-            from benchlab.core.samples import check_samples_paths
+            from benchlab.core.samples_file import check_samples_paths
 
             check_samples_paths(self.samples_csv, self.placement.workers, store, own_since)
         for i, bench in enumerate(self.benchmarks):

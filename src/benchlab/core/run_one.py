@@ -14,8 +14,8 @@ from typing import Any
 from benchlab.core.placement import Execution
 from benchlab.core.plan import RunPlan
 from benchlab.core.planner import PlannedRun
-from benchlab.core.samples import (extract_metrics, read_samples_csv, remove_samples_file,
-                                   signal_via_shell, tail)
+from benchlab.core.samples import extract_metrics, read_samples_csv, signal_via_shell, tail
+from benchlab.core.samples_file import remove_samples_file
 from benchlab.core.streams import open_streams
 from benchlab.errors import UserError
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
