@@ -63,19 +63,17 @@ class Execution:
             ) -> tuple[RunMeasurement, list[dict], dict[str, Any]]:
         """Execute one run (stdin from ``stdin_path``, default /dev/null); return
         (measurement, extra measurements, extra notes)."""
-        full = list(self.numa_prefix) + list(argv)
         perf_out = meta_out = None
-        if self.perf_events:  # measure.perf is imported for --perf-events only
-            from benchlab.measure.perf import perf_prefix
-
-            perf_out = os.path.join(scratch, f"perf-{worker}.csv")
-            full = perf_prefix(self.perf_events, perf_out) + full
         if self.isolation.wants_meta:
             meta_out = os.path.join(scratch, f"meta-{worker}.txt")
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(meta_out)
-        full = self.isolation.wrap(full, meta_out, worker=worker, cpus=self.worker_cpus[worker],
-                                   env=env)
+        # numactl and perf stay outside the sandbox (see outside_prefix)
+        full = self.isolation.wrap(list(argv), meta_out, worker=worker,
+                                   cpus=self.worker_cpus[worker], env=env)
+        if self.perf_events:
+            perf_out = os.path.join(scratch, f"perf-{worker}.csv")
+        full = outside_prefix(self.numa_prefix, self.perf_events, perf_out) + full
         measurements: list[dict] = self.isolation.startup_measurements()
         notes: dict[str, Any] = {}
         if self.use_cgroup:
@@ -112,6 +110,66 @@ class Execution:
             except OSError:
                 notes["isolator_meta"] = "the isolator wrote no meta file"
         return m, measurements, notes
+
+
+def outside_prefix(numa_prefix: list[str], perf_events: list[str],
+                   perf_out: str | None) -> list[str]:
+    """What goes in front of the isolated argv: ``perf stat`` then ``numactl``, both outside
+    the isolation level.
+
+    Inside a sandbox or a container they fail (numactl's set_mempolicy is refused by
+    firejail's seccomp filter, perf's events by its dropped capabilities, and an image has
+    neither tool); outside, the memory policy is inherited by the sandbox's processes down to
+    the program (its ``/proc/self/numa_maps`` reads ``bind:N``), and perf's counts, inherited
+    by children, cover the program plus the sandbox's own start-up, as the harness's rusage
+    does. A container's program is not perf's descendant in time to be counted:
+    :func:`check_outside_tools` refuses that combination.
+    """
+    out: list[str] = []
+    if perf_events:  # measure.perf is imported for --perf-events only
+        from benchlab.measure.perf import perf_prefix
+
+        out = perf_prefix(perf_events, perf_out or os.devnull)
+    return out + list(numa_prefix)
+
+
+_COMPOSED_OK: set[tuple] = set()
+
+
+def check_outside_tools(isolation: Isolation, numa_prefix: list[str],
+                        perf_events: list[str]) -> None:
+    """Refuse (one UserError line, before any session) an isolation level combined with
+    ``numa:N`` affinity or ``--perf-events`` that cannot work here; cached per process.
+
+    perf with a container is refused: the engine starts the program through its monitor
+    (conmon, then the OCI runtime), which outlives the client perf watches, so perf would
+    count the engine client's page faults, not the program's. Other combinations run an
+    empty ``true`` through numactl, perf and the level once, as every run will.
+    """
+    if perf_events and isolation.mode == "container":
+        raise UserError(f"--isolation {isolation.text} with --perf-events: perf cannot count a "
+                        f"container's program here (only the engine client's events); use "
+                        f"--isolation bwrap or firejail, or drop --perf-events")
+    key = (isolation.text, tuple(numa_prefix), tuple(perf_events))
+    if isolation.mode in ("bare", "cgroup") or not (numa_prefix or perf_events) \
+            or key in _COMPOSED_OK:
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="benchlab-check-") as tmp:
+        argv = outside_prefix(numa_prefix, perf_events, os.path.join(tmp, "perf.csv")) + \
+            isolation.wrap(["true"], os.devnull)
+        err = os.path.join(tmp, "stderr")
+        m = spawn_measured(SpawnRequest(argv=argv, stderr_path=err, timeout_s=120.0))
+        if m.status != "ok":
+            with open(err, errors="replace") as fh:
+                said = " ".join(ln.strip() for ln in fh if ln.strip())[:160]
+            what = " and ".join(w for w, on in (("numa affinity", numa_prefix),
+                                                 ("--perf-events", perf_events)) if on)
+            raise UserError(f"--isolation {isolation.text} with {what} fails here "
+                            f"({said or m.error or m.status}, exit code {m.exit_code}); "
+                            f"drop {what} or choose another --isolation")
+    _COMPOSED_OK.add(key)
 
 
 def cgroup_layout():
@@ -172,6 +230,7 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
         perf_events = parse_events(options.perf_events)
     if perf_events:
         check_events(perf_events)  # perf installed, and it takes these events
+    check_outside_tools(isolation, numa_prefix, perf_events)
     if options.load:
         from benchlab.control.load import parse_load
 

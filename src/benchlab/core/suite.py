@@ -351,15 +351,23 @@ def check_suite(suite: Suite) -> None:
                 parse_load(plan.placement.load)
         except UserError as exc:
             raise UserError(f"suite cell {cell_label(cell)}: {exc}") from None
-    from benchlab.measure.isolation import parse_isolation
+    from benchlab.core.placement import prepare_execution
+    from benchlab.errors import NotAvailable
 
-    for level in suite.levels["isolation"]:
-        # sandboxes and containers on this machine: a missing tool, image or refusing runtime
-        # is one line before the study exists (the check is cached for the cells' own)
+    seen: set[tuple] = set()
+    for k, cell in enumerate(suite.cells()):
+        # every cell's placement on this machine: a missing tool, image or refusing runtime,
+        # and numa affinity or perf events the level cannot take, is one line before the
+        # study exists (the checks are cached for the cells' own)
+        placement = cell_protocol(suite, cell, seed=k).placement
+        key = (placement.isolation, placement.affinity, placement.workers)
+        if key in seen:
+            continue
+        seen.add(key)
         try:
-            parse_isolation(level).check()
-        except UserError as exc:
-            raise UserError(f"suite isolation level {level}: {exc}") from None
+            prepare_execution(placement, session_label="check")
+        except (UserError, NotAvailable) as exc:
+            raise UserError(f"suite cell {cell_label(cell)}: {exc}") from None
 
 
 def cell_protocol(suite: Suite, cell: dict[str, Any], seed: int) -> RunPlan:
