@@ -49,7 +49,7 @@ def _quiet_interrupts_until_main() -> None:
         _signal.signal(_signal.SIGINT, _interrupted_before_main)
 
 
-def _python_interrupts() -> None:
+def python_interrupts() -> None:
     """Give Ctrl-C back to Python (KeyboardInterrupt) if the console script had it quiet."""
     if _signal.getsignal(_signal.SIGINT) is _interrupted_before_main:
         _signal.signal(_signal.SIGINT, _signal.default_int_handler)

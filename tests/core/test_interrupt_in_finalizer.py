@@ -21,7 +21,7 @@ SCRIPT = """
 import os, signal, sys, time
 from benchlab.core.session import interruptible, raise_if_terminated
 
-# Ctrl-C as the console script has it (benchlab._python_interrupts): a process started from a
+# Ctrl-C as the console script has it (benchlab.python_interrupts): a process started from a
 # background job or a pytest-xdist worker inherits SIGINT ignored
 signal.signal(signal.SIGINT, signal.default_int_handler)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from benchlab import __version__, _python_interrupts
+from benchlab import __version__, python_interrupts
 
 # name -> (module in benchlab.cli, one-line help). Keep in step with the commands' docstrings.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -279,7 +279,7 @@ def _exit_now() -> None:
 def _main(args: list[str]) -> None:
     """:func:`main`'s work: parse ``args``, run the command, turn Ctrl-C into exit 130."""
     try:
-        _python_interrupts()  # from here on Ctrl-C is KeyboardInterrupt, handled below
+        python_interrupts()  # from here on Ctrl-C is KeyboardInterrupt, handled below
         if args == ["--version"]:
             # Same text as click.version_option, without importing Click (~35 ms).
             sys.stdout.write(f"benchlab, version {__version__}\n")

@@ -71,7 +71,8 @@ class Check:
         return asdict(self)
 
 
-def _reason(value: Any) -> str:
+def reason_of(value: Any) -> str:
+    """A probed value as text: the reason when it could not be read, else the value."""
     return value["unknown"] if is_unknown(value) else str(value)
 
 
@@ -114,7 +115,7 @@ def check_smt() -> Check:
     smt = smt_state()
     enabled, control = smt["enabled"], smt["control"]
     details = {"smt": smt}
-    control_text = _reason(control) if not is_unknown(control) else "control not readable"
+    control_text = reason_of(control) if not is_unknown(control) else "control not readable"
     if is_unknown(enabled):
         return Check("smt", "unknown", f"not readable: {enabled['unknown']}",
                      "cannot tell whether logical CPUs share cores; pin benchmarks and check "
@@ -149,7 +150,7 @@ def check_swap() -> Check:
     """Swap configured and in use."""
     info = meminfo()
     if is_unknown(info) or "SwapTotal" not in info or "SwapFree" not in info:
-        reason = _reason(info) if is_unknown(info) else "/proc/meminfo has no SwapTotal/SwapFree"
+        reason = reason_of(info) if is_unknown(info) else "/proc/meminfo has no SwapTotal/SwapFree"
         return Check("swap", "unknown", f"not readable: {reason}",
                      "a benchmark that pages to swap measures the disk", {})
     total, free = info["SwapTotal"], info["SwapFree"]
@@ -173,11 +174,11 @@ def check_thp() -> Check:
         return Check("transparent_hugepages", "unknown", f"not readable: {enabled['unknown']}",
                      "page size may vary between runs", {"thp": thp})
     if enabled == "always":
-        return Check("transparent_hugepages", "warn", f"always (defrag={_reason(thp['defrag'])})",
+        return Check("transparent_hugepages", "warn", f"always (defrag={reason_of(thp['defrag'])})",
                      "huge-page backing depends on fragmentation and khugepaged timing; "
                      "`benchlab system tune` sets 'never'", {"thp": thp})
     if enabled == "madvise":
-        return Check("transparent_hugepages", "ok", f"madvise (defrag={_reason(thp['defrag'])})",
+        return Check("transparent_hugepages", "ok", f"madvise (defrag={reason_of(thp['defrag'])})",
                      "only programs that ask get huge pages; 'never' (benchlab system tune) "
                      "makes those deterministic too", {"thp": thp})
     return Check("transparent_hugepages", "ok", enabled, "page size is deterministic (4 KiB)",
@@ -263,7 +264,7 @@ def check_virtualization(virtualization: Mapping[str, Any] | None = None) -> Che
                      "the host's other guests, steal time and hidden frequency scaling add noise: "
                      "take more runs and compare only on the same machine type", details)
     if is_unknown(vm) or is_unknown(container):
-        reason = _reason(vm) if is_unknown(vm) else _reason(container)
+        reason = reason_of(vm) if is_unknown(vm) else reason_of(container)
         return Check("virtualization", "unknown", reason,
                      "if this is a VM, expect host noise and compare only on the same machine type",
                      details)

@@ -21,17 +21,17 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from benchlab.control.system.checks import _reason
+from benchlab.control.system.checks import reason_of
 from benchlab.control.system.tuning import (
     STATE_DIR_ENV,
     STATE_FORMAT,
-    _current_value,
-    _require_root,
-    _write_setting,
-    _write_state,
+    current_value,
     default_state_path,
     known_setting_path,
+    require_root,
     valid_setting_value,
+    write_setting,
+    write_state,
 )
 from benchlab.environment import is_unknown
 from benchlab.errors import UserError
@@ -131,22 +131,22 @@ def restore(state_path: str | os.PathLike | None = None) -> dict[str, Any]:
         is written then); a value could not be written back (the state file is then kept with
         only the settings still to restore).
     """
-    _require_root("restore")
+    require_root("restore")
     path = Path(state_path) if state_path is not None else default_state_path()
     state = read_state_file(path)
     restored, failed = [], []
     # Reverse order undoes the changes in the opposite order they were made.
     for setting in reversed(state["settings"]):
-        before = _current_value(Path(setting["path"]))
-        error = _write_setting(setting["path"], setting["previous"])
+        before = current_value(Path(setting["path"]))
+        error = write_setting(setting["path"], setting["previous"])
         if error:
             failed.append({**setting, "error": error})
         else:
             restored.append({"name": setting["name"], "path": setting["path"],
                              "value": setting["previous"],
-                             "was": _reason(before) if is_unknown(before) else before})
+                             "was": reason_of(before) if is_unknown(before) else before})
     if failed:
-        _write_state(path, {**state, "settings": [
+        write_state(path, {**state, "settings": [
             {k: v for k, v in s.items() if k != "error"} for s in failed]})
         raise UserError("could not restore: " + "; ".join(s["error"] for s in failed)
                         + f"; state kept in {path}")

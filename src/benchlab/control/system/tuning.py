@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchlab.control.system.checks import _reason
+from benchlab.control.system.checks import reason_of
 from benchlab.environment import is_unknown, online_cpus, read_text, utc_now_iso
 from benchlab.environment.cpu import CPUFREQ_ABSENT_REASON, SYS_CPU
 from benchlab.errors import UserError
@@ -55,7 +55,8 @@ class TuneAction:
     reason: str = ""
 
 
-def _current_value(path: Path) -> str | dict[str, str]:
+def current_value(path: Path) -> str | dict[str, str]:
+    """The setting in ``path`` as text, or the unknown marker when it cannot be read."""
     text = read_text(path)
     if is_unknown(text):
         return text
@@ -69,7 +70,7 @@ def plan_tune(only: Iterable[str] | None = None) -> list[TuneAction]:
     actions: list[TuneAction] = []
 
     def add(name: str, path: Path, target: str, allowed: Iterable[str] | None = None) -> None:
-        current = _current_value(path)
+        current = current_value(path)
         if is_unknown(current):
             actions.append(TuneAction(name, str(path), None, target, "unavailable",
                                       f"not available here: {current['unknown']}"))
@@ -125,13 +126,14 @@ def _validate_names(only: Iterable[str] | None) -> set[str]:
     return names
 
 
-def _require_root(what: str) -> None:
+def require_root(what: str) -> None:
+    """Refuse (UserError) ``benchlab system WHAT`` unless run as root."""
     if os.geteuid() != 0:
         raise UserError(f"benchlab system {what} writes to /proc and /sys and needs root; "
                         f"run it as root (e.g. sudo benchlab system {what})")
 
 
-def _write_state(path: Path, state: dict[str, Any]) -> None:
+def write_state(path: Path, state: dict[str, Any]) -> None:
     """Write the state file atomically, owner-only (mode 600): restore trusts nothing else."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -185,14 +187,14 @@ def valid_setting_value(name: str, value: Any) -> bool:
     return value in ("0", "1")  # boost, boost:policyN and intel_pstate/no_turbo
 
 
-def _write_setting(path: str, value: str) -> str | None:
+def write_setting(path: str, value: str) -> str | None:
     """Write ``value`` and read it back; an error message, or None on success."""
     try:
         with open(path, "w") as handle:
             handle.write(value + "\n")
     except OSError as exc:
         return f"writing {value!r} to {path} failed: {exc.strerror or exc}"
-    now = _current_value(Path(path))
+    now = current_value(Path(path))
     if now != value:
         return f"{path} reads {now!r} after writing {value!r}"
     return None
@@ -221,7 +223,7 @@ def tune(state_path: str | os.PathLike | None = None,
     UserError
         Not root; a state file already exists (restore first); the state file cannot be written.
     """
-    _require_root("tune")
+    require_root("tune")
     path = Path(state_path) if state_path is not None else default_state_path()
     if path.exists():
         raise UserError(f"a tune state already exists at {path}; run `benchlab system restore` "
@@ -230,15 +232,15 @@ def tune(state_path: str | os.PathLike | None = None,
     to_change = [a for a in actions if a.status == "change"]
     if to_change:
         # Save before touching anything, so a crash midway can still be restored.
-        _write_state(path, {
+        write_state(path, {
             "format": STATE_FORMAT,
             "tuned_at": utc_now_iso(),
-            "boot_id": _reason(read_text("/proc/sys/kernel/random/boot_id")),
+            "boot_id": reason_of(read_text("/proc/sys/kernel/random/boot_id")),
             "settings": [{"name": a.name, "path": a.path, "previous": a.current,
                           "applied": a.target} for a in to_change],
         })
     for action in to_change:
-        error = _write_setting(action.path, action.target)
+        error = write_setting(action.path, action.target)
         if error:
             action.status, action.reason = "failed", error
         else:
