@@ -280,25 +280,41 @@ def _render_plain(summaries: list[BenchmarkSummary], shared: list[str], console)
 
 def _render_rich(summaries: list[BenchmarkSummary], shared: list[str], console) -> None:
     from rich.markup import escape
+    from rich.padding import Padding
     from rich.table import Table
+    from rich.text import Text
+
+    from benchlab.report.text_table import column_blocks
 
     for s in summaries:
         title = f"[bold]{escape(s.name)}[/bold]"
         if s.command and s.command != s.name:
             title += f"  [dim]{escape(s.command)}[/dim]"
-        table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-        table.add_column("", justify="left", no_wrap=True)
-        for col in COLUMNS:
-            table.add_column(col, justify="right", no_wrap=True)
-        for label, cells in _rows(s):
-            table.add_row(escape(label), *cells)
-        console.print(table)
+        rows = _rows(s)
+        blocks = column_blocks([label for label, _ in rows],
+                               [[cells[i] for _, cells in rows] for i in range(len(COLUMNS))],
+                               COLUMNS, console.width, COLUMN_PRIORITY)
+        for b, block in enumerate(blocks):
+            table = Table(title=title if b == 0 else None, title_justify="left",
+                          show_edge=False, pad_edge=False)
+            table.add_column("", justify="left", no_wrap=True)
+            for i in block:
+                table.add_column(COLUMNS[i], justify="right", no_wrap=True)
+            for label, cells in rows:
+                table.add_row(escape(label), *(cells[i] for i in block))
+            console.print(table)
         rss = f"; peak RSS {format_kib(s.max_rss_kib)} (median)" if s.max_rss_kib else ""
         console.print(f"  [dim]runs: {_status_text(s)}{rss}[/dim]")
         for warning in s.warnings:
-            if warning not in shared:
-                console.print(f"  [yellow]warning:[/yellow] {escape(warning)}")
+            if warning not in shared:  # wrapped lines stay indented under their warning
+                console.print(Padding(Text.from_markup(
+                    f"[yellow]warning:[/yellow] {escape(warning)}"), (0, 0, 0, 2)))
         console.print()
+
+
+#: The order in which a narrow terminal keeps the summary's columns (indices into COLUMNS):
+#: the median and its spread first, then n and the mean, then the tails.
+COLUMN_PRIORITY = (1, 2, 0, 3, 4, 5, 6, 7)
 
 
 def verdict_series(store: Store, session_id: int, metric: str = "wall"

@@ -1,4 +1,5 @@
-"""Plain aligned text tables: the fast path for long listings (``list`` over 10,000 sessions).
+"""Plain aligned text tables: the fast path for long listings (``list`` over 10,000 sessions),
+and the split of a wide table into blocks that fit a narrow terminal.
 
 rich's tables measure and wrap every cell, about 1 ms a row: 9.6 s for ``benchlab list`` over
 10,000 sessions. Long listings are instead laid out here, one line per row, columns padded to
@@ -37,3 +38,31 @@ def aligned_lines(header: Sequence[str], rows: Sequence[Sequence[str]],
                          for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return [line(header), *(line(r) for r in rows)]
+
+
+def column_blocks(labels: Sequence[str], columns: Sequence[Sequence[str]],
+                  headers: Sequence[str], width: int,
+                  priority: Sequence[int]) -> list[list[int]]:
+    """Columns of a table (indices, in table order) split into blocks printed one under the
+    other, each with the row labels, so that every block fits ``width`` characters and no
+    cell is cut: columns are placed in the order of ``priority`` (indices; a summary shows
+    the median and its spread first, the rest follow in a second block). A column that fits
+    no block even alone gets a block of its own (the terminal wraps that line rather than
+    cutting a digit).
+
+    Widths as rich lays a table without edges: each cell padded by one space on the inner
+    sides, one separator between columns.
+    """
+    label_w = max((len(x) for x in labels), default=0)
+    widths = {i: max([len(headers[i]), *(len(c) for c in columns[i])]) for i in priority}
+    blocks: list[list[int]] = []
+    used = label_w
+    for i in priority:
+        need = widths[i] + 3
+        if blocks and used + need <= width:
+            blocks[-1].append(i)
+            used += need
+        else:
+            blocks.append([i])
+            used = label_w + need
+    return [sorted(b) for b in blocks]
