@@ -91,13 +91,28 @@ def _values(value: Any) -> list[str]:
     return [os.fspath(value)] if isinstance(value, (str, os.PathLike)) else []
 
 
+#: Files the environment names and a command appends to: (variable, the commands that do).
+#: A CI runner sets ``GITHUB_STEP_SUMMARY``; pointed at a store (or its -wal) the summary
+#: would be appended to the database, so it is checked like an option's path.
+APPENDED_FILES = (("GITHUB_STEP_SUMMARY", ("ab", "gate", "bisect")),)
+
+
 def guard_outputs(ctx: click.Context, param: click.Parameter, db: str | None) -> str | None:
-    """Callback of ``--db``: check every output option parsed before it against this store."""
+    """Callback of ``--db``: check every output option parsed before it against this store, and
+    the files of :data:`APPENDED_FILES` the command appends to."""
     for other in ctx.command.params:
         if isinstance(other.type, OutputPath) and other.name in ctx.params:
             for value in _values(ctx.params[other.name]):
                 if str(value) not in other.type.keywords:
                     _check(value, db, other)
+    if db != "":
+        for variable, commands in APPENDED_FILES:
+            path = os.environ.get(variable)
+            if path and ctx.command.name in commands:
+                from benchlab.store.connection import default_db_path
+                from benchlab.store.paths import refuse_output_path
+
+                refuse_output_path(path, default_db_path() if db is None else db, f"${variable}")
     return db
 
 

@@ -14,7 +14,12 @@ Refused, for the SQLite store at ``db_path``:
 - any existing path that is the same file as one of them (``st_dev`` and ``st_ino``): a hard
   link, or a symbolic link through another directory;
 - any existing file that begins with SQLite's header: another benchlab store (or any SQLite
-  database) is never a report, an export or a plot.
+  database) is never a report, an export or a plot;
+- another store's side files: a path ending in ``-wal``, ``-shm`` or ``-journal`` whose base
+  (the path without that ending) begins with SQLite's header, and any existing file that
+  begins with a write-ahead log's magic (``0x377f0682``/``0x377f0683``) or a rollback
+  journal's. A store's committed transactions may still be only in its ``-wal``: overwriting it
+  loses them, and the database file alone does not show it.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from benchlab.errors import UserError
 #: The first 16 bytes of every SQLite 3 database file.
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+#: The first bytes of an SQLite write-ahead log (big-endian 0x377f0682 or 0x377f0683, by the
+#: byte order of its checksums) and of a rollback journal.
+SIDE_FILE_MAGICS = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83",
+                    b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7")
 #: A placeholder an output path may hold (``--samples-csv 'out{worker}.csv'``): any number.
 WORKER_FIELD = "{worker}"
 
@@ -59,12 +68,32 @@ def _same_file(target: str, names: list[str]) -> bool:
     return False
 
 
-def _is_sqlite_file(path: str) -> bool:
+def _head(path: str) -> bytes:
+    """The first 16 bytes of a regular file (b"" for anything else or an unreadable one: a
+    FIFO is never opened, it would block)."""
+    if not os.path.isfile(path):
+        return b""
     try:
         with open(path, "rb") as f:
-            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except OSError:  # a directory, a FIFO that would block is not opened below, unreadable
-        return False
+            return f.read(len(SQLITE_HEADER))
+    except OSError:
+        return b""
+
+
+def _is_sqlite_file(path: str) -> bool:
+    return _head(path) == SQLITE_HEADER
+
+
+def _store_side_file(path: str) -> str | None:
+    """Why ``path`` is some SQLite database's side file (None when it is not): a ``-wal``,
+    ``-shm`` or ``-journal`` name beside a database, or a write-ahead log or journal by its
+    first bytes."""
+    for suffix in SIDE_SUFFIXES[1:]:
+        if path.endswith(suffix) and _is_sqlite_file(path[:-len(suffix)]):
+            return f"is the {suffix} file of the SQLite database {path[:-len(suffix)]}"
+    if _head(path).startswith(SIDE_FILE_MAGICS):
+        return "is an SQLite write-ahead log or journal (a store's committed changes)"
+    return None
 
 
 def _template_hits(template: str, names: list[str]) -> bool:
@@ -103,9 +132,10 @@ def output_conflict(path: str | os.PathLike, db_path: str | os.PathLike | None) 
     if target in names or resolved in names or _same_file(target, names):
         return f"is the store {os.fspath(db_path)} (or its -wal/-shm/-journal file, or a " \
                f"link to one)"
-    if os.path.isfile(resolved) and _is_sqlite_file(resolved):
+    if _is_sqlite_file(resolved):
         return "is an SQLite database (a store)"
-    return None
+    # as given and resolved: a link named x.db-wal, or a link to another store's -wal
+    return _store_side_file(target) or _store_side_file(resolved)
 
 
 def refuse_output_path(path: str | os.PathLike, db_path: str | os.PathLike | None,
