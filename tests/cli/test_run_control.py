@@ -286,7 +286,7 @@ def test_the_harness_joins_the_cgroup_outside_the_measured_time_and_goes_home(tm
                                         stdout_path=str(out), cgroup_procs=group.procs_paths))
         assert m.status == "ok"
         usage = group.usage()
-        helper_pid = spawn._servers.server.pid
+        helper_pid = spawn.servers.server.pid
         # Home again in every hierarchy a run joins; the helper's tracking leaf (freezer or pids,
         # which runs never join) is where it lives for good.
         def run_hierarchies(text: str) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from benchlab.measure.spawn import SpawnRequest, helper_client
 from benchlab.measure.spawn.helper_client import _reply_fields
-from benchlab.measure.spawn.rusage import _measurement_from_fields
+from benchlab.measure.spawn.rusage import measurement_from_fields
 
 
 def _pairwise(text: str) -> dict[str, str]:
@@ -35,14 +35,14 @@ def test_a_real_run_measures_as_before():
     request = SpawnRequest(argv=["/bin/true"])
     server = helper_client._server()
     fields = server.run(helper_client._helper_tokens(request), None)
-    m = _measurement_from_fields(request, fields)
+    m = measurement_from_fields(request, fields)
     assert (m.status, m.exit_code, m.signal, m.method) == ("ok", 0, None, "exec-helper")
     assert m.wall_ns == int(fields["wall_ns"]) > 0 and m.end_mono_ns > m.start_mono_ns
     assert m.cpus == (None if fields["cpus"] == "-"
                       else tuple(int(c) for c in fields["cpus"].split(",")))
-    failed = _measurement_from_fields(request, _reply_fields("status=failed exit=3 signal=-1\n"))
+    failed = measurement_from_fields(request, _reply_fields("status=failed exit=3 signal=-1\n"))
     assert (failed.status, failed.exit_code, failed.signal, failed.wall_ns) == ("failed", 3, None, 0)
-    killed = _measurement_from_fields(request, _reply_fields("status=signaled exit=-1 signal=9\n"))
+    killed = measurement_from_fields(request, _reply_fields("status=signaled exit=-1 signal=9\n"))
     assert (killed.exit_code, killed.signal) == (None, 9)
 
 
@@ -77,6 +77,6 @@ def test_an_ok_line_measures_as_read_field_by_field():
     request = SpawnRequest(argv=["/bin/true"])
     for line in lines:
         fields = _reply_fields(line)
-        m = _measurement_from_fields(request, fields)
+        m = measurement_from_fields(request, fields)
         assert {k: getattr(m, k) for k in _read_field_by_field(fields)} == \
             _read_field_by_field(fields), line

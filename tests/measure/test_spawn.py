@@ -404,12 +404,12 @@ def test_environment_changes_between_runs_are_seen(monkeypatch, tmp_path):
 
 def test_a_killed_helper_is_replaced_transparently():
     assert run(["true"]).status == "ok"
-    server = spawn_module._servers.server
+    server = spawn_module.servers.server
     os.kill(server.pid, signal.SIGKILL)
     os.waitpid(server.pid, 0)
     m = run(["sh", "-c", "exit 4"])
     assert (m.status, m.exit_code) == ("failed", 4)
-    assert spawn_module._servers.server.pid != server.pid
+    assert spawn_module.servers.server.pid != server.pid
 
 
 def test_helper_is_rebuilt_if_the_cache_was_cleaned(tmp_path):

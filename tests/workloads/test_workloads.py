@@ -254,7 +254,7 @@ def test_documented_metric_regexes_pick_the_right_fields():
 def test_build_is_cached_by_content():
     first = build_workload("gray2bin")
     stat = first.stat()
-    build._build_cached.cache_clear()  # force the on-disk lookup, not the in-process memo
+    build.build_cached.cache_clear()  # force the on-disk lookup, not the in-process memo
     second = build_workload("gray2bin")
     assert second == first
     again = second.stat()

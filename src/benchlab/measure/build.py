@@ -82,9 +82,12 @@ def _cache_key(source_text: bytes, compiler: str, flags: Sequence[str], libs: Se
 
 
 @functools.lru_cache(maxsize=None)
-def _build_cached(
+def build_cached(
     source: Path, flags: tuple[str, ...], libs: tuple[str, ...], try_static: bool, mtime_ns: int
 ) -> Path:
+    """The executable built from C ``source`` with ``flags`` and ``libs``, from the user's
+    cache when one with the same source, compiler and flags is there (``mtime_ns``, the
+    source's modification time in ns, keys this process's memo)."""
     compiler = find_c_compiler()
     if compiler is None:
         raise UserError(NO_COMPILER_MESSAGE)
@@ -174,7 +177,7 @@ def build(
         The source does not compile.
     """
     path = Path(source).resolve()
-    return _build_cached(path, tuple(flags), tuple(libs), try_static, path.stat().st_mtime_ns)
+    return build_cached(path, tuple(flags), tuple(libs), try_static, path.stat().st_mtime_ns)
 
 
 def build_source_text(

@@ -30,16 +30,16 @@ from benchlab.measure.spawn import helper_client
 from benchlab.measure.spawn._process import thread_children
 from benchlab.measure.spawn.helper_client import (
     HELPER_SOURCE,
-    _servers,
-    _spawn_helper,
     helper_path,
+    servers,
+    spawn_with_helper,
 )
 from benchlab.measure.spawn.types import (
     SPAWN_METHOD_ENV,
     STATUSES,
     RunMeasurement,
     SpawnRequest,
-    _validate,
+    validate_request,
 )
 
 __all__ = [
@@ -47,8 +47,8 @@ __all__ = [
     "helper_client", "helper_path", "spawn_measured", "spawn_method", "start_helper",
     "thread_children",
 ]
-# ``_servers`` (the per-thread helper) stays reachable here for tests that kill the helper.
-_ = _servers
+# ``servers`` (the per-thread helper) stays reachable here for tests that kill the helper.
+_ = servers
 
 #: ``$BENCHLAB_SPAWN`` as os.environ's underlying dict holds it (bytes).
 _SPAWN_KEY = SPAWN_METHOD_ENV.encode()
@@ -121,10 +121,10 @@ def spawn_measured(request: SpawnRequest, method: str | None = None) -> RunMeasu
     KeyboardInterrupt
         Re-raised after the target's whole process group has been killed and reaped.
     """
-    _validate(request)
+    validate_request(request)
     if spawn_method(method) == "python":
         # imported here: the fallback (and the cgroup helpers it uses) only without a helper
-        from benchlab.measure.spawn.fallback import _spawn_python
+        from benchlab.measure.spawn.fallback import spawn_in_python
 
-        return _spawn_python(request)
-    return _spawn_helper(request)
+        return spawn_in_python(request)
+    return spawn_with_helper(request)

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 
 
-def _home_cgroups(procs_paths: Sequence[str]) -> list[str] | None:
+def home_cgroups(procs_paths: Sequence[str]) -> list[str] | None:
     """cgroup.procs files of this process's own cgroups in the hierarchies of ``procs_paths``.
 
     The exec helper (a child of this process, in the same cgroups) joins a run's cgroups before

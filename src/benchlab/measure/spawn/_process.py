@@ -25,7 +25,8 @@ def thread_children(tid: int, pid: int | None = None) -> list[int]:
         return []
 
 
-def _kill_group(pid: int | None) -> None:
+def kill_group(pid: int | None) -> None:
+    """SIGKILL the process group ``pid`` leads; nothing when it is None or already gone."""
     if pid is None:
         return
     try:
@@ -34,7 +35,7 @@ def _kill_group(pid: int | None) -> None:
         pass
 
 
-class _DeferredSigint:
+class DeferredSigint:
     """Hold back Ctrl-C while a child is being created, so its pid is never lost.
 
     A KeyboardInterrupt raised inside ``posix_spawn``/``Popen`` (or right after it returned,
@@ -50,7 +51,7 @@ class _DeferredSigint:
     def _record(self, signum, frame) -> None:
         self.pending = True
 
-    def __enter__(self) -> "_DeferredSigint":
+    def __enter__(self) -> "DeferredSigint":
         if threading.current_thread() is threading.main_thread():
             previous = signal.getsignal(signal.SIGINT)
             if callable(previous):  # a Python-level handler (default: raise KeyboardInterrupt)
@@ -70,7 +71,7 @@ class _DeferredSigint:
                 self._previous(signal.SIGINT, None)
 
 
-def _reap(pid: int, grace_s: float = 2.0) -> int | None:
+def reap_or_kill(pid: int, grace_s: float = 2.0) -> int | None:
     """Wait up to ``grace_s`` seconds for ``pid`` to exit, then SIGKILL it; return its status."""
     deadline = time.monotonic() + grace_s
     _wait_for_exit(pid, grace_s)

@@ -18,9 +18,14 @@ from pathlib import Path
 
 from benchlab.control.cgroups.fs import kill_members
 from benchlab.measure.spawn import helper_client
-from benchlab.measure.spawn._process import _DeferredSigint, _kill_group
-from benchlab.measure.spawn.rusage import _python_error, _wait_python
-from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest, _abs, _rlimit_number
+from benchlab.measure.spawn._process import DeferredSigint, kill_group
+from benchlab.measure.spawn.rusage import python_error, wait_python
+from benchlab.measure.spawn.types import (
+    RunMeasurement,
+    SpawnRequest,
+    absolute_or_none,
+    rlimit_number,
+)
 
 #: What runs spawned from Python cannot do, said once per process when the exec helper could not
 #: be built (``BENCHLAB_SPAWN=python`` is a choice and says nothing).
@@ -50,7 +55,7 @@ def _python_child_setup(request: SpawnRequest, report_fd: int):
     """preexec_fn for the fallback: cgroup join, affinity, rlimits, with precise failure notes."""
     cgroups = list(request.cgroup_procs)
     cpus = None if request.cpus is None else {int(c) for c in request.cpus}
-    limits = [(name, _rlimit_number(name), int(v)) for name, v in request.rlimits.items()]
+    limits = [(name, rlimit_number(name), int(v)) for name, v in request.rlimits.items()]
 
     def setup() -> None:
         stage = "cgroup"
@@ -83,16 +88,18 @@ def _python_child_setup(request: SpawnRequest, report_fd: int):
     return setup
 
 
-def _spawn_python(request: SpawnRequest) -> RunMeasurement:
+def spawn_in_python(request: SpawnRequest) -> RunMeasurement:
+    """Run ``request`` with ``os.posix_spawn`` and ``wait4`` in this process (no exec helper):
+    times in ns, memory in KiB, as :func:`benchlab.measure.spawn.spawn` returns them."""
     _notice_once()
     opened: list[int] = []
     report_r, report_w = os.pipe()
     try:
         def open_redirect(path: str | None, stage: str, flags: int) -> int | RunMeasurement:
             try:
-                fd = os.open(_abs(path) or os.devnull, flags | os.O_CLOEXEC, 0o666)
+                fd = os.open(absolute_or_none(path) or os.devnull, flags | os.O_CLOEXEC, 0o666)
             except OSError as exc:
-                return _python_error(f"cannot open {stage} file {path!r}: {exc.strerror}")
+                return python_error(f"cannot open {stage} file {path!r}: {exc.strerror}")
             opened.append(fd)
             return fd
 
@@ -110,7 +117,7 @@ def _spawn_python(request: SpawnRequest) -> RunMeasurement:
         env = None if request.env is None else dict(request.env)
         start_unix_ns = time.time_ns()
         start_ns = time.monotonic_ns()
-        deferred = _DeferredSigint()
+        deferred = DeferredSigint()
         try:
             with deferred:
                 proc = subprocess.Popen(
@@ -131,21 +138,21 @@ def _spawn_python(request: SpawnRequest) -> RunMeasurement:
             detail = os.read(report_r, 65536).decode(errors="replace")
             message = next((line[6:] for line in detail.splitlines() if line.startswith("error=")),
                            "child setup failed")
-            return _python_error(message, start_ns, start_unix_ns)
+            return python_error(message, start_ns, start_unix_ns)
         except OSError as exc:
             deferred.raise_if_pending()
             if request.cwd is not None and exc.filename == request.cwd:
                 message = f"cannot change directory to {request.cwd!r}: {exc.strerror}"
             else:
                 message = f"exec failed: {exc.strerror} ({request.argv[0]!r})"
-            return _python_error(message, start_ns, start_unix_ns)
+            return python_error(message, start_ns, start_unix_ns)
         os.close(report_w)
         report_w = -1
         try:
             deferred.raise_if_pending()
-            status, usage, timed_out, end_ns = _wait_python(proc.pid, request.timeout_s, start_ns)
+            status, usage, timed_out, end_ns = wait_python(proc.pid, request.timeout_s, start_ns)
         except BaseException:
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             os.wait4(proc.pid, 0)
             proc.returncode = -signal.SIGKILL
             raise

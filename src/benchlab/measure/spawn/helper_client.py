@@ -19,10 +19,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from weakref import WeakSet
 
-from benchlab.measure.spawn._cgroup_homes import _home_cgroups
-from benchlab.measure.spawn._process import _DeferredSigint, _kill_group, _reap, thread_children
-from benchlab.measure.spawn.rusage import _measurement_from_fields
-from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest, _rlimit_number
+from benchlab.measure.spawn._cgroup_homes import home_cgroups
+from benchlab.measure.spawn._process import (
+    DeferredSigint,
+    kill_group,
+    reap_or_kill,
+    thread_children,
+)
+from benchlab.measure.spawn.rusage import measurement_from_fields
+from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest, rlimit_number
 
 HELPER_SOURCE = Path(__file__).resolve().parent.parent / "exec_helper.c"
 _FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
@@ -76,12 +81,12 @@ def _helper_tokens(request: SpawnRequest) -> list[bytes]:
     for procs in request.cgroup_procs:
         args += ["-g", procs]
     if request.cgroup_procs:
-        homes = _home_cgroups(request.cgroup_procs)
+        homes = home_cgroups(request.cgroup_procs)
         if homes is not None:
             for home in homes:
                 args += ["-G", home]
     for name, value in request.rlimits.items():
-        args += ["-l", f"{_rlimit_number(name)}:{int(value)}"]
+        args += ["-l", f"{rlimit_number(name)}:{int(value)}"]
     args.append("--")
     args += request.argv
     # str.encode as os.fsencode does it, without its Python frame per token (~7 a run)
@@ -160,7 +165,7 @@ class _HelperServer:
             (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
         ]
         try:
-            with _DeferredSigint() as deferred, _tracked_spawns() as leaf:
+            with DeferredSigint() as deferred, _tracked_spawns() as leaf:
                 self.pid = os.posix_spawn(helper, [helper, "3", "4"], os.environ,
                                           file_actions=actions)
         except BaseException:
@@ -277,7 +282,7 @@ class _HelperServer:
         self.closed = True
         self._tracked()
         for child in thread_children(self.pid, pid=self.pid):
-            _kill_group(child)
+            kill_group(child)
             try:
                 os.kill(child, signal.SIGKILL)
             except ProcessLookupError:
@@ -288,7 +293,7 @@ class _HelperServer:
             pass
         os.close(self.request_fd)
         os.close(self.result_fd)
-        self.exit_status = _reap(self.pid)
+        self.exit_status = reap_or_kill(self.pid)
         self._untrack()
 
     def _untrack(self) -> None:
@@ -305,7 +310,7 @@ class _HelperServer:
         os.close(self.result_fd)
         if self.owner_pid == os.getpid():
             self._tracked()
-            _reap(self.pid)
+            reap_or_kill(self.pid)
             self._untrack()
 
     def __del__(self) -> None:
@@ -315,7 +320,7 @@ class _HelperServer:
             pass
 
 
-_servers = threading.local()
+servers = threading.local()
 #: Every helper this process started and has not closed (any thread's).
 _live_servers: WeakSet = WeakSet()
 
@@ -344,7 +349,7 @@ def _close_at_exit() -> None:
 
 def _server() -> _HelperServer:
     helper = helper_path()
-    server = getattr(_servers, "server", None)
+    server = getattr(servers, "server", None)
     if server is not None and (server.closed or server.helper != helper
                                or server.owner_pid != os.getpid()):
         server.close()  # after a fork(), only closes our copies of the pipes
@@ -355,17 +360,19 @@ def _server() -> _HelperServer:
         except FileNotFoundError:
             # The cached binary was removed (cache cleaned) since this process built it.
             global _helper_path
-            from benchlab.measure.build import _build_cached
+            from benchlab.measure.build import build_cached
 
-            _build_cached.cache_clear()
+            build_cached.cache_clear()
             _helper_path = None
             server = _HelperServer(helper_path())
-        _servers.server = server
+        servers.server = server
         _close_at_exit()
     return server
 
 
-def _spawn_helper(request: SpawnRequest) -> RunMeasurement:
+def spawn_with_helper(request: SpawnRequest) -> RunMeasurement:
+    """Run ``request`` through this thread's exec helper (started on first use): times in ns,
+    memory in KiB, as :func:`benchlab.measure.spawn.spawn` returns them."""
     tokens = _helper_tokens(request)
     server = _server()
     try:
@@ -377,4 +384,4 @@ def _spawn_helper(request: SpawnRequest) -> RunMeasurement:
         server.close()  # the helper was told to stop (SIGINT/SIGTERM) and is exiting
     if fields.get("stage") == "usage" or "status" not in fields:
         raise RuntimeError(f"exec helper rejected the request ({fields}); this is a bug in benchlab")
-    return _measurement_from_fields(request, fields)
+    return measurement_from_fields(request, fields)

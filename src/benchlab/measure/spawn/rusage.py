@@ -11,7 +11,7 @@ import os
 import select
 import time
 
-from benchlab.measure.spawn._process import _kill_group
+from benchlab.measure.spawn._process import kill_group
 from benchlab.measure.spawn.types import RunMeasurement, SpawnRequest
 
 
@@ -34,7 +34,7 @@ def _error_message(request: SpawnRequest, stage: str, index: int, errno_: int) -
     return f"exec helper failed at {stage}: {reason}"
 
 
-def _measurement_from_fields(request: SpawnRequest, f: dict[str, str]) -> RunMeasurement:
+def measurement_from_fields(request: SpawnRequest, f: dict[str, str]) -> RunMeasurement:
     """The helper's result fields as a measurement (times in ns, memory in KiB); a missing
     number reads 0. Each field is read inline (no helper function: ~15 frames a run)."""
     get = f.get
@@ -74,7 +74,7 @@ def _measurement_from_fields(request: SpawnRequest, f: dict[str, str]) -> RunMea
     )
 
 
-def _wait_python(pid: int, timeout_s: float | None, start_ns: int):
+def wait_python(pid: int, timeout_s: float | None, start_ns: int):
     """wait4 with an optional wall-clock limit (pidfd + poll); returns status, rusage, timed_out, end."""
     timed_out = False
     if timeout_s is not None:
@@ -90,7 +90,7 @@ def _wait_python(pid: int, timeout_s: float | None, start_ns: int):
                     break
             if not poller.poll(0):
                 timed_out = True
-                _kill_group(pid)
+                kill_group(pid)
         finally:
             os.close(pidfd)
     _, status, usage = os.wait4(pid, 0)
@@ -98,8 +98,10 @@ def _wait_python(pid: int, timeout_s: float | None, start_ns: int):
     return status, usage, timed_out, end_ns
 
 
-def _python_error(message: str, start_ns: int | None = None,
-                  start_unix_ns: int | None = None) -> RunMeasurement:
+def python_error(message: str, start_ns: int | None = None,
+                 start_unix_ns: int | None = None) -> RunMeasurement:
+    """A measurement of a run that could not be started: status 'error', ``message`` as its
+    error, wall time (ns) from ``start_ns`` (monotonic) to now."""
     now = time.monotonic_ns()
     start = now if start_ns is None else start_ns
     return RunMeasurement(

@@ -157,7 +157,9 @@ class RunMeasurement:
 # Request validation (shared by both methods)
 
 
-def _rlimit_number(name: str) -> int:
+def rlimit_number(name: str) -> int:
+    """The ``resource`` module's number of limit ``name`` (``nofile`` or ``RLIMIT_NOFILE``);
+    UserError naming the known limits when there is none."""
     import resource  # only for --rlimit: a C extension run need not load
 
     key = name.upper()
@@ -170,7 +172,9 @@ def _rlimit_number(name: str) -> int:
     return number
 
 
-def _validate(request: SpawnRequest) -> None:
+def validate_request(request: SpawnRequest) -> None:
+    """UserError when ``request`` cannot be run: an empty command, a NUL byte in an argument,
+    a timeout (s) that is not positive, a bad CPU list or resource limit."""
     if isinstance(request.argv, str) or len(request.argv) == 0:
         raise UserError("empty or non-list command; give the command as a list of arguments")
     for arg in request.argv:  # a str holds NUL exactly when its file-system bytes do
@@ -182,10 +186,11 @@ def _validate(request: SpawnRequest) -> None:
         if len(request.cpus) == 0 or any(int(c) < 0 for c in request.cpus):
             raise UserError(f"invalid CPU list {list(request.cpus)}; give CPU numbers >= 0")
     for name, value in request.rlimits.items():
-        _rlimit_number(name)
+        rlimit_number(name)
         if int(value) < 0:
             raise UserError(f"resource limit {name}={value} is negative; give a value >= 0")
 
 
-def _abs(path: str | None) -> str | None:
+def absolute_or_none(path: str | None) -> str | None:
+    """``path`` made absolute against the current directory, or None."""
     return None if path is None else os.path.abspath(path)
