@@ -24,7 +24,7 @@ LONGER_TODAY: dict[str, int] = {
     "cli/run.py:run_cmd": 111,
     "measure/shell_syntax.py:find_shell_syntax": 113,
     "cli/compare.py:compare_cmd": 93,
-    "measure/spawn/fallback.py:spawn_in_python": 109,
+    "measure/spawn/fallback.py:spawn_in_python": 107,
     "stats/verdict_model.py:verdict_model": 99,
     "core/suite.py:load_suite": 100,
     "stats/steady.py:detect_steady_state": 97,

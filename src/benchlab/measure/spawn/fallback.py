@@ -122,11 +122,7 @@ def spawn_in_python(request: SpawnRequest) -> RunMeasurement:
             with deferred:
                 proc = subprocess.Popen(
                     list(request.argv),
-                    cwd=request.cwd,
-                    env=env,
-                    stdin=fds[0],
-                    stdout=fds[1],
-                    stderr=fds[2],
+                    cwd=request.cwd, env=env, stdin=fds[0], stdout=fds[1], stderr=fds[2],
                     process_group=0,
                     pass_fds=(report_w,) if needs_setup else (),
                     preexec_fn=_python_child_setup(request, report_w) if needs_setup else None,
