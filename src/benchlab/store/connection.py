@@ -39,7 +39,11 @@ from typing import Any
 from benchlab.digests import sha256_hex
 from benchlab.errors import UserError
 from benchlab.store import verified
-from benchlab.store.paths import refuse_output_path, store_files  # noqa: F401  (re-exported)
+from benchlab.store.paths import (  # noqa: F401  (refuse_output_path, store_files re-exported)
+    is_postgres_target,
+    refuse_output_path,
+    store_files,
+)
 from benchlab.store.sample_blocks import insert_samples
 from benchlab.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -195,7 +199,7 @@ class StoreConnection:
         A readable store in a read-only directory opens read-only for reading commands.
         """
         path = os.fspath(path) if path is not None else default_db_path()
-        if path.startswith(("postgresql://", "postgres://")):
+        if is_postgres_target(path):  # a URL or a libpq keyword string (host=... dbname=...)
             return cls._open_postgres(path, readonly)
         p, exists = _check_path(path, readonly)
         if readonly:

@@ -52,8 +52,11 @@ VERSION_TABLE = "benchlab_schema_version"
 
 
 def redact(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (for messages and ``Store.path``)."""
-    return re.sub(r"^(postgres(?:ql)?://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    """``url`` (a URL or a libpq keyword string) with any password replaced by ``***`` (for
+    messages and ``Store.path``)."""
+    url = re.sub(r"^(postgres(?:ql)?://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return re.sub(r"(?i)(\b(?:password|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)",
+                  r"\1***", url)
 
 
 class _Row(tuple):
@@ -332,17 +335,29 @@ class PgConnection:
 
 
 def connect(url: str, readonly: bool) -> PgConnection:
-    """Connect to the PostgreSQL database at ``url`` (autocommit: the store opens its own
-    transactions). Raises a one-line UserError when the server cannot be reached."""
+    """Connect to the PostgreSQL database at ``url`` (a URL or a libpq keyword string;
+    autocommit: the store opens its own transactions). Raises a one-line UserError when the
+    string is malformed or the server cannot be reached."""
+    from psycopg.conninfo import conninfo_to_dict
+
     try:
+        conninfo_to_dict(url)  # libpq's parser: a malformed string is not a connection failure
         raw = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.ProgrammingError as exc:
+        raise _not_usable(url, exc) from None
     except psycopg.Error as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise UserError(f"cannot connect to PostgreSQL database {redact(url)}: {reason}; check "
                         f"the server, user and database name in --db or BENCHLAB_DB") from None
-    except Exception as exc:  # a malformed URL is reported by libpq's parser as ProgrammingError
-        raise UserError(f"--db {redact(url)} is not a usable PostgreSQL URL ({exc}); use "
-                        f"postgresql://USER@HOST[:PORT]/DATABASE") from None
+    except Exception as exc:  # anything else libpq's parser raises
+        raise _not_usable(url, exc) from None
     if readonly:
         raw.execute("SET default_transaction_read_only = on")
     return PgConnection(raw, readonly)
+
+
+def _not_usable(url: str, exc: Exception) -> UserError:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return UserError(f"--db {redact(url)} is not a usable PostgreSQL URL or connection string "
+                     f"({reason}); use postgresql://USER@HOST[:PORT]/DATABASE, 'host=HOST "
+                     f"dbname=DATABASE user=USER', or ./NAME for an SQLite file")
