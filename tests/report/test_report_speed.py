@@ -23,7 +23,7 @@ from benchlab.stats.independence import (
     independence_and_acf,
     ljung_box,
 )
-from benchlab.stats.rank import _average_ranks
+from benchlab.stats.rank import average_ranks
 from benchlab.store.db import Store
 from tests.report.storebuild import add_session
 
@@ -113,7 +113,7 @@ def test_average_ranks_are_scipys():
     rng = np.random.default_rng(2)
     for a in (rng.integers(0, 4, 200).astype(float), rng.normal(size=300),
               np.array([2.0, 2.0, 2.0]), np.array([7.0])):
-        np.testing.assert_array_equal(_average_ranks(a), sps.rankdata(a))
+        np.testing.assert_array_equal(average_ranks(a), sps.rankdata(a))
 
 
 def test_a_single_benchmark_report_does_not_import_scipy_stats(tmp_path):

@@ -23,7 +23,7 @@ from benchlab.stats import (
     jackknife_diffs,
     norm_inter,
 )
-from benchlab.stats.bootstrap import _median_order_sampler
+from benchlab.stats.bootstrap import median_order_sampler
 
 SD_BAND = 4.0  # Monte-Carlo bands are +-4 standard deviations: P(false failure) ~ 6e-5 each
 
@@ -175,7 +175,7 @@ def test_median_order_statistic_sampler_has_the_resampling_distribution(n):
     statistics) compared with plain resampling. B = 200,000; band 4/sqrt(B) on the CDF."""
     s = np.arange(1.0, n + 1)
     B = 200_000
-    reps = _median_order_sampler(s, B, np.random.default_rng(3))
+    reps = median_order_sampler(s, B, np.random.default_rng(3))
     grid = np.arange(1.0, n + 1, 0.5)
     ecdf = np.searchsorted(np.sort(reps), grid, side="right") / B
     if n % 2:

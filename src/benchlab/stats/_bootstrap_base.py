@@ -70,7 +70,9 @@ class BootstrapDistribution:
 # ----------------------------------------------------------------------------- helpers
 
 
-def _rng_and_seed(seed: SeedLike) -> tuple[np.random.Generator, int | None]:
+def rng_and_seed(seed: SeedLike) -> tuple[np.random.Generator, int | None]:
+    """A generator for ``seed`` and the int seed to report (fresh entropy for None; None for
+    a Generator)."""
     if isinstance(seed, np.random.Generator):
         return seed, None
     if seed is None:
@@ -81,14 +83,17 @@ def _rng_and_seed(seed: SeedLike) -> tuple[np.random.Generator, int | None]:
     return np.random.default_rng(int(seed)), int(seed)
 
 
-def _check_confidence(confidence: float) -> float:
+def check_confidence(confidence: float) -> float:
+    """``confidence`` as a float in (0, 1); InvalidSampleError otherwise."""
     c = float(confidence)
     if not 0.0 < c < 1.0:
         raise InvalidSampleError(f"confidence={confidence} must be in (0, 1), e.g. 0.95")
     return c
 
 
-def _check_kind(kind: str) -> str:
+def check_kind(kind: str) -> str:
+    """The canonical name of interval kind ``kind`` (an alias allowed); InvalidSampleError
+    otherwise."""
     try:
         return _KIND_ALIASES[kind]
     except KeyError:
@@ -97,7 +102,8 @@ def _check_kind(kind: str) -> str:
         ) from None
 
 
-def _accepts_axis(func: Callable[..., Any]) -> bool:
+def accepts_axis(func: Callable[..., Any]) -> bool:
+    """Whether ``func`` takes an ``axis`` argument (so it can reduce a 2-D batch at once)."""
     try:
         params = inspect.signature(func).parameters
     except (TypeError, ValueError):
@@ -105,11 +111,12 @@ def _accepts_axis(func: Callable[..., Any]) -> bool:
     return "axis" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
-def _name_of(statistic: OneSampleStatistic) -> str:
+def name_of(statistic: OneSampleStatistic) -> str:
+    """The name a report gives ``statistic`` (its string, or the callable's __name__)."""
     return statistic if isinstance(statistic, str) else getattr(statistic, "__name__", "callable")
 
 
-def _apply(func: Callable[..., Any], vectorised: bool, *batches: np.ndarray) -> np.ndarray:
+def apply_statistic(func: Callable[..., Any], vectorised: bool, *batches: np.ndarray) -> np.ndarray:
     """Evaluate a statistic row-wise on 2-D batches."""
     if vectorised:
         out = np.asarray(func(*batches, axis=-1), dtype=np.float64)
@@ -123,7 +130,9 @@ def _apply(func: Callable[..., Any], vectorised: bool, *batches: np.ndarray) -> 
     return out
 
 
-def _batch_size(total_values: int, batch: int | None, n_resamples: int) -> int:
+def batch_size_of(total_values: int, batch: int | None, n_resamples: int) -> int:
+    """Resamples per batch: ``batch``, or as many as DEFAULT_MEMORY_BUDGET (bytes) holds for
+    ``total_values`` values each."""
     if batch is not None:
         if batch < 1:
             raise InvalidSampleError(f"batch={batch} must be >= 1")
@@ -132,7 +141,9 @@ def _batch_size(total_values: int, batch: int | None, n_resamples: int) -> int:
     return int(max(1, min(n_resamples, DEFAULT_MEMORY_BUDGET // per_resample)))
 
 
-def _named_one_sample(name: str) -> Callable[..., np.ndarray]:
+def named_one_sample(name: str) -> Callable[..., np.ndarray]:
+    """The vectorised statistic called ``name`` (mean, median, sd, var), reducing along
+    ``axis``."""
     if name == "mean":
         return lambda a, axis=-1: np.mean(a, axis=axis)
     if name == "median":
@@ -146,7 +157,7 @@ def _named_one_sample(name: str) -> Callable[..., np.ndarray]:
     )
 
 
-_TWO_SAMPLE_PARTS: dict[str, tuple[str, Callable[[Any, Any], Any]]] = {
+TWO_SAMPLE_PARTS: dict[str, tuple[str, Callable[[Any, Any], Any]]] = {
     "mean_diff": ("mean", lambda a, b: b - a),
     "median_diff": ("median", lambda a, b: b - a),
     "mean_ratio": ("mean", lambda a, b: b / a),
@@ -156,13 +167,15 @@ _TWO_SAMPLE_PARTS: dict[str, tuple[str, Callable[[Any, Any], Any]]] = {
 
 
 
-def _check_n_resamples(n_resamples: int) -> int:
+def check_n_resamples(n_resamples: int) -> int:
+    """``n_resamples`` as an int >= 2; InvalidSampleError otherwise."""
     if int(n_resamples) != n_resamples or n_resamples < 2:
         raise InvalidSampleError(f"n_resamples={n_resamples} must be an integer >= 2")
     return int(n_resamples)
 
 
-def _check_finite_replicates(reps: np.ndarray, name: str) -> None:
+def check_finite_replicates(reps: np.ndarray, name: str) -> None:
+    """InvalidSampleError when a bootstrap replicate of statistic ``name`` is NaN or infinite."""
     bad = int((~np.isfinite(reps)).sum())
     if bad:
         raise InvalidSampleError(

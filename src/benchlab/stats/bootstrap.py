@@ -87,7 +87,7 @@ from benchlab.stats._bootstrap_base import (
     BootstrapDistribution,
     OneSampleStatistic,
     SeedLike,
-    _check_kind,
+    check_kind,
 )
 from benchlab.stats.bootstrap_intervals import (
     BootstrapCI,
@@ -100,9 +100,9 @@ from benchlab.stats.bootstrap_jackknife import (
     jackknife_diffs,
 )
 from benchlab.stats.bootstrap_resampling import (
-    _median_order_sampler,
     bootstrap_distribution,
     bootstrap_distribution_2samp,
+    median_order_sampler,
 )
 from benchlab.stats.descriptive import InvalidSampleError
 
@@ -128,7 +128,7 @@ __all__ = [
     "TWO_SAMPLE_STATISTICS",
     "bca_acceleration",
     "jackknife_diffs",
-    "_median_order_sampler",
+    "median_order_sampler",
     "bootstrap_distribution",
     "bootstrap_distribution_2samp",
     "BootstrapCI",
@@ -206,7 +206,7 @@ def bootstrap_ci(
     """
     dist = bootstrap_distribution(
         x, statistic, n_resamples=n_resamples, seed=seed, batch=batch,
-        jackknife=_check_kind(kind) == "bca", median_sampler=median_sampler,
+        jackknife=check_kind(kind) == "bca", median_sampler=median_sampler,
         max_exact_jackknife=max_exact_jackknife, n_jackknife_groups=n_jackknife_groups,
     )
     return interval_from_distribution(dist, kind, confidence, quantile_rule=quantile_rule)
@@ -266,7 +266,7 @@ def bootstrap_ci_2samp(
     """
     dist = bootstrap_distribution_2samp(
         x, y, statistic, n_resamples=n_resamples, seed=seed, batch=batch,
-        jackknife=_check_kind(kind) == "bca", median_sampler=median_sampler,
+        jackknife=check_kind(kind) == "bca", median_sampler=median_sampler,
         max_exact_jackknife=max_exact_jackknife, n_jackknife_groups=n_jackknife_groups,
     )
     return interval_from_distribution(dist, kind, confidence, quantile_rule=quantile_rule)
@@ -287,7 +287,7 @@ def bootstrap_cis(
     statistic). `options` are those of ``bootstrap_ci`` except `kind`.
     Returns ``{kind: BootstrapCI}``.
     """
-    canonical = [_check_kind(k) for k in kinds]
+    canonical = [check_kind(k) for k in kinds]
     quantile_rule = options.pop("quantile_rule", "r")
     want_jk = "bca" in canonical
     if y is None:

@@ -12,9 +12,9 @@ from numpy.typing import ArrayLike
 
 from benchlab.stats._bootstrap_base import (
     BootstrapDistribution,
-    _check_confidence,
-    _check_finite_replicates,
-    _check_kind,
+    check_confidence,
+    check_finite_replicates,
+    check_kind,
 )
 from benchlab.stats.bootstrap_jackknife import bca_acceleration
 from benchlab.stats.descriptive import InvalidSampleError
@@ -125,10 +125,10 @@ def interval_from_distribution(
     quantile_rule : {"r", "linear"}
         How quantiles of ``t*`` are taken (module docstring).
     """
-    kind = _check_kind(kind)
-    conf = _check_confidence(confidence)
+    kind = check_kind(kind)
+    conf = check_confidence(confidence)
     reps = np.asarray(dist.replicates, dtype=np.float64)
-    _check_finite_replicates(reps, dist.statistic)
+    check_finite_replicates(reps, dist.statistic)
     t0 = dist.estimate
     B = reps.size
     se = float(np.std(reps, ddof=1))
@@ -198,7 +198,7 @@ def interval_with_fallback(
     try:
         return interval_from_distribution(dist, kind, confidence, quantile_rule=quantile_rule)
     except InvalidSampleError as exc:
-        if _check_kind(kind) != "bca":
+        if check_kind(kind) != "bca":
             raise
         ci = interval_from_distribution(dist, "percentile", confidence,
                                         quantile_rule=quantile_rule)

@@ -72,7 +72,7 @@ def jackknife_diffs(x: ArrayLike, statistic: str) -> np.ndarray:
     )
 
 
-def _jackknife_callable(
+def jackknife_callable(
     arr: np.ndarray,
     t_of: Callable[[np.ndarray], np.ndarray],
     t0: float,

@@ -11,25 +11,25 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from benchlab.stats._bootstrap_base import (
-    _TWO_SAMPLE_PARTS,
     DEFAULT_JACKKNIFE_GROUPS,
     DEFAULT_MAX_EXACT_JACKKNIFE,
     DEFAULT_N_RESAMPLES,
+    TWO_SAMPLE_PARTS,
     TWO_SAMPLE_STATISTICS,
     BootstrapDistribution,
     OneSampleStatistic,
     SeedLike,
-    _accepts_axis,
-    _apply,
-    _batch_size,
-    _check_finite_replicates,
-    _check_n_resamples,
-    _name_of,
-    _named_one_sample,
-    _rng_and_seed,
+    accepts_axis,
+    apply_statistic,
+    batch_size_of,
+    check_finite_replicates,
+    check_n_resamples,
+    name_of,
+    named_one_sample,
+    rng_and_seed,
 )
 from benchlab.stats.bootstrap_jackknife import (
-    _jackknife_callable,
+    jackknife_callable,
     jackknife_diffs,
 )
 from benchlab.stats.descriptive import InvalidSampleError, as_sample
@@ -37,9 +37,11 @@ from benchlab.stats.descriptive import InvalidSampleError, as_sample
 # ----------------------------------------------------------------------------- samplers
 
 
-def _median_order_sampler(
+def median_order_sampler(
     sorted_x: np.ndarray, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
+    """Bootstrap medians drawn through the order statistics of ``sorted_x``: ``n_resamples``
+    values, in the unit of x, without building the resamples."""
     n = sorted_x.size
     k = (n + 1) // 2  # 1-based rank of the (lower) median
     u_k = rng.beta(k, n - k + 1, size=n_resamples)
@@ -81,7 +83,7 @@ def _resample_replicates(
     rng: np.random.Generator,
     batch: int | None,
 ) -> np.ndarray:
-    size = _batch_size(sum(s.size for s in samples), batch, n_resamples)
+    size = batch_size_of(sum(s.size for s in samples), batch, n_resamples)
     out = np.empty(n_resamples)
     values = [np.empty((size, s.size), dtype=s.dtype) for s in samples]
     for start in range(0, n_resamples, size):
@@ -110,10 +112,10 @@ def _one_sample_parts(
     n_jackknife_groups: int,
 ) -> tuple[float, np.ndarray, np.ndarray | None, str | None, str]:
     if isinstance(statistic, str):
-        func = _named_one_sample(statistic)
+        func = named_one_sample(statistic)
         t0 = float(func(arr[None, :])[0])
         if statistic == "median" and median_sampler == "order":
-            reps, sampler = _median_order_sampler(np.sort(arr), n_resamples, rng), "order"
+            reps, sampler = median_order_sampler(np.sort(arr), n_resamples, rng), "order"
         elif median_sampler not in ("order", "resample"):
             raise InvalidSampleError(
                 f"median_sampler={median_sampler!r} is unknown; use 'order' or 'resample'"
@@ -145,16 +147,16 @@ def _one_sample_parts(
         if want_jackknife:
             return t0, reps, jackknife_diffs(arr, statistic), "exact", sampler
         return t0, reps, None, None, sampler
-    vectorised = _accepts_axis(statistic)
+    vectorised = accepts_axis(statistic)
 
     def t_of(batch_2d: np.ndarray) -> np.ndarray:
-        return _apply(statistic, vectorised, batch_2d)
+        return apply_statistic(statistic, vectorised, batch_2d)
 
     t0 = float(t_of(arr[None, :])[0])
     reps = _resample_replicates([arr], t_of, n_resamples, rng, batch)
     if not want_jackknife:
         return t0, reps, None, None, "resample"
-    d, method = _jackknife_callable(arr, t_of, t0, rng, max_exact_jackknife, n_jackknife_groups)
+    d, method = jackknife_callable(arr, t_of, t0, rng, max_exact_jackknife, n_jackknife_groups)
     return t0, reps, d, method, "resample"
 
 
@@ -172,14 +174,14 @@ def bootstrap_distribution(
 ) -> BootstrapDistribution:
     """Bootstrap replicates of a one-sample statistic (see ``bootstrap_ci``)."""
     arr = as_sample(x, name="sample", min_n=3, allow_constant=False)
-    n_resamples = _check_n_resamples(n_resamples)
-    rng, used_seed = _rng_and_seed(seed)
+    n_resamples = check_n_resamples(n_resamples)
+    rng, used_seed = rng_and_seed(seed)
     t0, reps, d, method, sampler = _one_sample_parts(
         arr, statistic, n_resamples=n_resamples, rng=rng, batch=batch,
         want_jackknife=jackknife, median_sampler=median_sampler,
         max_exact_jackknife=max_exact_jackknife, n_jackknife_groups=n_jackknife_groups,
     )
-    return BootstrapDistribution(t0, reps, d, method, _name_of(statistic), used_seed, sampler)
+    return BootstrapDistribution(t0, reps, d, method, name_of(statistic), used_seed, sampler)
 
 
 def bootstrap_distribution_2samp(
@@ -198,15 +200,15 @@ def bootstrap_distribution_2samp(
     """Bootstrap replicates of a two-sample statistic (see ``bootstrap_ci_2samp``)."""
     xa = as_sample(x, name="first sample (x)", min_n=3, allow_constant=False)
     ya = as_sample(y, name="second sample (y)", min_n=3, allow_constant=False)
-    n_resamples = _check_n_resamples(n_resamples)
-    rng, used_seed = _rng_and_seed(seed)
+    n_resamples = check_n_resamples(n_resamples)
+    rng, used_seed = rng_and_seed(seed)
     if isinstance(statistic, str):
-        if statistic not in _TWO_SAMPLE_PARTS:
+        if statistic not in TWO_SAMPLE_PARTS:
             raise InvalidSampleError(
                 f"unknown two-sample statistic {statistic!r};"
                 f" use one of {', '.join(TWO_SAMPLE_STATISTICS)} or a callable f(x, y, axis)"
             )
-        part, combine = _TWO_SAMPLE_PARTS[statistic]
+        part, combine = TWO_SAMPLE_PARTS[statistic]
         kw = dict(n_resamples=n_resamples, rng=rng, batch=batch, want_jackknife=jackknife,
                   median_sampler=median_sampler, max_exact_jackknife=max_exact_jackknife,
                   n_jackknife_groups=n_jackknife_groups)
@@ -222,27 +224,27 @@ def bootstrap_distribution_2samp(
             raise InvalidSampleError(
                 f"{statistic} is undefined on these samples (division by zero); check x"
             )
-        _check_finite_replicates(reps, statistic)
+        check_finite_replicates(reps, statistic)
         return BootstrapDistribution(
             t0, reps, d, "exact" if jackknife else None, statistic, used_seed, sampler
         )
-    vectorised = _accepts_axis(statistic)
+    vectorised = accepts_axis(statistic)
 
     def t_of(xb: np.ndarray, yb: np.ndarray) -> np.ndarray:
-        return _apply(statistic, vectorised, xb, yb)
+        return apply_statistic(statistic, vectorised, xb, yb)
 
     t0 = float(t_of(xa[None, :], ya[None, :])[0])
     reps = _resample_replicates([xa, ya], t_of, n_resamples, rng, batch)
-    _check_finite_replicates(reps, _name_of(statistic))
+    check_finite_replicates(reps, name_of(statistic))
     d = None
     method = None
     if jackknife:
-        dx, mx = _jackknife_callable(
+        dx, mx = jackknife_callable(
             xa, lambda xb: t_of(xb, np.broadcast_to(ya, (xb.shape[0], ya.size))), t0, rng,
             max_exact_jackknife, n_jackknife_groups)
-        dy, my = _jackknife_callable(
+        dy, my = jackknife_callable(
             ya, lambda yb: t_of(np.broadcast_to(xa, (yb.shape[0], xa.size)), yb), t0, rng,
             max_exact_jackknife, n_jackknife_groups)
         d = np.concatenate([dx, dy])
         method = mx if mx == my else f"{mx}+{my}"
-    return BootstrapDistribution(t0, reps, d, method, _name_of(statistic), used_seed, "resample")
+    return BootstrapDistribution(t0, reps, d, method, name_of(statistic), used_seed, "resample")

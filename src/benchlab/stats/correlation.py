@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from benchlab.stats import distributions as special
 from benchlab.stats.descriptive import InvalidSampleError, as_sample
 from benchlab.stats.distributions import t as student_t
-from benchlab.stats.rank import _average_ranks
+from benchlab.stats.rank import average_ranks
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def spearman(x: ArrayLike, y: ArrayLike) -> CorrelationResult:
     """
     xa, ya = _pair(x, y)
     n = xa.size
-    rx, ry = _average_ranks(xa), _average_ranks(ya)
+    rx, ry = average_ranks(xa), average_ranks(ya)
     rho = float(np.clip(np.corrcoef(rx, ry)[0, 1], -1.0, 1.0))
     if abs(rho) < 1:
         t = rho * np.sqrt((n - 2) / (1 - rho * rho))

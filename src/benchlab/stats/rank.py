@@ -48,8 +48,8 @@ from benchlab.errors import UserError
 from benchlab.stats.descriptive import InvalidSampleError, as_sample
 from benchlab.stats.rank_exact import wilcox_cdf, wilcox_quantile, wilcox_sf
 from benchlab.stats.rank_selection import (  # noqa: F401  (public here since before the split)
-    _sorted_difference_quantiles,
     pairwise_difference_quantiles,
+    sorted_difference_quantiles,
 )
 from benchlab.stats.ratio import median_ratio  # noqa: F401  (re-exported: its old home)
 
@@ -59,7 +59,7 @@ Alternative = Literal["two-sided", "less", "greater"]
 EXACT_LIMIT = 50
 
 
-def _average_ranks(a: np.ndarray) -> np.ndarray:
+def average_ranks(a: np.ndarray) -> np.ndarray:
     """Ranks 1..n with ties given their average rank: ``scipy.stats.rankdata(a)``'s algorithm
     and numbers (half-integers, exact in float64) without importing scipy.stats (~1 s, most of
     `benchlab history`'s start-up)."""
@@ -196,7 +196,7 @@ def mann_whitney_u(
         raise UserError(f"unknown alternative {alternative!r}; use two-sided, less or greater")
     n_x, n_y = x.size, y.size
     pooled = np.concatenate([x, y])
-    ranks = _average_ranks(pooled)
+    ranks = average_ranks(pooled)
     w = float(ranks[:n_x].sum() - n_x * (n_x + 1) / 2)
     tie_term = _sorted_tie_term(np.sort(pooled))
     ties = tie_term > 0
@@ -347,7 +347,7 @@ def hodges_lehmann(
         achieved = conf_level
         method = "normal"
     mid = [(nm + 1) // 2] if nm % 2 else [nm // 2, nm // 2 + 1]
-    values = _sorted_difference_quantiles(xs, ys, [k_lo, k_hi, *mid])
+    values = sorted_difference_quantiles(xs, ys, [k_lo, k_hi, *mid])
     estimate = float(np.mean(values[2:]))
     return HodgesLehmannResult(
         estimate=estimate,

@@ -241,10 +241,12 @@ def pairwise_difference_quantiles(x: Any, y: Any, ranks: Sequence[int]) -> np.nd
     ys = np.sort(np.asarray(y, dtype=np.float64).reshape(-1))
     if xs.size == 0 or ys.size == 0 or not (np.isfinite(xs).all() and np.isfinite(ys).all()):
         raise UserError("pairwise differences need non-empty, finite samples; clean the data")
-    return _sorted_difference_quantiles(xs, ys, ranks)
+    return sorted_difference_quantiles(xs, ys, ranks)
 
 
-def _sorted_difference_quantiles(xs: np.ndarray, ys: np.ndarray, ranks: Sequence[int]) -> np.ndarray:
+def sorted_difference_quantiles(xs: np.ndarray, ys: np.ndarray, ranks: Sequence[int]) -> np.ndarray:
+    """The ``ranks``-th (1-based) smallest of the pairwise differences y - x, in the unit of
+    x, without forming all of them."""
     total = xs.size * ys.size
     ks = [int(k) for k in ranks]
     for k in ks:

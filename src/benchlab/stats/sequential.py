@@ -61,9 +61,9 @@ from benchlab.errors import UserError
 from benchlab.stats import distributions as special
 from benchlab.stats.rank import hodges_lehmann, mann_whitney_u
 from benchlab.stats.sequential_boundaries import (  # noqa: F401  (public here since the start)
+    BoundaryTracker,
     Spending,
-    _boundary,
-    _BoundaryTracker,
+    boundary_at_look,
     critical_values,
     max_sample_inflation,
     rejection_probability,
@@ -83,7 +83,7 @@ def look_critical_value(alpha: float, spending: Spending, fractions: tuple[float
     information); ``alpha``: the total two-sided error spent by ``spending`` over them.
     Cached per history, so a runner that adds one look at a time integrates one step per look.
     """
-    return float(_boundary(alpha, spending, tuple(fractions),
+    return float(boundary_at_look(alpha, spending, tuple(fractions),
                            None if information is None else tuple(information))[0])
 
 
@@ -191,7 +191,7 @@ class SequentialDesign:
         if self.equivalence_margin is not None and not self.equivalence_margin > 0:
             raise UserError("equivalence_margin must be a positive fraction, e.g. 0.01 for 1 %")
         spent_alpha(0.5, self.alpha, self.spending)  # validates the name
-        self._tracker: _BoundaryTracker | None = None
+        self._tracker: BoundaryTracker | None = None
         self._fractions: tuple[float, ...] = ()
         self._spent = 0.0
         self._t = 0.0
@@ -259,7 +259,7 @@ class SequentialDesign:
             )
         spent_now = spent_alpha(t, self.alpha, self.spending)
         self._fractions = (*self._fractions, t)
-        c, self._tracker = _boundary(self.alpha, self.spending, self._fractions)
+        c, self._tracker = boundary_at_look(self.alpha, self.spending, self._fractions)
         self._spent, self._t = spent_now, t
         k = len(self.history) + 1
         margin = self.equivalence_margin

@@ -42,7 +42,7 @@ def spent_alpha(t: float, alpha: float, spending: Spending = "obrien-fleming") -
     raise UserError(f"unknown spending function {spending!r}; use obrien-fleming or pocock")
 
 
-class _BoundaryTracker:
+class BoundaryTracker:
     """Sub-density of the score S(t) = Z sqrt(t) on the continuation region, look by look.
 
     ``drift`` is the mean of S per unit information (0 under H0): S(t) ~ N(drift t, t).
@@ -91,7 +91,7 @@ class _BoundaryTracker:
         self.t_prev = t
 
 
-def _critical_value(tracker: _BoundaryTracker, t: float, to_spend: float) -> float:
+def _critical_value(tracker: BoundaryTracker, t: float, to_spend: float) -> float:
     """c with P(continue so far, |Z(t)| >= c) = to_spend (two-sided, H0 tracker)."""
     if to_spend <= 0.0:
         return _MAX_CRITICAL
@@ -135,7 +135,7 @@ def critical_values(
     [4.877, 3.357, 2.680, 2.290, 2.031] and Pocock type [2.438, 2.427, 2.410, 2.397, 2.386],
     the values of R's ``ldbounds`` / gsDesign.
     """
-    tracker = _BoundaryTracker()
+    tracker = BoundaryTracker()
     out = []
     spent_before = 0.0
     prev = 0.0
@@ -162,7 +162,7 @@ def rejection_probability(
     design with power 1 - beta at two-sided alpha, drift = z_{1-alpha/2} + z_{1-beta}). Only
     efficacy stops are counted (no equivalence stops).
     """
-    tracker = _BoundaryTracker(drift)
+    tracker = BoundaryTracker(drift)
     reject = 0.0
     expected_t = 0.0
     alive = 1.0
@@ -201,8 +201,8 @@ def max_sample_inflation(
 
 
 @lru_cache(maxsize=4096)
-def _boundary(alpha: float, spending: Spending, fractions: tuple[float, ...],
-              information: tuple[float, ...] | None = None) -> tuple[float, _BoundaryTracker]:
+def boundary_at_look(alpha: float, spending: Spending, fractions: tuple[float, ...],
+              information: tuple[float, ...] | None = None) -> tuple[float, BoundaryTracker]:
     """Critical value of the last look and the tracker after it, for a history of looks.
 
     ``fractions`` are the spending times (the share of the budget used at each look);
@@ -219,10 +219,10 @@ def _boundary(alpha: float, spending: Spending, fractions: tuple[float, ...],
     if information is not None and len(information) != len(fractions):
         raise UserError("one information value per look is needed")
     if len(fractions) == 1:
-        tracker = _BoundaryTracker()
+        tracker = BoundaryTracker()
         spent_before = 0.0
     else:
-        _, previous = _boundary(alpha, spending, fractions[:-1],
+        _, previous = boundary_at_look(alpha, spending, fractions[:-1],
                                 None if information is None else information[:-1])
         tracker = copy.copy(previous)
         spent_before = spent_alpha(fractions[-2], alpha, spending)
