@@ -204,3 +204,85 @@ def test_checkers_on_synthetic_code():
     assert private_module_imports("benchlab.store.formats.csv_long", False, tree)[-1][1] == \
         "benchlab.control.cgroups._fs"
     assert len(private_module_imports("benchlab.store.formats.csv_long", False, tree)) == 1
+
+
+# --- private names ------------------------------------------------------------------------
+
+def private_name_imports(dotted: str, tree: ast.AST,
+                         modules: set[str] | None = None) -> list[tuple[int, str]]:
+    """(line, module.name) for each private name (``_name``, not a dunder) that module
+    ``dotted`` takes from another benchlab module: ``from benchlab.x import _name``, or
+    ``m._name`` where ``m`` is another benchlab module imported by name. ``modules``: the dotted
+    names of existing modules (a ``_name`` that is a module is the private-module check's)."""
+    modules = modules or set()
+    aliases: dict[str, str] = {}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level \
+                and node.module.split(".")[0] == "benchlab":
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                if full in modules:
+                    aliases[a.asname or a.name] = full
+                elif _private(a.name) and node.module != dotted:
+                    out.append((node.lineno, full))
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname and a.name.split(".")[0] == "benchlab":
+                    aliases[a.asname] = a.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases and _private(node.attr)
+                and aliases[node.value.id] != dotted
+                and f"{aliases[node.value.id]}.{node.attr}" not in modules):
+            out.append((node.lineno, f"{aliases[node.value.id]}.{node.attr}"))
+    return sorted(set(out))
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+#: Modules that take a private name from another module, with the reason.
+PRIVATE_NAME_ALLOWED: dict[str, str] = {}
+
+
+def test_private_names_stay_in_their_module():
+    """A ``_name`` is its module's own: a helper two modules share is a public name (with a
+    docstring), so a reader knows it is used elsewhere and a rename finds every user."""
+    problems, used = [], set()
+    parsed = list(_modules(ROOT))
+    modules = {dotted for _, dotted, _ in parsed}
+    for rel, dotted, tree in parsed:
+        found = private_name_imports(dotted, tree, modules)
+        if not found:
+            continue
+        if rel in PRIVATE_NAME_ALLOWED:
+            used.add(rel)
+            continue
+        problems += [f"src/{rel}:{line}: uses {name}, private to its module (make it a public "
+                     f"name with a docstring)" for line, name in found]
+    for rel in sorted(set(PRIVATE_NAME_ALLOWED) - used):
+        _stale(f"src/{rel}: listed as using another module's private name, but does not: "
+               f"remove it")
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+def test_private_name_checker_on_synthetic_code():
+    modules = {"benchlab.measure.spawn", "benchlab.measure.spawn._process",
+               "benchlab.measure.build", "benchlab.stats.rank"}
+    tree = ast.parse("from benchlab.measure.build import _build_cached, find_c_compiler\n"
+                     "from benchlab import _python_interrupts\n"
+                     "from benchlab.measure.spawn import _process\n"
+                     "import benchlab.stats.rank as rank\n"
+                     "def f():\n"
+                     "    return rank._average_ranks(x), _process.kill_group, rank.__name__\n"
+                     "from benchlab.stats import rank as r2\n"
+                     "r2._x = 1\n")
+    assert private_name_imports("benchlab.report.a", tree, modules) == [
+        (1, "benchlab.measure.build._build_cached"), (2, "benchlab._python_interrupts"),
+        (6, "benchlab.stats.rank._average_ranks"), (8, "benchlab.stats.rank._x")]
+    # a module's own private names, and its package's private modules, are fine
+    own = ast.parse("from benchlab.stats.rank import _average_ranks\n")
+    assert private_name_imports("benchlab.stats.rank", own, modules) == []

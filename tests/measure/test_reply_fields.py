@@ -33,7 +33,7 @@ def test_reply_fields_read_as_pair_by_pair():
 def test_a_real_run_measures_as_before():
     """One run of /bin/true through the real helper: fields in, a measurement out."""
     request = SpawnRequest(argv=["/bin/true"])
-    server = helper_client._server()
+    server = helper_client.thread_helper()
     fields = server.run(helper_client._helper_tokens(request), None)
     m = measurement_from_fields(request, fields)
     assert (m.status, m.exit_code, m.signal, m.method) == ("ok", 0, None, "exec-helper")

@@ -18,9 +18,9 @@ def _status(request: SpawnRequest) -> str:
 def test_the_same_request_is_sent_again_unbuilt():
     request = SpawnRequest(argv=["/bin/true"])
     assert _status(request) == "ok"
-    sent = helper_client._server()._last_message
+    sent = helper_client.thread_helper()._last_message
     assert _status(request) == "ok"
-    assert helper_client._server()._last_message is sent
+    assert helper_client.thread_helper()._last_message is sent
 
 
 def test_a_changed_environment_reaches_the_next_run(monkeypatch):

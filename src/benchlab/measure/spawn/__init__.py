@@ -95,7 +95,7 @@ def start_helper(method: str | None = None) -> None:
     Raises UserError as :func:`spawn_method` does.
     """
     if spawn_method(method) == "exec-helper":
-        helper_client._server()
+        helper_client.thread_helper()
 
 
 def spawn_measured(request: SpawnRequest, method: str | None = None) -> RunMeasurement:

@@ -347,7 +347,8 @@ def _close_at_exit() -> None:
     atexit.register(close_helpers)
 
 
-def _server() -> _HelperServer:
+def thread_helper() -> _HelperServer:
+    """This thread's exec helper, started (or started again after a fork or a removed binary) when needed."""
     helper = helper_path()
     server = getattr(servers, "server", None)
     if server is not None and (server.closed or server.helper != helper
@@ -374,11 +375,11 @@ def spawn_with_helper(request: SpawnRequest) -> RunMeasurement:
     """Run ``request`` through this thread's exec helper (started on first use): times in ns,
     memory in KiB, as :func:`benchlab.measure.spawn.spawn` returns them."""
     tokens = _helper_tokens(request)
-    server = _server()
+    server = thread_helper()
     try:
         fields = server.run(tokens, request.env)
     except _HelperGone:
-        server = _server()
+        server = thread_helper()
         fields = server.run(tokens, request.env)
     if fields.get("status") == "interrupted":
         server.close()  # the helper was told to stop (SIGINT/SIGTERM) and is exiting
