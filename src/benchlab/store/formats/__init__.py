@@ -184,9 +184,11 @@ def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,
         ``csv``), which create one per exported session. All or nothing.
     """
     from benchlab.store.formats.common import content_digest, find_duplicate, write_imports
-    from benchlab.store.formats.readers import refuse_special_file
+    from benchlab.store.formats.readers import check_prefix, refuse_special_file
 
     refuse_special_file(path, "the import file")  # hashing /dev/zero would never end
+    if fmt != "auto":  # auto reads only the start already; an explicit format is checked so too
+        check_prefix(path, fmt)
     if fmt in _REGISTERED:
         return _REGISTERED[fmt](store, path, name=name, unit=unit, metrics=metrics,
                                 command_line=command_line)

@@ -202,3 +202,38 @@ def parse_json_text(text: str, path: Any, what: str, fmt: str | None = None) -> 
 def load_json(path: str | os.PathLike, what: str, fmt: str | None = None) -> Any:
     """Read and parse a JSON file (gzip-compressed or not); problems are one-line UserErrors."""
     return parse_json_text(read_text(path, what), path, what, fmt)
+
+
+#: What the start of a file in each import format must be (see :func:`check_prefix`):
+#: ``"json"`` an object or array, ``"lines"`` line-based text, ``"text"`` UTF-8 text, None
+#: unchecked (a binary format with its own reader's limits). Formats not listed: ``"text"``.
+PREFIX_KINDS: dict[str, str | None] = {
+    "hyperfine": "json", "pyperf": "json", "gbench": "json", "json": "json",
+    "csv": "lines", "varsys16": "lines", "metric": "text", "bundle": None,
+}
+
+
+def check_prefix(path: str | os.PathLike, fmt: str) -> None:
+    """Refuse (one-line UserError) a file whose first bytes already show it is not ``fmt``,
+    before anything reads it whole (a digest, a parser): binary, UTF-16 or broken gzip data,
+    a JSON format that does not begin with ``{`` or ``[``, a line-based format whose first line
+    is longer than :data:`MAX_LINE_CHARS`. Reads at most about 1 MiB whatever the file's size
+    (a 5 GB file used to be hashed whole before its first byte was looked at). A directory,
+    a missing file and a format with kind None are left to the importer."""
+    kind = PREFIX_KINDS.get(fmt, "text")
+    if kind is None or os.path.isdir(path):
+        return
+    what = f"{fmt} input"
+    with open_text(path, what) as fh:
+        if kind == "lines":
+            next(iter_lines(fh, path), None)
+            return
+        if kind != "json":
+            return
+        head = fh.read(SNIFF_BYTES)
+    start = head.lstrip("\ufeff \t\r\n")[:1]
+    if start and start not in ("{", "["):  # empty or blank so far: the parser says which
+        raise UserError(f"{path} is not valid JSON (it does not look like JSON at all: it "
+                        f"begins with {head.lstrip()[:20]!r}; for label,value files use "
+                        f"--format csv); fix or re-create the file, or choose the right "
+                        f"--format (now {fmt})")
