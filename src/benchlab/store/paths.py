@@ -49,7 +49,8 @@ LIBPQ_KEYWORDS = frozenset("""
     sslrootcert sslcrl sslcrldir sslsni requirepeer ssl_min_protocol_version
     ssl_max_protocol_version krbsrvname gsslib gssdelegation service target_session_attrs
     load_balance_hosts sslnegotiation""".split())
-_KEYWORD_START = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=")
+#: ``WORD=`` at the start of a keyword string (compiled on first use: a file name has no ``=``).
+_KEYWORD_START = r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*="
 
 
 def is_postgres_target(db: str | os.PathLike | None) -> bool:
@@ -68,7 +69,9 @@ def is_postgres_target(db: str | os.PathLike | None) -> bool:
     text = os.fspath(db)
     if text.startswith(("postgresql://", "postgres://")):
         return True
-    match = _KEYWORD_START.match(text)
+    if "=" not in text:
+        return False
+    match = re.match(_KEYWORD_START, text)
     return match is not None and (match.group(1) in LIBPQ_KEYWORDS
                                   or any(c.isspace() for c in text.strip()))
 
