@@ -37,12 +37,12 @@ from benchlab.core.run_one import MeasuredRun, execute_planned_run, measure_shel
 from benchlab.core.scratch import make_scratch, remove_scratch, terminate_children
 from benchlab.core.session_types import (
     Observer,
+    RunFailed,
     SessionInterrupted,
     SessionResult,
     Silent,
     merge_metadata,
 )
-from benchlab.errors import UserError
 from benchlab.processes import interrupts_deferred
 from benchlab.store.writer import SessionWriter
 
@@ -340,7 +340,7 @@ def run_session(writer: SessionWriter, plan: RunPlan, *, observer: Observer | No
                     merge_metadata(writer, {"load": load})
                 lanes.run()
             if recorder.failure:
-                raise UserError(recorder.failure)
+                raise RunFailed(recorder.failure)
             if plan.count:
                 lanes.count()
             if not lanes.hooks_in_order:

@@ -26,7 +26,7 @@ from benchlab.core.counted import COUNT_METHOD
 from benchlab.core.plan import RunPlan
 from benchlab.core.planner import PlannedRun, RunPlanner
 from benchlab.core.run_one import MeasuredRun, run_fields
-from benchlab.core.session_types import Observer, SessionResult, merge_metadata
+from benchlab.core.session_types import Observer, RunFailed, SessionResult, merge_metadata
 from benchlab.errors import UserError
 from benchlab.store.connection import utc_now
 from benchlab.store.writer import SessionWriter
@@ -249,6 +249,6 @@ class RunRecorder:
         if not plan.tolerates(fields["status"], fields.get("exit_code")):
             why = fields.get("error") or f"exited with code {fields.get('exit_code')}"
             where = f" on {machine}" if machine else ""
-            raise UserError(f"command {plan.benchmarks[index].command!r} {why} when counted "
+            raise RunFailed(f"command {plan.benchmarks[index].command!r} {why} when counted "
                             f"under valgrind{where}; the run is stored in session {self.uid}; "
                             f"use --ignore-failure (-i) to keep going")

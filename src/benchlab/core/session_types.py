@@ -12,6 +12,7 @@ from dataclasses import field
 from typing import Any
 from typing import Protocol as TypingProtocol
 
+from benchlab.errors import UserError
 from benchlab.measure.spawn import RunMeasurement
 from benchlab.records import record
 from benchlab.store.db import SessionRef
@@ -22,6 +23,12 @@ def merge_metadata(writer: SessionWriter, extra: dict[str, Any]) -> None:
     """Add keys to a session's metadata, keeping what is there."""
     meta = writer.store.get_session(writer.ref.uid).get("metadata") or {}
     writer.update(metadata={**meta, **extra})
+
+
+class RunFailed(UserError):
+    """A measured run (or counted run) failed and ended its session: the run is stored, the
+    session marked failed. Callers that gate (``gate``'s fresh run) tell it from bad input by
+    its type: a failed run is exit 3 for them, bad input exit 2."""
 
 
 class SessionInterrupted(Exception):
