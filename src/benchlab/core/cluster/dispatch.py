@@ -32,7 +32,7 @@ from benchlab.core.cluster.worker_side import run_one
 from benchlab.core.planner import PlannedRun
 from benchlab.core.recorder import RunRecorder
 from benchlab.core.run_one import MeasuredRun
-from benchlab.core.session_types import SessionResult
+from benchlab.core.session_types import RunFailed, SessionResult
 from benchlab.errors import UserError
 from benchlab.measure.spawn import RunMeasurement
 from benchlab.store.writer import environment_fingerprint
@@ -179,7 +179,7 @@ class ClusterDispatch:
                 if fut.key in self.inflight:
                     fut.cancel()
         if self.recorder.failure is not None:
-            raise UserError(self.recorder.failure)
+            raise RunFailed(self.recorder.failure)
         return self.recorder.result
 
     def _waiting_for_machines(self) -> bool:
