@@ -215,12 +215,11 @@ def run_fresh(store: Store, plan: RunPlan, *, argv: Sequence[str], name: str | N
     (None, the failure line) when a benchmark failed once the session existed (exit 3); bad
     input raises UserError before anything is stored."""
     from benchlab.core.execute import execute
+    from benchlab.core.session_types import RunFailed
 
     try:
         result = execute(plan, store, argv=argv, name=name, on_start=on_start)
-    except UserError as exc:
-        if "the run is stored in session" not in str(exc):
-            raise
+    except RunFailed as exc:
         return None, str(exc)
     return store.get_session(result.session.uid), None
 

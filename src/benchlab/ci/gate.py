@@ -42,6 +42,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from benchlab.ci.exits import EXIT_FAILED, EXIT_PASS, EXIT_REGRESSION
 from benchlab.errors import UserError
 
 #: Default thresholds (fractions) by metric: wall time is noisy, instruction counts are not.
@@ -51,7 +52,6 @@ DEFAULT_ALPHA = 0.01
 
 SLOWER, FASTER, EQUIVALENT, UNDECIDED = "slower", "faster", "equivalent", "undecided"
 
-EXIT_PASS, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)

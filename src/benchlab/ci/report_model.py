@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchlab.ci.gate import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASS, EXIT_REGRESSION, GateDecision
+from benchlab.ci.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASS, EXIT_REGRESSION
+from benchlab.ci.gate import GateDecision
 
 _VERDICT = {EXIT_PASS: "passed", EXIT_REGRESSION: "regression", EXIT_BAD_INPUT: "bad input",
             EXIT_FAILED: "failed"}

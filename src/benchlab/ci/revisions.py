@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchlab.ci.exits import EXIT_FAILED
 from benchlab.errors import UserError
 from benchlab.paths import user_cache_dir
 from benchlab.processes import pid_alive, process_stats
@@ -58,7 +59,7 @@ LOG_KEEP = 20_000
 class BuildFailed(UserError):
     """A revision's build command failed (exit status 3, as a failing benchmark)."""
 
-    exit_code = 3
+    exit_code = EXIT_FAILED
 
 
 def git(repo: Path | str, *args: str, check: bool = True) -> str:

@@ -222,9 +222,11 @@ def exit_when_interrupted():
 
 def failure_report(failure: str, fail_undecided: bool):
     """The report of an ``ab`` that measured nothing to gate: exit 3 with ``failure``."""
+    from benchlab.ci.exits import EXIT_FAILED
     from benchlab.ci.report_model import GateReport
 
-    return GateReport("ab", None, {}, [], 3, failure=failure, fail_undecided=fail_undecided)
+    return GateReport("ab", None, {}, [], EXIT_FAILED, failure=failure,
+                      fail_undecided=fail_undecided)
 
 
 @click.command("ab", context_settings={"show_default": False})

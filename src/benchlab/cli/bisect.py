@@ -50,6 +50,7 @@ def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_p
     """
     from benchlab.ci import revisions as rv
     from benchlab.ci.bisect import bisect
+    from benchlab.ci.exits import EXIT_FAILED
     from benchlab.ci.gate import exit_status
     from benchlab.ci.report_model import GateReport
     from benchlab.core.session import SessionInterrupted, interruptible
@@ -77,7 +78,7 @@ def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_p
                        f"{exc.session.uid}", err=True)
             sys.exit(128 + exc.signum)
     if failure is not None:
-        report = GateReport("bisect", None, {}, [], 3, failure=failure)
+        report = GateReport("bisect", None, {}, [], EXIT_FAILED, failure=failure)
     else:
         revisions = {"good": result.good.to_dict()}
         notes = [f"{s.commit[:12]} {s.verdict}"

@@ -11,7 +11,7 @@ import sys
 import click
 
 from benchlab.cli import params
-from benchlab.cli.ab import finish, message_printer, output_options
+from benchlab.cli.ab import exit_when_interrupted, finish, message_printer, output_options
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 
@@ -66,6 +66,7 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     the branch's newest baseline (a nightly job on main: --record main).
     """
     from benchlab.ci import baseline as bl
+    from benchlab.ci.exits import EXIT_FAILED
     from benchlab.ci.gate import exit_status
     from benchlab.ci.report_model import GateReport
     from benchlab.cli.ab import parse_benchmarks
@@ -86,12 +87,14 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     base = bl.find_baseline(store, baseline) if baseline else None
     failure = None
     if benches is not None:
-        cand, failure = bl.run_fresh(store, bl.fresh_plan(benches, runs, warmup, count, timeout),
-                                     argv=["benchlab", "gate", *sys.argv[2:]],
-                                     name=session_name,
-                                     on_start=lambda ref: message(f"session {ref.uid}"))
+        with exit_when_interrupted():
+            cand, failure = bl.run_fresh(store, bl.fresh_plan(benches, runs, warmup, count,
+                                                              timeout),
+                                         argv=["benchlab", "gate", *sys.argv[2:]],
+                                         name=session_name,
+                                         on_start=lambda ref: message(f"session {ref.uid}"))
     if failure is not None:
-        report = GateReport("gate", None, {}, [], 3, failure=failure,
+        report = GateReport("gate", None, {}, [], EXIT_FAILED, failure=failure,
                             fail_undecided=fail_undecided)
     else:
         thresholds, metrics = {}, {}
