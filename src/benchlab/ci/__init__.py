@@ -4,8 +4,10 @@ per benchmark and an exit status out.
 - :mod:`.revisions`: git revisions checked out into worktrees and built (builds, their logs, the
   sweep of what an interrupted job left).
 - :mod:`.ab`: interleaved pairs of runs of a base and a head build, with sequential looks;
-  :mod:`.ab_suite`: the suite file of ``ab``.
-- :mod:`.gate`: the paired decision (``decide``), thresholds, exit statuses.
+  :mod:`.ab_plan`: its benchmarks, options and plan; :mod:`.ab_suite`: the suite file.
+- :mod:`.reported`: metrics the program prints (``--metric NAME[:UNIT]=REGEX``), their
+  direction, one value per run.
+- :mod:`.gate`: the paired decision (``decide``), thresholds; :mod:`.exits`: exit statuses.
 - :mod:`.baseline`: stored baselines (a session or a branch's history) against a fresh session.
 - :mod:`.bisect`: the commit that introduced a regression, by ``ab`` between commits.
 - :mod:`.report_model`: :class:`~.report_model.GateReport`, the data every output renders.

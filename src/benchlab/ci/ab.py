@@ -28,19 +28,19 @@ time and log tail), the options and each benchmark's decisions.
 from __future__ import annotations
 
 import math
-import shlex
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from benchlab.ci.gate import DEFAULT_ALPHA, DEFAULT_THRESHOLDS, GateDecision, Looks, decide
+from benchlab.ci.ab_plan import AbBenchmark, AbOptions, build_plan, plan_metrics  # noqa: F401
+from benchlab.ci.gate import GateDecision, Looks, decide_oriented
 from benchlab.ci.revisions import Revision
 from benchlab.core.counted import COUNT_METHOD
 from benchlab.core.executor import ProcessRunner, RunnerFactory
 from benchlab.core.placement import prepare_execution
-from benchlab.core.plan import BenchmarkSpec, RunPlan
+from benchlab.core.plan import RunPlan
 from benchlab.core.planner import PlannedRun
 from benchlab.core.run_one import run_fields
 from benchlab.core.scratch import make_scratch, remove_scratch
@@ -49,68 +49,12 @@ from benchlab.errors import UserError
 from benchlab.store.db import SessionRef, Store
 from benchlab.store.rows import corrected_wall_ns
 
-METRICS = ("wall", "cpu", "instructions")
 #: Once pairs are many, a look comes only when they have grown by this fraction since the last
 #: look (at most ~2 % later than every ``look_every`` pairs; a few looks fewer barely change the
 #: critical values).
 LOOK_GROWTH = 0.02
 #: Metrics of every timed run: wall time and CPU time (user + sys) of the process, in ns.
 TIMED = ("wall", "cpu")
-
-
-@dataclass
-class AbBenchmark:
-    """One benchmark of an A/B job: a command with ``{root}``, its thresholds (fractions) by
-    metric, and the metrics it is gated on (``wall`` always measured)."""
-
-    name: str
-    command: str
-    thresholds: dict[str, float] = field(default_factory=dict)
-    metrics: list[str] = field(default_factory=lambda: ["wall"])
-
-    def threshold(self, metric: str) -> float:
-        """The threshold of ``metric`` (the benchmark's own, else the default)."""
-        return self.thresholds.get(metric, DEFAULT_THRESHOLDS[metric])
-
-    def command_for(self, revision: Revision) -> str:
-        """The command with ``{root}`` replaced by the revision's tree (quoted)."""
-        return self.command.replace("{root}", shlex.quote(revision.root))
-
-
-@dataclass
-class AbOptions:
-    """How each benchmark is measured: warmups per revision, a budget (s) and pair limits,
-    looks every ``look_every`` pairs, the error level, instruction counting, the order seed,
-    a timeout per run (s)."""
-
-    warmup: int = 2
-    max_time_s: float = 60.0
-    min_pairs: int = 20
-    max_pairs: int = 100_000
-    look_every: int = 10
-    alpha: float = DEFAULT_ALPHA
-    count: str | None = None
-    count_runs: int = 3
-    seed: int = 0
-    timeout_s: float | None = None
-
-    def validate(self) -> None:
-        """One-line UserError for a value out of range."""
-        if not (isinstance(self.warmup, int) and 0 <= self.warmup <= 1000):
-            raise UserError(f"--warmup must be 0..1000 (got {self.warmup!r})")
-        if not (isinstance(self.max_time_s, (int, float)) and 0 < self.max_time_s <= 366 * 86400):
-            raise UserError(f"--max-time must be a positive time (got {self.max_time_s!r})")
-        if not 3 <= self.min_pairs <= self.max_pairs:
-            raise UserError(f"--min-pairs ({self.min_pairs}) must be at least 3 and at most "
-                            f"--max-pairs ({self.max_pairs})")
-        if not 1 <= self.look_every <= 10_000:
-            raise UserError(f"--look-every must be 1..10000 (got {self.look_every})")
-        if not 0 < self.alpha < 0.5:
-            raise UserError(f"--alpha must be in (0, 0.5) (got {self.alpha})")
-        if self.count not in (None, "instructions"):
-            raise UserError(f"--count {self.count!r} is not known; use --count instructions")
-        if not 1 <= self.count_runs <= 10:
-            raise UserError(f"--count-runs must be 1..10 (got {self.count_runs})")
 
 
 @dataclass
@@ -124,30 +68,19 @@ class AbResult:
     seconds: dict[str, float]
     failure: str | None = None
     looks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-
-
-def build_plan(benchmarks: Sequence[AbBenchmark], base: Revision, head: Revision,
-               options: AbOptions) -> RunPlan:
-    """The session's plan: ``NAME@base`` and ``NAME@head`` for every benchmark, in pairs."""
-    specs: list[BenchmarkSpec] = []
-    for bench in benchmarks:
-        for label, rev in (("base", base), ("head", head)):
-            specs.append(BenchmarkSpec(name=f"{bench.name}@{label}",
-                                       command=bench.command_for(rev),
-                                       parameters={"revision": label, "commit": rev.commit}))
-    return RunPlan(benchmarks=specs, warmup=options.warmup, min_runs=options.min_pairs,
-                   max_runs=options.max_pairs, max_time_s=options.max_time_s,
-                   order="interleaved", seed=options.seed, timeout_s=options.timeout_s,
-                   count="instructions" if options.count or any(
-                       "instructions" in b.metrics for b in benchmarks) else None)
+    notes: list[str] = field(default_factory=list)
 
 
 class _Job:
     """The measuring loop of one session (see the module docstring)."""
 
     def __init__(self, store: Store, writer: Any, plan: RunPlan, options: AbOptions,
-                 message: Callable[[str], None], runner: RunnerFactory | None = None):
+                 message: Callable[[str], None], runner: RunnerFactory | None = None,
+                 benchmarks: Sequence[AbBenchmark] = ()):
         self.store, self.writer, self.plan, self.options = store, writer, plan, options
+        self.benchmarks = list(benchmarks)
+        #: most matches of a reported metric in one run, by (benchmark, metric)
+        self.matches: dict[tuple[str, str], int] = {}
         self.message = message
         benches = store.benchmarks(writer.ref.id)
         self.bench_ids = [b["id"] for b in benches]
@@ -173,11 +106,9 @@ class _Job:
                             fields=fields, samples=run.samples, measurements=run.measurements)
         self.seq += 1
         m = run.measurement
-        if not warmup and m.status == "ok" and m.wall_ns is not None:  # harness_values' rows
-            kept = self.kept.setdefault(index, {metric: [] for metric in TIMED})
-            kept["wall"].append(float(corrected_wall_ns(fields)))
-            kept["cpu"].append(math.nan if m.user_ns is None or m.sys_ns is None
-                               else float(m.user_ns + m.sys_ns))
+        missing = self.keep(index, warmup, run, fields)
+        if missing and not run.failure and m.status == "ok":
+            return missing
         if run.failure or m.status != "ok":
             why = run.failure or {"failed": f"exited with code {m.exit_code}",
                                   "signaled": f"was killed by signal {m.signal}",
@@ -188,9 +119,43 @@ class _Job:
                     f"{why}{' (' + tail[0][:160] + ')' if tail else ''}")
         return None
 
+    def keep(self, index: int, warmup: bool, run: Any, fields: dict[str, Any]) -> str | None:
+        """Keep a measured ok run's values of the paired metrics (a reported metric: the
+        median of its matches in the run); the failure line of a reported metric the run did
+        not print (warmups are checked too), else None."""
+        m = run.measurement
+        if m.status != "ok" or m.wall_ns is None or run.failure:
+            return None
+        bench = self.benchmarks[index // 2] if self.benchmarks else None
+        reported = bench.reported if bench is not None else []
+        for metric in reported:
+            found = run.samples.get(metric.name) or []
+            if not found:
+                return (f"benchmark {self.plan.benchmarks[index].name}: metric {metric.name} "
+                        f"never appeared in its output (stdout or stderr); check the regex "
+                        f"{metric.regex!r} against what the program prints")
+            key = (bench.name, metric.name)
+            self.matches[key] = max(self.matches.get(key, 0), len(found))
+        if warmup:
+            return None
+        kept = self.kept.setdefault(index, {metric: [] for metric in (*TIMED, *(
+            r.name for r in reported))})
+        kept["wall"].append(float(corrected_wall_ns(fields)))  # harness_values' rows
+        kept["cpu"].append(math.nan if m.user_ns is None or m.sys_ns is None
+                           else float(m.user_ns + m.sys_ns))
+        for metric in reported:
+            kept[metric.name].append(float(np.median(run.samples[metric.name])))
+        return None
+
+    def notes(self) -> list[str]:
+        """What the job's output states about reported metrics: several matches per run."""
+        return [f"{bench} ({metric}): up to {n} matches in one run; each run counts with the "
+                f"median of its matches" for (bench, metric), n in self.matches.items() if n > 1]
+
     def values(self, index: int, metric: str) -> np.ndarray:
-        """Stored values of benchmark ``index`` (wall or CPU ns, or instruction counts)."""
-        if metric in TIMED:
+        """Stored values of benchmark ``index`` (wall or CPU ns, a reported metric's value per
+        run, or instruction counts)."""
+        if metric != "instructions":
             return np.asarray(self.kept.get(index, {}).get(metric, []), dtype=np.float64)
         return self.store.sample_values(self.bench_ids[index], metric)[0]
 
@@ -200,7 +165,7 @@ class _Job:
         budget is spent: (decisions, pairs, seconds, failure line or None)."""
         o = self.options
         pair = (2 * k, 2 * k + 1)
-        timed = [m for m in bench.metrics if m in TIMED] or []
+        timed = bench.paired_metrics
         start = time.monotonic()
 
         def ending(failure: str | None, critical: float | None = None) -> tuple:
@@ -251,10 +216,15 @@ class _Job:
     def decide(self, k: int, bench: AbBenchmark, metric: str,
                critical: float | None = None) -> GateDecision:
         """The gate's decision on benchmark ``k``'s stored values of ``metric`` (pairs for
-        timed metrics; ``critical`` of the look, None: a fixed-sample interval)."""
-        return decide(self.values(2 * k, metric), self.values(2 * k + 1, metric),
-                      benchmark=bench.name, metric=metric, threshold=bench.threshold(metric),
-                      critical=critical, alpha=self.options.alpha, paired=metric in TIMED)
+        all but instruction counts; ``critical`` of the look, None: a fixed-sample interval),
+        in the metric's direction."""
+        reported = bench.reported_metric(metric)
+        return decide_oriented(
+            self.values(2 * k, metric), self.values(2 * k + 1, metric),
+            direction=reported.direction if reported else "lower",
+            unit=reported.unit if reported else "", benchmark=bench.name, metric=metric,
+            threshold=bench.threshold(metric), critical=critical, alpha=self.options.alpha,
+            paired=metric != "instructions")
 
     def count(self, k: int, bench: AbBenchmark) -> tuple[GateDecision, str | None]:
         """Instruction counts of both revisions of benchmark ``k``, then their decision."""
@@ -315,7 +285,7 @@ def run_ab(store: Store, benchmarks: Sequence[AbBenchmark], base: Revision, head
         seconds: dict[str, float] = {}
         failure = None
         try:
-            job = _Job(store, writer, plan, options, message, runner)
+            job = _Job(store, writer, plan, options, message, runner, benchmarks)
             for k, bench in enumerate(benchmarks):
                 timed, n, spent, failure = job.measure(k, bench)
                 decisions += timed
@@ -335,6 +305,7 @@ def run_ab(store: Store, benchmarks: Sequence[AbBenchmark], base: Revision, head
             meta["ab"]["pairs"], meta["ab"]["seconds"] = pairs, seconds
             meta["ab"]["looks"] = job.looks
             meta["ab"]["failure"] = failure
+            meta["ab"]["notes"] = job.notes()
             writer.update(metadata=meta)
             writer.finish("failed" if failure else "done", load_after=list(load_average()))
         except KeyboardInterrupt as exc:
@@ -347,4 +318,4 @@ def run_ab(store: Store, benchmarks: Sequence[AbBenchmark], base: Revision, head
         finally:
             if job is not None:
                 job.close()
-    return AbResult(writer.ref, decisions, pairs, seconds, failure, job.looks)
+    return AbResult(writer.ref, decisions, pairs, seconds, failure, job.looks, job.notes())

@@ -4,7 +4,7 @@ TOML in the study's style (``[study]`` becomes ``[gate]``, ``[[workload]]`` may 
 ``[[benchmark]]``)::
 
     [gate]                          # defaults for every benchmark (all optional)
-    threshold = "2%"                # time: wall and cpu
+    threshold = "2%"                # time: wall and cpu, and metrics the program reports
     cpu_threshold = "2%"            # CPU time (user + sys), when gated on
     instructions_threshold = "0.5%" # instruction counts
 
@@ -13,6 +13,9 @@ TOML in the study's style (``[study]`` becomes ``[gate]``, ``[[workload]]`` may 
     command = "{root}/sort 100000"  # {root}: the revision's tree
     threshold = "1%"                # this benchmark's own (overrides [gate])
     metrics = ["wall", "instructions"]   # gated on (default ["wall"]); wall always measured
+    # a value the program prints, as run --metric takes it (direction from the unit):
+    # metrics = ["speed:MB/s=([0-9.]+) MB/s"]
+    # better = { speed = "higher" }      # override a metric's direction
 
 A wrong type, an unknown key or a missing command is one line naming the file, the entry and
 the fix (exit 2).
@@ -24,13 +27,28 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from benchlab.ci.ab import METRICS, AbBenchmark
+from benchlab.ci.ab_plan import AbBenchmark
 from benchlab.ci.gate import check_threshold
+from benchlab.ci.reported import parse_metrics
 from benchlab.errors import UserError
 
 _GATE_KEYS = {"threshold", "cpu_threshold", "instructions_threshold"}
 _BENCH_KEYS = {"name", "command", "threshold", "cpu_threshold", "instructions_threshold",
-               "metrics"}
+               "metrics", "better"}
+
+
+def _metrics(entry: dict[str, Any], where: str) -> tuple[list[str], list]:
+    """The entry's metrics (names, reported ones) from ``metrics`` and ``better``."""
+    metrics = entry.get("metrics", ["wall"])
+    if not isinstance(metrics, list) or not metrics or \
+            not all(isinstance(m, str) for m in metrics):
+        raise UserError(f"{where}: metrics must be a list of wall, cpu, instructions or "
+                        f"NAME[:UNIT]=REGEX strings (got {metrics!r})")
+    better = entry.get("better", {})
+    if not isinstance(better, dict) or not all(isinstance(v, str) for v in better.values()):
+        raise UserError(f"{where}: better must be a table such as better = {{ speed = "
+                        f"\"higher\" }} (got {better!r})")
+    return parse_metrics(metrics, {k: v for k, v in better.items()}, where=f"{where}: metric")
 
 
 def _thresholds(table: dict[str, Any], where: str) -> dict[str, float]:
@@ -88,12 +106,11 @@ def load_ab_suite(path: str | Path) -> list[AbBenchmark]:
             if not isinstance(entry.get(key), str) or not entry[key].strip():
                 raise UserError(f"{where}: {key} must be a non-empty string (got "
                                 f"{entry.get(key)!r}); write {key} = \"...\"")
-        metrics = entry.get("metrics", ["wall"])
-        if not isinstance(metrics, list) or not all(m in METRICS for m in metrics) \
-                or not metrics:
-            raise UserError(f"{where}: metrics must be a list of {', '.join(METRICS)} (got "
-                            f"{metrics!r})")
+        metrics, reported = _metrics(entry, where)
         thresholds = {**defaults, **_thresholds(entry, where)}
+        for m in reported:  # the time threshold is a reported metric's too
+            if "wall" in thresholds:
+                thresholds.setdefault(m.name, thresholds["wall"])
         out.append(AbBenchmark(name=entry["name"], command=entry["command"],
-                               thresholds=thresholds, metrics=list(metrics)))
+                               thresholds=thresholds, metrics=metrics, reported=reported))
     return out

@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from benchlab.ci.gate import GateDecision, decide
+from benchlab.ci.gate import GateDecision
 from benchlab.core.plan import BenchmarkSpec, RunPlan
 from benchlab.errors import UserError
 from benchlab.store.db import Store
@@ -87,13 +87,36 @@ def history(store: Store, baseline: dict[str, Any], limit: int = MAX_HISTORY) ->
 
 
 def values_of(store: Store, session_id: int, benchmark: str, metric: str) -> np.ndarray:
-    """The values of benchmark ``benchmark`` in a session (ns, or counts); empty if absent."""
+    """The values of benchmark ``benchmark`` in a session (ns, counts, or a program-reported
+    metric's value per run: the median of the run's samples); empty if absent."""
     for bench in store.benchmarks(session_id):
         if bench["name"] == benchmark:
             if metric in ("wall", "cpu"):
                 return store.harness_values(bench["id"], metric)[0]
-            return store.sample_values(bench["id"], metric)[0]
+            values, runs = store.sample_values(bench["id"], metric)
+            if metric == "instructions" or values.size == 0 or np.unique(runs).size == runs.size:
+                return values
+            # several samples per run: one value per run (their median), in run order
+            order = np.unique(runs, return_index=True)[1]
+            return np.array([float(np.median(values[runs == r])) for r in runs[np.sort(order)]])
     return np.array([])
+
+
+def _metric_names(store: Store, session_id: int, benchmark: str) -> list[str]:
+    """The metrics a session has values of for ``benchmark`` (for the one-line refusal)."""
+    names = [m for m in ("wall", "cpu") if values_of(store, session_id, benchmark, m).size]
+    return names + [m["name"] for m in store.metrics(session_id) if m["name"] not in names]
+
+
+def _require_values(store: Store, session: dict[str, Any], role: str, benchmark: str,
+                    metric: str, values: np.ndarray) -> None:
+    """One-line UserError (exit 2) when ``session`` holds no value of ``metric``: a gate with
+    nothing on one side would pass in silence."""
+    if values.size:
+        return
+    have = ", ".join(_metric_names(store, session["id"], benchmark)) or "none"
+    raise UserError(f"{benchmark}: the {role} {session['uid']} has no {metric} values "
+                    f"(it has: {have}); gate on a metric both sessions have (--metric NAME)")
 
 
 @dataclass(frozen=True)
@@ -161,17 +184,24 @@ def refuse_other_machine(baseline: dict[str, Any], candidate: dict[str, Any]) ->
 
 def gate_sessions(store: Store, baseline: dict[str, Any], candidate: dict[str, Any],
                   thresholds: dict[str, dict[str, float]], metrics: dict[str, list[str]],
-                  alpha: float) -> tuple[list[GateDecision], list[str]]:
+                  alpha: float, better: dict[str, str] | None = None
+                  ) -> tuple[list[GateDecision], list[str]]:
     """Decide every benchmark of ``candidate`` that the baseline has too.
 
     ``thresholds[name][metric]`` and ``metrics[name]`` are the benchmark's (missing names: the
-    defaults and wall time). Returns the decisions and notes (benchmarks missing from the
-    baseline, noise learned or assumed).
+    defaults and wall time); ``better[metric]`` a metric's direction (default: from its unit).
+    Returns the decisions and notes (benchmarks missing from the baseline, noise learned or
+    assumed, imported series). One-line UserError when a metric has no values on one side.
     """
-    from benchlab.ci.gate import DEFAULT_THRESHOLDS
+    from benchlab.ci.gate import decide_oriented, default_threshold
+    from benchlab.ci.reported import direction_of
 
+    better = better or {}
     past = history(store, baseline)
-    notes: list[str] = []
+    notes: list[str] = [f"{role} {s['uid']} is imported ({s['source']}): its values gate as an "
+                        f"unpaired series, widened by the between-session variance"
+                        for role, s in (("baseline", baseline), ("candidate", candidate))
+                        if s.get("source")]
     decisions: list[GateDecision] = []
     base_names = {b["name"] for b in store.benchmarks(baseline["id"])}
     for bench in store.benchmarks(candidate["id"]):
@@ -180,12 +210,17 @@ def gate_sessions(store: Store, baseline: dict[str, Any], candidate: dict[str, A
             notes.append(f"{name}: not in the baseline {baseline['uid']}, not gated")
             continue
         for metric in metrics.get(name, ["wall"]):
+            base_values = values_of(store, baseline["id"], name, metric)
+            cand_values = values_of(store, candidate["id"], name, metric)
+            _require_values(store, baseline, "baseline", name, metric, base_values)
+            _require_values(store, candidate, "candidate", name, metric, cand_values)
             noise = session_noise(store, past, name, metric)
-            threshold = thresholds.get(name, {}).get(metric, DEFAULT_THRESHOLDS[metric])
-            decisions.append(decide(values_of(store, baseline["id"], name, metric),
-                                    values_of(store, candidate["id"], name, metric),
-                                    benchmark=name, metric=metric, threshold=threshold,
-                                    alpha=alpha, session_sd=noise.sd))
+            threshold = thresholds.get(name, {}).get(metric, default_threshold(metric))
+            unit = store.metric_unit(candidate["id"], metric)
+            decisions.append(decide_oriented(
+                base_values, cand_values, benchmark=name, metric=metric, threshold=threshold,
+                alpha=alpha, session_sd=noise.sd, unit=unit,
+                direction=better.get(metric, direction_of(unit))))
             how = (f"learned from {noise.sessions} sessions" if noise.learned else
                    f"assumed: {noise.sessions} of {MIN_HISTORY} sessions of history")
             notes.append(f"{name} ({metric}): between-session SD {100 * noise.sd:.2f} % ({how})")
@@ -202,10 +237,12 @@ def fresh_plan(benches: Sequence[Any], runs: int, warmup: int, count: str | None
     interleaved after ``warmup`` runs, ``{root}`` replaced by ``root`` (quoted; ``.`` for
     ``gate``, the head revision's tree for ``ab --baseline``); instructions counted when any
     benchmark gates on them or ``count`` asks; ``timeout_s`` per run (s)."""
+    from benchlab.ci.ab_plan import plan_metrics
+
     where = root if root == "." else shlex.quote(root)
     return RunPlan(benchmarks=[BenchmarkSpec(name=b.name, command=b.command.replace(
         "{root}", where)) for b in benches], runs=runs, warmup=warmup, order="interleaved",
-        timeout_s=timeout_s, count="instructions" if any(
+        timeout_s=timeout_s, metrics=plan_metrics(benches), count="instructions" if any(
             "instructions" in b.metrics for b in benches) or count else None)
 
 
@@ -226,7 +263,8 @@ def run_fresh(store: Store, plan: RunPlan, *, argv: Sequence[str], name: str | N
 
 def gate_against(store: Store, baseline: dict[str, Any], candidate: dict[str, Any],
                  thresholds: dict[str, dict[str, float]], metrics: dict[str, list[str]],
-                 alpha: float, force: bool = False) -> tuple[list[GateDecision], list[str]]:
+                 alpha: float, force: bool = False, better: dict[str, str] | None = None
+                 ) -> tuple[list[GateDecision], list[str]]:
     """:func:`gate_sessions` after the checks: not one session twice, and (unless ``force``)
     the same machine; one-line UserError otherwise."""
     if baseline["id"] == candidate["id"]:
@@ -234,7 +272,7 @@ def gate_against(store: Store, baseline: dict[str, Any], candidate: dict[str, An
                         f"({candidate['uid']}); give another --baseline")
     if not force:
         refuse_other_machine(baseline, candidate)
-    return gate_sessions(store, baseline, candidate, thresholds, metrics, alpha)
+    return gate_sessions(store, baseline, candidate, thresholds, metrics, alpha, better)
 
 
 def session_revision(session: dict[str, Any]) -> dict[str, Any]:

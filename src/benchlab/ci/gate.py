@@ -37,7 +37,7 @@ program) give the exact ratio as a zero-width interval.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -47,6 +47,15 @@ from benchlab.errors import UserError
 
 #: Default thresholds (fractions) by metric: wall time is noisy, instruction counts are not.
 DEFAULT_THRESHOLDS = {"wall": 0.02, "cpu": 0.02, "instructions": 0.005}
+#: The threshold of a metric the program reports itself (``--metric NAME=REGEX``): as time.
+DEFAULT_REPORTED_THRESHOLD = 0.02
+#: A metric's direction: a lower value is better (time, counts) or a higher one (throughput).
+LOWER, HIGHER = "lower", "higher"
+
+
+def default_threshold(metric: str) -> float:
+    """The default threshold (fraction) of ``metric``: its own, else that of a reported one."""
+    return DEFAULT_THRESHOLDS.get(metric, DEFAULT_REPORTED_THRESHOLD)
 #: Overall two-sided error of the repeated intervals (one-sided false regression: alpha / 2).
 DEFAULT_ALPHA = 0.01
 
@@ -75,6 +84,12 @@ class GateDecision:
         Medians in the metric's unit (ns or count).
     reason : str
         Why, in a few words (data, not prose for the user).
+    direction : {"lower", "higher"}
+        Which values are better. ``ratio``, ``low``, ``high`` and the medians are always of the
+        metric's own values (head/base); for "higher" (a throughput) a regression is a ratio
+        whose interval lies below 1 / (1 + threshold).
+    unit : str
+        The metric's unit ('' when not known).
     """
 
     benchmark: str
@@ -90,6 +105,8 @@ class GateDecision:
     base_median: float
     head_median: float
     reason: str
+    direction: str = LOWER
+    unit: str = ""
 
     @property
     def regression(self) -> bool:
@@ -104,6 +121,8 @@ class GateDecision:
     @property
     def no_regression(self) -> bool:
         """True when the interval rules out a slowdown beyond the threshold."""
+        if self.direction == HIGHER:
+            return self.low > 1.0 / (1.0 + self.threshold)
         return self.high < 1.0 + self.threshold
 
     @property
@@ -121,7 +140,7 @@ class GateDecision:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "GateDecision":
         """Rebuild from :meth:`to_dict`."""
-        fields = {k: data[k] for k in cls.__dataclass_fields__}
+        fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         for k in ("ratio", "low", "high", "base_median", "head_median"):
             fields[k] = math.nan if fields[k] is None else float(fields[k])
         return cls(**fields)
@@ -281,6 +300,25 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
         outcome, reason = UNDECIDED, "interval crosses the threshold"
     return GateDecision(ratio=ratio, low=low, high=high, confidence=confidence,
                         outcome=outcome, reason=reason, **common)
+
+
+def decide_oriented(base: Any, head: Any, *, direction: str = LOWER, unit: str = "",
+                    **kwargs: Any) -> GateDecision:
+    """:func:`decide` for a metric of either direction (keyword arguments as :func:`decide`).
+
+    A higher-is-better metric (a throughput) is decided on the reciprocals of its values (the
+    time per unit of work, lower is better), so "slower" is always the regression and the
+    error bounds are :func:`decide`'s; the decision then states the ratio, interval and medians
+    of the values themselves (head/base): a regression is a ratio below 1 / (1 + threshold).
+    """
+    if direction != HIGHER:
+        return replace(decide(base, head, **kwargs), unit=unit)
+    b, h = np.asarray(base, dtype=np.float64), np.asarray(head, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = decide(1.0 / b, 1.0 / h, **kwargs)
+    return replace(d, ratio=1.0 / d.ratio, low=1.0 / d.high, high=1.0 / d.low,
+                   base_median=1.0 / d.base_median, head_median=1.0 / d.head_median,
+                   direction=HIGHER, unit=unit)
 
 
 def exit_status(decisions: Sequence[GateDecision], *, failed: bool = False,

@@ -83,11 +83,12 @@ def emit_outputs(report, *, markdown_path: str | None, junit_path: str | None,
 
 
 def parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
-                     gate_metrics=(), cpu_threshold=None):
+                     gate_metrics=(), cpu_threshold=None, better=()):
     """The job's benchmarks from COMMANDS (with -n names) or --suite FILE (one line on misuse)."""
     from benchlab.ci.ab import AbBenchmark
     from benchlab.ci.ab_suite import load_ab_suite
     from benchlab.ci.gate import check_threshold
+    from benchlab.ci.reported import parse_better, parse_metrics
 
     thresholds = {}
     if threshold is not None:
@@ -99,10 +100,17 @@ def parse_benchmarks(commands, names, suite, threshold, instructions_threshold, 
         thresholds["cpu"] = check_threshold(cpu_threshold, "--cpu-threshold")
     if suite and commands:
         raise UserError("give benchmark commands or --suite FILE, not both")
-    metrics = list(dict.fromkeys(gate_metrics)) or ["wall"]
+    metrics, reported = parse_metrics(list(dict.fromkeys(gate_metrics)) or ["wall"],
+                                      parse_better(better))
+    if threshold is not None:
+        for m in reported:  # the time threshold is a reported metric's too
+            thresholds[m.name] = thresholds["wall"]
     if count and "instructions" not in metrics:
         metrics.append("instructions")
     if suite:
+        if reported or better:
+            raise UserError("with --suite FILE, give program-reported metrics in the file "
+                            "(metrics = [\"NAME:UNIT=REGEX\"]), not as --metric/--better")
         benches = load_ab_suite(suite)
         for b in benches:  # command-line thresholds are defaults; the suite's own win
             b.thresholds = {**thresholds, **b.thresholds}
@@ -119,7 +127,7 @@ def parse_benchmarks(commands, names, suite, threshold, instructions_threshold, 
     for i, command in enumerate(commands):
         name = names[i] if i < len(names) else command.replace("{root}/", "")
         out.append(AbBenchmark(name=name, command=command, thresholds=dict(thresholds),
-                               metrics=list(metrics)))
+                               metrics=list(metrics), reported=list(reported)))
     return out
 
 
@@ -148,11 +156,16 @@ def measure_options(f):
                      help="CPU-time (user+sys) threshold when it differs from --threshold."),
         click.option("--count", type=click.Choice(["instructions"]), default=None,
                      help="Also count instructions (valgrind) and gate on them."),
-        click.option("--metric", "gate_metrics", multiple=True,
-                     type=click.Choice(["wall", "cpu", "instructions"]),
-                     help="Metric to gate on (repeatable; default wall). cpu: user+sys time of "
-                          "the process, steadier than wall on a busy shared runner for "
-                          "CPU-bound programs. Wall time is always measured and stored."),
+        click.option("--metric", "gate_metrics", multiple=True, metavar="METRIC",
+                     help="Metric to gate on (repeatable; default wall): wall, cpu, "
+                          "instructions, or NAME[:UNIT]=REGEX, a value the program prints, as "
+                          "run --metric (higher is better for a unit per second, else lower). "
+                          "cpu: user+sys time of the process, steadier than wall on a busy "
+                          "shared runner for CPU-bound programs. Wall time is always measured "
+                          "and stored."),
+        click.option("--better", "better", multiple=True, metavar="NAME=higher|lower",
+                     help="Which values of a program-reported metric are better, when its "
+                          "unit does not say (repeatable)."),
         click.option("--timeout", type=params.SECONDS, default=None,
                      help="Kill a run after this long (a failure: exit 3)."),
         click.option("--seed", type=params.SEED, default=0, show_default=True,
@@ -257,7 +270,7 @@ def failure_report(failure: str, fail_undecided: bool):
 @db_option
 def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, force, max_time,
            warmup, min_pairs, max_pairs, look_every, alpha, threshold, instructions_threshold,
-           cpu_threshold, count, gate_metrics, timeout, seed, fail_undecided, json_path,
+           cpu_threshold, count, gate_metrics, better, timeout, seed, fail_undecided, json_path,
            junit_path, markdown_path, session_name, quiet, db):
     """Measure COMMANDS on two revisions side by side and gate: did head get slower?
 
@@ -279,7 +292,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     from benchlab.core.session import interruptible
 
     benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
-                               gate_metrics, cpu_threshold)
+                               gate_metrics, cpu_threshold, better)
     options = options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count,
                            timeout, seed)
     options.validate()
@@ -315,7 +328,8 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
                                 exit_status(result.decisions, failed=bool(result.failure),
                                             fail_undecided=fail_undecided),
                                 pairs=result.pairs, seconds=result.seconds,
-                                failure=result.failure, fail_undecided=fail_undecided)
+                                failure=result.failure, fail_undecided=fail_undecided,
+                                notes=result.notes)
     if failure is not None:
         report = failure_report(failure, fail_undecided)
     finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
@@ -330,6 +344,7 @@ def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warm
     from benchlab.ci import revisions as rv
     from benchlab.ci.gate import exit_status
     from benchlab.ci.report_model import GateReport
+    from benchlab.ci.reported import missing_reported
     from benchlab.core.session import interruptible
 
     store = open_store(db)
@@ -347,6 +362,9 @@ def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warm
                     store, plan, argv=["benchlab", "ab", *sys.argv[2:]],
                     name=session_name or f"ab {baseline}..{tree_label(head_tree)}",
                     on_start=lambda ref: message(f"session {ref.uid}"))
+            if failure is None:
+                failure = missing_reported(benches, lambda bench, metric: bl.values_of(
+                    store, cand["id"], bench, metric).size)
     if failure is not None:
         report = failure_report(failure, fail_undecided)
     else:
@@ -356,8 +374,9 @@ def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warm
         store.update_session(cand["id"], metadata=meta)
         thresholds = {b.name: b.thresholds for b in benches}
         metrics = {b.name: b.metrics for b in benches}
-        decisions, notes = bl.gate_against(store, base, cand, thresholds, metrics, alpha,
-                                           force)
+        decisions, notes = bl.gate_against(
+            store, base, cand, thresholds, metrics, alpha, force,
+            {m.name: m.direction for b in benches for m in b.reported})
         report = GateReport("ab", cand["uid"],
                             {"baseline": bl.session_revision(base),
                              "head": {**head_dict, "session": cand["uid"]}},

@@ -39,7 +39,7 @@ from benchlab.errors import UserError
 @db_option
 def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_pairs,
                max_pairs, look_every, alpha, threshold, instructions_threshold, cpu_threshold,
-               count, gate_metrics, timeout, seed, fail_undecided, json_path, junit_path,
+               count, gate_metrics, better, timeout, seed, fail_undecided, json_path, junit_path,
                markdown_path, quiet, db):
     """Find the first commit between --good and --bad whose COMMAND got slower.
 
@@ -58,7 +58,8 @@ def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_p
     if len(gate_metrics) > 1:
         raise UserError("bisect follows one metric; give --metric once")
     [bench] = parse_benchmarks([" ".join(command)], [], None, threshold,
-                               instructions_threshold, count, gate_metrics, cpu_threshold)
+                               instructions_threshold, count, gate_metrics, cpu_threshold,
+                               better)
     options = options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count,
                            timeout, seed)
     options.validate()

@@ -39,9 +39,13 @@ from benchlab.errors import UserError
               help="CPU-time threshold when it differs from --threshold.")
 @click.option("--instructions-threshold", default=None, metavar="PCT",
               help="Instruction-count threshold (default 0.5%).")
-@click.option("--metric", "gate_metrics", multiple=True,
-              type=click.Choice(["wall", "cpu", "instructions"]),
-              help="Metric to gate on (repeatable; default wall).")
+@click.option("--metric", "gate_metrics", multiple=True, metavar="METRIC",
+              help="Metric to gate on (repeatable; default wall): wall, cpu, instructions, or "
+                   "NAME[:UNIT]=REGEX, a value the program prints, as run --metric (with "
+                   "--candidate: the name of a metric both sessions store).")
+@click.option("--better", "better", multiple=True, metavar="NAME=higher|lower",
+              help="Which values of a metric are better, when its unit does not say "
+                   "(default: higher for a unit per second, else lower).")
 @click.option("--count", type=click.Choice(["instructions"]), default=None,
               help="Also count instructions (valgrind) and gate on them.")
 @click.option("--alpha", type=params.PROBABILITY, default=0.01, show_default=True,
@@ -55,7 +59,7 @@ from benchlab.errors import UserError
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @db_option
 def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, warmup,
-             threshold, cpu_threshold, instructions_threshold, gate_metrics, count, alpha,
+             threshold, cpu_threshold, instructions_threshold, gate_metrics, better, count, alpha,
              timeout, force, fail_undecided, json_path, junit_path, markdown_path,
              session_name, quiet, db):
     """Gate a fresh run of COMMANDS (or --candidate SESSION) against --baseline.
@@ -69,6 +73,7 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     from benchlab.ci.exits import EXIT_FAILED
     from benchlab.ci.gate import exit_status
     from benchlab.ci.report_model import GateReport
+    from benchlab.ci.reported import missing_reported, stored_metric_names
     from benchlab.cli.ab import parse_benchmarks
 
     if not baseline and not record_branch:
@@ -83,7 +88,7 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
         benches = None
     else:
         benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold,
-                                   count, gate_metrics, cpu_threshold)
+                                   count, gate_metrics, cpu_threshold, better)
     base = bl.find_baseline(store, baseline) if baseline else None
     failure = None
     if benches is not None:
@@ -93,16 +98,22 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
                                          argv=["benchlab", "gate", *sys.argv[2:]],
                                          name=session_name,
                                          on_start=lambda ref: message(f"session {ref.uid}"))
+        if failure is None:
+            failure = missing_reported(benches, lambda bench, metric: bl.values_of(
+                store, cand["id"], bench, metric).size)
     if failure is not None:
         report = GateReport("gate", None, {}, [], EXIT_FAILED, failure=failure,
                             fail_undecided=fail_undecided)
     else:
         thresholds, metrics = {}, {}
         if benches is None:
-            defaults = parse_benchmarks(["x"], [], None, threshold, instructions_threshold,
-                                        count, gate_metrics, cpu_threshold)[0]
+            stored = stored_metric_names(gate_metrics)
+            if count and "instructions" not in stored:
+                stored.append("instructions")
+            defaults = stored_thresholds(stored, threshold, cpu_threshold,
+                                         instructions_threshold)
             for b in store.benchmarks(cand["id"]):
-                thresholds[b["name"]], metrics[b["name"]] = defaults.thresholds, defaults.metrics
+                thresholds[b["name"]], metrics[b["name"]] = defaults, stored
         else:
             for b in benches:
                 thresholds[b.name], metrics[b.name] = b.thresholds, b.metrics
@@ -110,7 +121,7 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
         revisions = {"candidate": bl.session_revision(cand)}
         if base is not None:
             decisions, notes = bl.gate_against(store, base, cand, thresholds, metrics, alpha,
-                                               force)
+                                               force, directions(benches, better))
             revisions = {"baseline": bl.session_revision(base), **revisions}
         else:
             notes.append("no --baseline: recorded only, nothing gated")
@@ -124,6 +135,31 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
                             fail_undecided=fail_undecided, notes=notes)
     finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
            quiet=quiet)
+
+
+def directions(benches, better) -> dict[str, str]:
+    """Each reported metric's direction: the fresh run's benchmarks', else ``--better``."""
+    from benchlab.ci.reported import parse_better
+
+    if benches is None:
+        return parse_better(better)
+    return {m.name: m.direction for b in benches for m in b.reported}
+
+
+def stored_thresholds(metrics, threshold, cpu_threshold, instructions_threshold):
+    """Thresholds by metric for gating stored sessions: ``--threshold`` for time and every
+    metric the programs reported, the CPU and instruction ones for theirs (None: defaults)."""
+    from benchlab.ci.gate import check_threshold
+
+    out = {}
+    if threshold is not None:
+        time = check_threshold(threshold, "--threshold")
+        out = {m: time for m in metrics if m != "instructions"}
+    if cpu_threshold is not None:
+        out["cpu"] = check_threshold(cpu_threshold, "--cpu-threshold")
+    if instructions_threshold is not None:
+        out["instructions"] = check_threshold(instructions_threshold, "--instructions-threshold")
+    return out
 
 
 commands = [gate_cmd]

@@ -46,15 +46,40 @@ def _outcome_words(d: GateDecision) -> str:
     return "undecided" + (" (no regression beyond threshold)" if d.no_regression else "")
 
 
+def metric_text(d: GateDecision) -> str:
+    """The metric's name, with its unit and direction when the program reported it."""
+    if not d.unit and d.direction != "higher":
+        return d.metric
+    better = "higher is better" if d.direction == "higher" else "lower is better"
+    return f"{d.metric} ({d.unit + ', ' if d.unit else ''}{better})"
+
+
+def _count(report: GateReport, d: GateDecision) -> str:
+    """Pairs of a paired metric; values per side (n) otherwise."""
+    if report.pairs and d.metric != "instructions":
+        return str(report.pairs.get(d.benchmark, d.n_base))
+    return str(d.n_base)
+
+
+def _count_header(report: GateReport) -> str:
+    return "pairs" if report.pairs else "n"
+
+
+def _beyond(d: GateDecision) -> str:
+    """How a regression's ratio passes its threshold: ``> 1.02``, or ``< 0.98`` for a
+    higher-is-better metric."""
+    if d.direction == "higher":
+        return f"< {1 / (1 + d.threshold):.4g}"
+    return f"> {1 + d.threshold:g}"
+
+
 def terminal_table(report: GateReport) -> str:
     """One screen: a line per decision, then the verdict and why."""
     rows = [("benchmark", "metric", "head/base [interval]", "change", "threshold", "outcome",
-             "pairs")]
+             _count_header(report))]
     for d in report.decisions:
-        rows.append((d.benchmark, d.metric, ratio_text(d), _pct(d.ratio),
-                     f"{100 * d.threshold:g} %", _outcome_words(d),
-                     str(report.pairs.get(d.benchmark, d.n_base)) if d.metric in ("wall", "cpu")
-                     else str(d.n_base)))
+        rows.append((d.benchmark, metric_text(d), ratio_text(d), _pct(d.ratio),
+                     f"{100 * d.threshold:g} %", _outcome_words(d), _count(report, d)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -81,7 +106,7 @@ def summary_line(report: GateReport) -> str:
                 f"good build [exit {report.exit_status}]")
     if regressions:
         named = "; ".join(f"{d.benchmark} ({d.metric}) {_pct(d.ratio)}, head/base "
-                          f"{ratio_text(d)} > {1 + d.threshold:g}" for d in regressions)
+                          f"{ratio_text(d)} {_beyond(d)}" for d in regressions)
         return f"REGRESSION: {named} [exit {report.exit_status}]"
     text = "passed: no regression beyond its threshold was decided"
     if undecided:
@@ -99,12 +124,11 @@ def markdown(report: GateReport) -> str:
     icon = {"passed": "✅", "regression": "❌", "failed": "⚠️"}.get(report.verdict, "⚠️")
     out = [f"## {icon} benchlab {report.kind}: {report.verdict}", "",
            summary_line(report), ""]
-    out += ["| benchmark | metric | head/base [interval] | change | threshold | outcome | n |",
-            "|---|---|---|---|---|---|---|"]
+    out += ["| benchmark | metric | head/base [interval] | change | threshold | outcome | "
+            f"{_count_header(report)} |", "|---|---|---|---|---|---|---|"]
     for d in report.decisions:
-        n = report.pairs.get(d.benchmark, d.n_base) if d.metric in ("wall", "cpu") else d.n_base
-        out.append(f"| {d.benchmark} | {d.metric} | {ratio_text(d)} | {_pct(d.ratio)} | "
-                   f"{100 * d.threshold:g} % | {_outcome_words(d)} | {n} |")
+        out.append(f"| {d.benchmark} | {metric_text(d)} | {ratio_text(d)} | {_pct(d.ratio)} | "
+                   f"{100 * d.threshold:g} % | {_outcome_words(d)} | {_count(report, d)} |")
     out.append("")
     for label, rev in report.revisions.items():
         commit = str(rev.get("commit") or rev.get("session") or "")[:12]
@@ -167,7 +191,8 @@ def to_json(report: GateReport) -> dict[str, Any]:
         "failure": report.failure,
         "fail_undecided": report.fail_undecided,
         "benchmarks": [{**d.to_dict(),
-                        "pairs": report.pairs.get(d.benchmark) if d.metric in ("wall", "cpu") else None,
+                        "pairs": report.pairs.get(d.benchmark) if d.metric != "instructions"
+                        else None,
                         "seconds": report.seconds.get(d.benchmark)}
                        for d in report.decisions],
         "notes": list(report.notes),

@@ -1,0 +1,109 @@
+"""What an ``ab`` job measures and how: its benchmarks (:class:`AbBenchmark`), the options of
+measuring (:class:`AbOptions`), and the session's plan (:func:`build_plan`): ``NAME@base`` and
+``NAME@head`` for every benchmark, with the metrics the programs report."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from benchlab.ci.gate import DEFAULT_ALPHA, default_threshold
+from benchlab.ci.reported import ReportedMetric
+from benchlab.ci.revisions import Revision
+from benchlab.core.plan import BenchmarkSpec, RunPlan
+from benchlab.errors import UserError
+
+
+@dataclass
+class AbBenchmark:
+    """One benchmark of an A/B job: a command with ``{root}``, its thresholds (fractions) by
+    metric, the metrics it is gated on (``wall`` always measured) and, among them, those the
+    program reports itself (:class:`~benchlab.ci.reported.ReportedMetric`)."""
+
+    name: str
+    command: str
+    thresholds: dict[str, float] = field(default_factory=dict)
+    metrics: list[str] = field(default_factory=lambda: ["wall"])
+    reported: list[ReportedMetric] = field(default_factory=list)
+
+    def threshold(self, metric: str) -> float:
+        """The threshold of ``metric`` (the benchmark's own, else the default)."""
+        return self.thresholds.get(metric, default_threshold(metric))
+
+    def reported_metric(self, metric: str) -> ReportedMetric | None:
+        """The reported metric named ``metric`` (None: one benchlab measures)."""
+        return next((m for m in self.reported if m.name == metric), None)
+
+    @property
+    def paired_metrics(self) -> list[str]:
+        """The metrics decided on pairs of runs: all but instruction counts."""
+        return [m for m in self.metrics if m != "instructions"]
+
+    def command_for(self, revision: Revision) -> str:
+        """The command with ``{root}`` replaced by the revision's tree (quoted)."""
+        return self.command.replace("{root}", shlex.quote(revision.root))
+
+
+@dataclass
+class AbOptions:
+    """How each benchmark is measured: warmups per revision, a budget (s) and pair limits,
+    looks every ``look_every`` pairs, the error level, instruction counting, the order seed,
+    a timeout per run (s)."""
+
+    warmup: int = 2
+    max_time_s: float = 60.0
+    min_pairs: int = 20
+    max_pairs: int = 100_000
+    look_every: int = 10
+    alpha: float = DEFAULT_ALPHA
+    count: str | None = None
+    count_runs: int = 3
+    seed: int = 0
+    timeout_s: float | None = None
+
+    def validate(self) -> None:
+        """One-line UserError for a value out of range."""
+        if not (isinstance(self.warmup, int) and 0 <= self.warmup <= 1000):
+            raise UserError(f"--warmup must be 0..1000 (got {self.warmup!r})")
+        if not (isinstance(self.max_time_s, (int, float)) and 0 < self.max_time_s <= 366 * 86400):
+            raise UserError(f"--max-time must be a positive time (got {self.max_time_s!r})")
+        if not 3 <= self.min_pairs <= self.max_pairs:
+            raise UserError(f"--min-pairs ({self.min_pairs}) must be at least 3 and at most "
+                            f"--max-pairs ({self.max_pairs})")
+        if not 1 <= self.look_every <= 10_000:
+            raise UserError(f"--look-every must be 1..10000 (got {self.look_every})")
+        if not 0 < self.alpha < 0.5:
+            raise UserError(f"--alpha must be in (0, 0.5) (got {self.alpha})")
+        if self.count not in (None, "instructions"):
+            raise UserError(f"--count {self.count!r} is not known; use --count instructions")
+        if not 1 <= self.count_runs <= 10:
+            raise UserError(f"--count-runs must be 1..10 (got {self.count_runs})")
+
+
+def plan_metrics(benchmarks: Sequence[AbBenchmark]) -> list:
+    """The MetricSpecs of every reported metric of ``benchmarks`` (a name means one regex)."""
+    specs: dict[str, ReportedMetric] = {}
+    for bench in benchmarks:
+        for m in bench.reported:
+            if specs.setdefault(m.name, m) != m:
+                raise UserError(f"metric {m.name} has two definitions in this job; give each "
+                                f"definition its own name")
+    return [m.spec() for m in specs.values()]
+
+
+def build_plan(benchmarks: Sequence[AbBenchmark], base: Revision, head: Revision,
+               options: AbOptions) -> RunPlan:
+    """The session's plan: ``NAME@base`` and ``NAME@head`` for every benchmark, in pairs."""
+    specs: list[BenchmarkSpec] = []
+    for bench in benchmarks:
+        for label, rev in (("base", base), ("head", head)):
+            specs.append(BenchmarkSpec(name=f"{bench.name}@{label}",
+                                       command=bench.command_for(rev),
+                                       parameters={"revision": label, "commit": rev.commit}))
+    return RunPlan(benchmarks=specs, warmup=options.warmup, min_runs=options.min_pairs,
+                   max_runs=options.max_pairs, max_time_s=options.max_time_s,
+                   order="interleaved", seed=options.seed, timeout_s=options.timeout_s,
+                   metrics=plan_metrics(benchmarks),
+                   count="instructions" if options.count or any(
+                       "instructions" in b.metrics for b in benchmarks) else None)
