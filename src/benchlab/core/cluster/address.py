@@ -156,7 +156,6 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
     Raises UserError when the scheduler cannot be reached or the cluster cannot start.
     """
     import dask
-    from distributed import Client
 
     from benchlab.core.session import interrupts_deferred
 
@@ -165,29 +164,12 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
     # line, with what to do. So Dask's loggers stay at CRITICAL in this process from here on.
     _silence_dask_logs()
     started_before = _dask_clusters()
-    with dask.config.set(quiet_config()):
-        cluster = None
+    scratch = _local_scratch(spec)
+    with dask.config.set(quiet_config()), dask.config.set(_local_config(scratch)):
         try:
-            if spec.kind == "tcp":
-                client = Client(spec.address, timeout=f"{int(min(timeout_s, 10))}s",
-                                set_as_default=False, **_security_of(spec))
-            elif spec.kind == "local":
-                from distributed import LocalCluster
-
-                cluster = LocalCluster(n_workers=spec.n_workers, threads_per_worker=slots,
-                                       processes=True, resources={SLOT: slots},
-                                       dashboard_address=":0", silence_logs=50)
-                client = Client(cluster, set_as_default=False)
-            else:
-                from distributed import SSHCluster
-
-                cluster = SSHCluster(
-                    [spec.hosts[0], *spec.hosts], connect_options=connect_options or {},
-                    worker_options={"nthreads": slots, "resources": {SLOT: slots}},
-                    scheduler_options={"port": 0, "dashboard_address": ":0"},
-                    remote_python=sys.executable)
-                client = Client(cluster, set_as_default=False)
+            client, cluster = _start(spec, slots, connect_options, timeout_s, scratch)
         except UserError:
+            _remove(scratch)
             raise
         except BaseException as exc:  # OSError, TimeoutError, asyncssh errors: one line for all
             # and Ctrl-C/SIGTERM while the cluster starts (its workers still 'init'): close what
@@ -195,6 +177,7 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
             # a signal meanwhile is held, not lost in _close_started's suppress(BaseException)
             with interrupts_deferred():
                 _close_started(started_before)
+                _remove(scratch)
             if not isinstance(exc, Exception):
                 raise
             raise UserError(f"cannot reach the cluster {spec.text} ({_short(exc)}); start the "
@@ -225,6 +208,53 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
             with interrupts_deferred():
                 _close(client, cluster)
                 _close_started(started_before)
+                _remove(scratch)
+
+
+def _start(spec: ClusterSpec, slots: int, connect_options: dict[str, Any] | None,
+           timeout_s: float, scratch: str | None) -> tuple[Any, Any | None]:
+    """(client, cluster): connected to a team's scheduler (cluster None), or to the cluster
+    started here (``local:N`` in ``scratch``, ``ssh:``)."""
+    from distributed import Client
+
+    if spec.kind == "tcp":
+        return Client(spec.address, timeout=f"{int(min(timeout_s, 10))}s",
+                      set_as_default=False, **_security_of(spec)), None
+    if spec.kind == "local":
+        from benchlab.core.cluster.local import start_local_cluster
+
+        cluster = start_local_cluster(spec.n_workers, {SLOT: slots}, str(scratch))
+    else:
+        from distributed import SSHCluster
+
+        cluster = SSHCluster(
+            [spec.hosts[0], *spec.hosts], connect_options=connect_options or {},
+            worker_options={"nthreads": slots, "resources": {SLOT: slots}},
+            scheduler_options={"port": 0, "dashboard_address": ":0"},
+            remote_python=sys.executable)
+    return Client(cluster, set_as_default=False), cluster
+
+
+def _local_scratch(spec: ClusterSpec) -> str | None:
+    """A ``local:N`` cluster's scratch directory (its certificates and Dask's temporary
+    directory, :mod:`benchlab.core.cluster.local`); None for a cluster benchlab does not start
+    on this machine."""
+    from benchlab.core.scratch import make_scratch
+
+    return make_scratch("cluster") if spec.kind == "local" else None
+
+
+def _local_config(scratch: str | None) -> dict[str, Any]:
+    from benchlab.core.cluster.local import LOCAL, local_config
+
+    return local_config(scratch, LOCAL.dashboard) if scratch else {}
+
+
+def _remove(scratch: str | None) -> None:
+    from benchlab.core.scratch import remove_scratch
+
+    if scratch:
+        remove_scratch(scratch)
 
 
 def _close(client: Any, cluster: Any | None) -> None:

@@ -41,6 +41,7 @@ class _SessionState:
 
 def _state(uid: str, plan_dict: dict[str, Any]) -> _SessionState:
     """This worker process's placement and scratch directory for session ``uid`` (made once)."""
+    from benchlab.core.cluster.stop import on_stop
     from benchlab.core.placement import prepare_execution
     from benchlab.core.scratch import make_scratch
 
@@ -50,7 +51,12 @@ def _state(uid: str, plan_dict: dict[str, Any]) -> _SessionState:
             plan = RunPlan.from_dict(plan_dict)
             execution = prepare_execution(plan.placement, session_label=uid)
             state = _states[uid] = _SessionState(plan, execution, make_scratch(uid))
-        return state
+            created = True
+        else:
+            created = False
+    if created:  # an interrupted client's stop ends the session here: its scratch goes too
+        on_stop(uid, lambda: release_machine(uid))
+    return state
 
 
 def probe_machine(plan_dict: dict[str, Any], argv: list[str] | None = None) -> dict[str, Any]:

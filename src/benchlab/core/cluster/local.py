@@ -1,0 +1,107 @@
+"""``--cluster local:N``: a LocalCluster only the user who started it can reach.
+
+Whoever can connect to a Dask scheduler or worker runs code as that worker's user, and a local
+cluster's ports on 127.0.0.1 are open to every user of the machine. So the cluster benchlab
+starts speaks TLS with mutual authentication, as a team's does (:mod:`.tls`): a CA and a
+scheduler, worker and client certificate are made for this cluster alone with
+:func:`benchlab.core.cluster.tls.make_certificates`, into ``tls/`` of a scratch directory
+(``benchlab-cluster-p<pid>-*``, mode 0700, keys 0600); every process of the cluster and the
+client present them, and a connection without a certificate of that CA is refused in the TLS
+handshake. The scratch directory also holds Dask's ``temporary-directory`` (the workers'
+``dask-scratch-space``), so nothing of the cluster is written beside it in ``/tmp``. The
+directory is removed when the cluster closes; after a SIGKILL the workers exit with their
+parent (Dask's parent-alive pipe) and the next benchlab start removes the directory
+(:func:`benchlab.core.scratch.sweep_dead_scratch`).
+
+Every listening socket is on 127.0.0.1: the scheduler, the nannies and the workers (TLS), and
+the HTTP servers Dask starts in the scheduler and each worker, which serve no route at all
+(no dashboard, no metrics, no JSON) and are wrapped in TLS too. Only ``--dashboard`` asks for
+the scheduler's dashboard, then served on 127.0.0.1 in plain HTTP: every local user can read
+it (worker addresses, task names), none can run code through it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+#: The addresses put in the cluster's certificates (Dask checks the CA, not the host name).
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass
+class LocalOptions:
+    """How ``local:N`` clusters start: ``dashboard`` (``--dashboard``) serves the scheduler's
+    dashboard on 127.0.0.1. Set once by the command line (:func:`set_local_options`)."""
+
+    dashboard: bool = False
+
+
+LOCAL = LocalOptions()
+
+
+def set_local_options(*, dashboard: bool | None = None) -> None:
+    """Record ``--dashboard`` for every ``local:N`` cluster this process starts."""
+    if dashboard is not None:
+        LOCAL.dashboard = dashboard
+
+
+def cluster_security(tls_dir: str) -> Any:
+    """Make this cluster's CA and certificates in ``tls_dir`` (created 0700) and return the
+    ``distributed.security.Security`` every process of the cluster and the client use
+    (``require_encryption``: no plain ``tcp://`` anywhere)."""
+    from distributed.security import Security
+
+    from benchlab.core.cluster.tls import CA_CERT, cert_file, key_file, make_certificates
+
+    make_certificates(tls_dir, [LOOPBACK, "localhost"], days=30)
+    path = lambda name: os.path.join(tls_dir, name)  # noqa: E731
+    return Security(tls_ca_file=path(CA_CERT), require_encryption=True,
+                    tls_scheduler_cert=path(cert_file("scheduler")),
+                    tls_scheduler_key=path(key_file("scheduler")),
+                    tls_worker_cert=path(cert_file("worker")),
+                    tls_worker_key=path(key_file("worker")),
+                    tls_client_cert=path(cert_file("client")),
+                    tls_client_key=path(key_file("client")))
+
+
+def local_config(scratch: str, dashboard: bool) -> dict[str, Any]:
+    """Dask settings of a ``local:N`` cluster whose scratch directory is ``scratch``: Dask's
+    temporary directory inside it, and HTTP servers that serve nothing over TLS (the
+    scheduler's dashboard routes, on 127.0.0.1 in plain HTTP, when ``dashboard``)."""
+    from benchlab.core.cluster.tls import cert_file, key_file
+
+    tls = os.path.join(scratch, "tls")
+    config: dict[str, Any] = {
+        "temporary-directory": os.path.join(scratch, "dask"),
+        "distributed.worker.http.routes": [],
+    }
+    if not dashboard:
+        config.update({
+            "distributed.scheduler.http.routes": [],
+            # read by every Dask HTTP server (node.py), the workers' too
+            "distributed.scheduler.dashboard.tls.cert": os.path.join(tls, cert_file("worker")),
+            "distributed.scheduler.dashboard.tls.key": os.path.join(tls, key_file("worker")),
+        })
+    return config
+
+
+def start_local_cluster(n_workers: int, resources: dict[str, int], scratch: str) -> Any:
+    """Start a ``LocalCluster`` of ``n_workers`` worker processes, each with one thread per
+    slot and the Dask ``resources`` given (benchlab's slots), authenticated by certificates made
+    in ``scratch/tls`` (:func:`cluster_security`).
+
+    Call inside ``dask.config.set(local_config(scratch, ...))``: the worker processes take the
+    configuration of the moment they start.
+    """
+    from distributed import LocalCluster
+
+    security = cluster_security(os.path.join(scratch, "tls"))
+    dashboard = f"{LOOPBACK}:0" if LOCAL.dashboard else None
+    # without a dashboard the scheduler's HTTP server would still take port 8787
+    no_dashboard = {"dashboard_address": f"{LOOPBACK}:0", "dashboard": False}
+    return LocalCluster(n_workers=n_workers, threads_per_worker=max(resources.values()),
+                        processes=True, resources=resources, host=LOOPBACK, protocol="tls://",
+                        security=security, dashboard_address=dashboard,
+                        scheduler_kwargs={} if dashboard else no_dashboard, silence_logs=50)
