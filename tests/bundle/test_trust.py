@@ -167,23 +167,36 @@ def test_damaged_plan_is_one_line(bundled, tmp_path, field, value):
 
 @pytest.mark.slow
 def test_trusted_runs_in_a_bwrap_sandbox(bundled, tmp_path):
-    """``--isolation bwrap`` reaches every run: a command writing outside /tmp is refused by
-    the read-only root (its run fails, one line), and the file never appears."""
+    """``--isolation bwrap`` reaches every run: what a command writes to /tmp, /var/tmp and
+    /dev/shm stays in the sandbox's own (a host file of the same name keeps its content), a
+    write elsewhere is refused by the read-only root (its run fails, one line), and no file
+    appears on the host."""
     import shutil
 
     if shutil.which("bwrap") is None:
         pytest.skip("bwrap (bubblewrap) is not installed here; scripts/setup.sh installs it")
-    marker = Path("/var/tmp") / f"benchlab-bwrap-marker-{os.getpid()}"
+    name = f"benchlab-bwrap-victim-{os.getpid()}"
+    victim = Path("/tmp") / name
+    victim.write_text("the host's\n")
+    private = [Path("/var/tmp") / name, Path("/dev/shm") / name]
+    marker = Path.home() / f".benchlab-bwrap-marker-{os.getpid()}"
     marker.unlink(missing_ok=True)
 
     def edit(protocol: dict) -> None:
         protocol["shell"] = "sh"
         protocol["runs"], protocol["warmup"], protocol["min_runs"] = 2, 0, 1
         for bench in protocol["benchmarks"]:
-            bench["command"] = f"touch {marker}"
+            bench["command"] = "; ".join([*(f"echo bundle > {p}" for p in [victim, *private]),
+                                          f"touch {marker}"])
 
     bad = with_protocol(bundled, tmp_path / "escape.benchlab.tar.gz", edit)
-    proc = run_cli("reproduce", str(bad), "--trust", "--isolation", "bwrap",
-                   db=tmp_path / "mine.db", cwd=tmp_path, timeout=300)
-    assert proc.returncode == 2 and f"touch {marker}" in proc.stderr, proc.stderr
-    assert not marker.exists()
+    try:
+        proc = run_cli("reproduce", str(bad), "--trust", "--isolation", "bwrap",
+                       db=tmp_path / "mine.db", cwd=tmp_path, timeout=300)
+        assert proc.returncode == 2 and f"touch {marker}" in proc.stderr, proc.stderr
+        assert not marker.exists()
+        assert victim.read_text() == "the host's\n"
+        assert not [p for p in private if p.exists()]
+    finally:
+        for p in (victim, *private, marker):
+            p.unlink(missing_ok=True)

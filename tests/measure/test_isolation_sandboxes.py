@@ -5,6 +5,7 @@ packaged in Debian and is not installed here)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import sqlite3
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchlab.errors import UserError
-from benchlab.measure.isolation import LEVELS, parse_isolate_meta, parse_isolation
+from benchlab.measure.isolation import LEVELS, kept_dirs, parse_isolate_meta, parse_isolation
 from benchlab.store import Store
 from tests.conftest import (
     BENCHLAB,
@@ -72,6 +73,48 @@ def test_bwrap_root_is_read_only_and_tmp_writable(tmp_path):
     out = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout.split()
     assert out == ["ro", "tmp-rw"]
     assert not Path("/benchlab-ro-probe").exists()
+
+
+@pytest.mark.parametrize("tool", [pytest.param("bwrap", marks=needs_bwrap),
+                                  pytest.param("firejail", marks=needs_firejail)])
+def test_sandbox_tmp_var_tmp_and_dev_shm_are_its_own(tool, tmp_path):
+    """The program writes /tmp/X, /var/tmp/X and /dev/shm/X: the host has none of them (a
+    file of the host's at /tmp/X keeps its content), while the run's working directory, kept
+    at its path inside /tmp, is the host's and writable."""
+    name = f"benchlab-private-probe-{os.getpid()}-{tool}"
+    host = Path("/tmp") / name
+    host.write_text("the host's\n")
+    elsewhere = [Path("/var/tmp") / name, Path("/dev/shm") / name]
+    script = (f"echo sandbox > /tmp/{name} && echo sandbox > /var/tmp/{name} && "
+              f"echo sandbox > /dev/shm/{name} && cat /tmp/{name} && pwd && echo kept > here && "
+              f"ls -A /tmp")
+    try:
+        argv = parse_isolation(tool).wrap(["/bin/sh", "-c", script], keep=(str(tmp_path),))
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.split()
+        assert lines[:2] == ["sandbox", str(tmp_path)], proc.stdout
+        # the sandbox's /tmp: its own file and the path down to the kept directory, no more
+        assert sorted(lines[2:]) == sorted([name, tmp_path.relative_to("/tmp").parts[0]])
+        assert host.read_text() == "the host's\n"
+        assert not [p for p in elsewhere if p.exists()], elsewhere
+        assert (tmp_path / "here").read_text() == "kept\n"
+    finally:
+        host.unlink(missing_ok=True)
+        for p in elsewhere:
+            p.unlink(missing_ok=True)
+
+
+def test_kept_directories_are_those_a_private_tmp_hides(tmp_path):
+    private = ("/tmp", "/var/tmp", "/dev/shm")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "ab").mkdir()
+    a, ab = str(tmp_path / "a"), str(tmp_path / "ab")
+    # the private directories themselves, paths outside them and missing ones are not kept
+    assert kept_dirs(("/tmp", "/var/tmp/", "/dev/shm", "/", "/usr", a + "/nope"), private) == []
+    # one bind per tree: a directory inside a kept one is not bound again
+    assert kept_dirs((a + "/b", a, ab, ab), private) == [a, ab]
+    assert kept_dirs((a + "/b/..",), private) == [a]
 
 
 @needs_firejail

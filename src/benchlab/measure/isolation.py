@@ -29,6 +29,7 @@ is parsed by :func:`parse_isolate_meta` into measurements of source ``isolate``.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 from dataclasses import field
@@ -43,14 +44,25 @@ CONTAINER_KINDS = ("podman", "podman-exec", "docker", "docker-exec")
 LEVELS = ("bare", "cgroup", *SANDBOXES, *(f"{k}:IMAGE" for k in CONTAINER_KINDS),
           "wrap:TEMPLATE")
 
-#: bubblewrap: the whole host read-only, fresh /dev and /proc, writable /tmp. ``--as-pid-1``:
-#: the program is its PID namespace's init, waited for by bwrap itself, so its CPU time reaches
-#: the harness's rusage (with bwrap's own init in between it does not: 0 s of user time).
-BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", "/tmp", "/tmp",
+#: bubblewrap: the whole host read-only, fresh /dev and /proc, and a private, empty, writable
+#: /tmp, /var/tmp and /dev/shm (tmpfs, sticky like the host's) that vanish with the run: a
+#: program cannot write a file of the host's (a stranger's bundle overwrote one in /tmp).
+#: ``--as-pid-1``: the program is its PID namespace's init, waited for by bwrap itself, so its
+#: CPU time reaches the harness's rusage (with bwrap's own init in between it does not: 0 s of
+#: user time).
+BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+              "--perms", "01777", "--tmpfs", "/tmp", "--perms", "01777", "--tmpfs", "/var/tmp",
+              "--perms", "01777", "--tmpfs", "/dev/shm",
               "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-net",
               "--die-with-parent")
+#: firejail: a private /tmp (``--private-tmp``) and a new /dev of the usual devices whose
+#: /dev/shm is private (``--private-dev``: no /dev/kvm, no GPU compute devices, no
+#: /dev/mqueue); firejail's default already gives a private /var/tmp.
 FIREJAIL_ARGS = ("--quiet", "--noprofile", "--net=none", "--caps.drop=all", "--seccomp",
-                 "--nonewprivs")
+                 "--nonewprivs", "--private-tmp", "--private-dev")
+#: The host's directories a sandbox replaces by private ones (bwrap: all three; firejail: /tmp
+#: by --private-tmp, /var/tmp by its default, /dev/shm by --private-dev).
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 #: The pids limit of ``--isolation cgroup`` when ``--pids-max`` is not given (where the pids
 #: controller exists): processes and threads a run may hold at once.
 CGROUP_PIDS_MAX = 4096
@@ -123,20 +135,27 @@ class Isolation:
 
     def wrap(self, argv: list[str], meta_path: str | None = None, *, worker: int = 0,
              cpus: tuple[int, ...] | list[int] | None = None,
-             env: dict[str, str] | None = None) -> list[str]:
+             env: dict[str, str] | None = None, keep: tuple[str, ...] = ()) -> list[str]:
         """The argv that runs ``argv`` under this level (unchanged for bare and cgroup).
 
         ``worker`` picks isolate's box and the exec container; ``cpus`` becomes a container's
-        ``--cpuset-cpus``; ``env`` is passed into containers (the host's is not).
+        ``--cpuset-cpus``; ``env`` is passed into containers (the host's is not). ``keep``:
+        directories the run needs at their own paths, writable, inside a sandbox's private
+        /tmp (the run's working directory, the session's scratch directory): bound into it
+        (:func:`kept_dirs`), and nothing else of the host's /tmp.
         """
         if self.mode in ("bare", "cgroup"):
             return list(argv)
         if self.mode == "wrap":
             return _fill_template(str(self.template), argv, meta_path)
         if self.tool == "bwrap":
-            return ["bwrap", *BWRAP_ARGS, "--", *argv]
+            binds = [a for d in kept_dirs(keep, PRIVATE_DIRS) for a in ("--bind", d, d)]
+            return ["bwrap", *BWRAP_ARGS, *binds, "--", *argv]
         if self.tool == "firejail":
-            return ["firejail", *FIREJAIL_ARGS, "--", *argv]
+            # firejail would start the program in the user's home when its working directory
+            # is hidden by the private /tmp; a whitelisted path stays, the rest of /tmp is new
+            kept = [f"--whitelist={d}" for d in kept_dirs(keep, ("/tmp",))]
+            return ["firejail", *FIREJAIL_ARGS, *kept, "--", *argv]
         if self.tool == "isolate":
             from benchlab.control.sandboxes import isolate_run_argv
 
@@ -269,6 +288,20 @@ _MISSING = {
     "isolate": "isolate (IOI's sandbox) is not installed here (it is not packaged in Debian: "
                "build it from github.com/ioi/isolate), or use --isolation bwrap",
 }
+
+
+def kept_dirs(paths: tuple[str, ...], private: tuple[str, ...]) -> list[str]:
+    """The real paths among ``paths`` that lie strictly inside one of the ``private``
+    directories (a sandbox's fresh /tmp hides them), without duplicates or nesting; the private
+    directories themselves are never kept (the program gets the new, empty one)."""
+    found: list[str] = []
+    for p in paths:
+        real = os.path.realpath(p)
+        if any(real.startswith(root + "/") for root in private) and os.path.isdir(real):
+            found.append(real)
+    found.sort()
+    return [d for i, d in enumerate(found)
+            if not any(d == o or d.startswith(o + "/") for o in found[:i])]
 
 
 def _fill_template(template: str, argv: list[str], meta_path: str | None) -> list[str]:
