@@ -70,7 +70,8 @@ class Execution:
                 os.unlink(meta_out)
         # numactl and perf stay outside the sandbox (see outside_prefix)
         full = self.isolation.wrap(list(argv), meta_out, worker=worker,
-                                   cpus=self.worker_cpus[worker], env=env)
+                                   cpus=self.worker_cpus[worker], env=env,
+                                   keep=(cwd or os.getcwd(), scratch))
         if self.perf_events:
             perf_out = os.path.join(scratch, f"perf-{worker}.csv")
         full = outside_prefix(self.numa_prefix, self.perf_events, perf_out) + full
