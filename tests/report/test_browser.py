@@ -135,13 +135,15 @@ def test_study_report_in_chromium(tmp_path):
     run_cli("report", "--study", uid, "-o", str(out), "--plots", str(tmp_path / "plots"),
             db=db, check=True)
     page = open_report(out, tmp_path, shot=_look("study.png", tmp_path), height=3600)
-    # per workload: scatter by worker, boxes by workers and by isolation (2 x 3); then the
-    # interval-comparison summary, harness vs program, parallel ratios, correlations
-    _assert_figures_drawn(page, 2 * 3 + 4)
+    # per workload: scatter by worker, boxes by workers and by isolation (2 x 3); the
+    # interval-comparison summary per family (2); harness vs program, parallel ratios;
+    # correlations within each cell per workload (2)
+    _assert_figures_drawn(page, 2 * 3 + 2 + 2 + 2)
     assert "Comparisons per family" in page.dom and "isolation: cgroup vs bare" in page.dom
     keys = {p.stem for p in (tmp_path / "plots").glob("*.svg")}
-    assert {"interval_comparisons", "harness_vs_program", "parallel_ratios",
-            "perf_correlations", "cpu_by_cell-exp_float", "box_workers-gray2bin"} <= keys
+    assert {"interval_comparisons-isolation-cgroup-vs-bare", "interval_comparisons-workers-2-vs-1",
+            "harness_vs_program", "parallel_ratios", "perf_correlations-exp_float",
+            "cpu_by_cell-exp_float", "box_workers-gray2bin"} <= keys
 
 
 def test_machine_report_in_chromium(tmp_path, shared):

@@ -61,7 +61,7 @@ def report_cmd(selectors, output, fmt, plots, metric, reference, history, study,
     machines_only = bool(variability) and not (selectors or history or study)
     store = open_store(db, readonly=True) if not machines_only else None
     if study is not None:
-        from benchlab.report.study import study_section
+        from benchlab.report.study_output import study_section
 
         extra.append(study_section(store, study))
     if store is None:

@@ -1,4 +1,5 @@
-"""``benchlab study SUITE.toml`` and ``benchlab study report SESSION``: the stability study of docs/sources.md."""
+"""``benchlab study SUITE.toml`` and ``benchlab study report STUDY [STUDY_B]``: the stability
+study of docs/sources.md."""
 
 from __future__ import annotations
 
@@ -65,19 +66,25 @@ def study_run(suite, builtin, resume, cluster, lost_after, db):
 
 
 @study_group.command("report")
-@click.argument("session")
+@click.argument("sessions", nargs=-1, required=True, metavar="STUDY [STUDY_B]")
 @click.option("-o", "--output", "out_dir", type=OUTPUT_DIR, default=None, metavar="DIR",
-              help="Directory for report.md, CSV tables and plots (default study-<uid>/).")
+              help="Directory for report.md, CSV tables and plots (default study-<uid>/, "
+                   "study-<A>-vs-<B>/ for two).")
 @click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True,
               help="Bootstrap resamples per interval.")
 @click.option("--plots/--no-plots", default=True, show_default=True)
 @db_option
-def study_report(session, out_dir, resamples, plots, db):
-    """Write the stability study's analysis: intervals, comparisons, errors, ratios, correlations."""
-    from benchlab.report.study import write_study_report
+def study_report(sessions, out_dir, resamples, plots, db):
+    """Write a stability study's analysis (intervals, comparisons, errors, ratios, load,
+    correlations within each cell); with two studies, both side by side and B vs A."""
+    from benchlab.errors import UserError
+    from benchlab.report.study_output import write_study_report
 
+    if len(sessions) > 2:
+        raise UserError(f"study report takes one study or two to set side by side (got "
+                        f"{len(sessions)}); pass STUDY or STUDY_A STUDY_B")
     store = open_store(db)
-    paths = write_study_report(store, session, out_dir=out_dir, n_resamples=resamples,
+    paths = write_study_report(store, list(sessions), out_dir=out_dir, n_resamples=resamples,
                                plots=plots)
     for p in paths:
         click.echo(p)

@@ -14,11 +14,21 @@ the harness measured them, and as the program measured itself):
   result of the first iteration) / (last result − first start), the stability study's check that the workers
   really ran in parallel;
 - **correlations** (Pearson and Spearman, with p-values) of rusage, cgroup and perf metrics with
-  CPU time, per workload, pooled over cells;
+  CPU time, within each cell and workload, never pooled across levels whose measurements mean
+  different things (:mod:`benchlab.report.study_cells`);
+- **load**: each cell's load average while it ran; comparisons between cells whose loads
+  differ are flagged (``load_differs``);
+- **resampling sensitivity**: every interval is computed again from an independent resampling;
+  a comparison whose verdict changes with it is marked unstable (``stable`` no; ``*`` in the
+  isolation table): at small n the verdict is the resampling's, not the data's;
 - **isolation vs bare**: the platform's comparisons per isolation level
   (:mod:`benchlab.report.study_isolation`).
 
-Long because: one analysis and its three renderings (CSV, Markdown, report section) together.
+The renderings (CSV, Markdown, HTML; one study or two side by side) are
+:mod:`benchlab.report.study_output`.
+
+Long because: the analysis's steps (groups, intervals, families, errors, ratios) read one
+another's rows; apart, each would restate the row layout.
 """
 
 from __future__ import annotations
@@ -35,10 +45,9 @@ import numpy as np
 from benchlab.core.counted import COUNT_METHOD
 from benchlab.core.suite import FACTORS, Suite
 from benchlab.errors import UserError
-from benchlab.report import study_isolation
+from benchlab.report import study_cells, study_isolation
 from benchlab.stats.bootstrap import bootstrap_ci
 from benchlab.stats.ci_compare import compare_intervals
-from benchlab.stats.correlation import pearson, spearman
 from benchlab.store.db import Store
 from benchlab.store.formats import spreadsheet_safe
 
@@ -105,28 +114,52 @@ def _load_groups(store: Store, study: dict) -> list[Group]:
     return groups
 
 
+def _intervals(x: np.ndarray, n_resamples: int, seed: int) -> tuple[tuple, tuple]:
+    """(mean interval, sd interval): 0.95 bootstrap percentile; a constant count is exact."""
+    if np.ptp(x) == 0:
+        return (x[0], x[0]), (0.0, 0.0)
+    mean, sd = (bootstrap_ci(x, stat, kind="percentile", seed=seed, n_resamples=n_resamples)
+                for stat in ("mean", "sd"))
+    return (float(mean.low), float(mean.high)), (float(sd.low), float(sd.high))
+
+
+#: Added to the seed for the independent resampling that tests each verdict's stability.
+ALT_SEED = 7919
+
+
 def group_intervals(groups: list[Group], n_resamples: int, seed: int) -> list[dict]:
-    """Mean, sd and 0.95 bootstrap percentile intervals per group and metric (ns; counts)."""
+    """Mean, sd and 0.95 bootstrap percentile intervals per group and metric (ns; counts).
+
+    ``_alt`` (not written to the tables): the same intervals from an independent resampling
+    (seed + ALT_SEED), against which :func:`family_comparisons` checks each verdict.
+    """
     rows = []
     for g in groups:
         series = [(m, g.values.get(m)) for m in TIME_METRICS] + list(g.counts.items())
         for metric, x in series:
             if x is None or x.size < 3 or (np.ptp(x) == 0 and metric not in g.counts):
                 continue  # a constant time is a clock problem, not a result
-            # Constant counts are exact: the interval is the count, so cells compare exactly.
-            mean, sd = ((x[0], x[0]), (0.0, 0.0)) if np.ptp(x) == 0 else (
-                (c.low, c.high) for c in (bootstrap_ci(x, stat, kind="percentile", seed=seed,
-                                                       n_resamples=n_resamples)
-                                          for stat in ("mean", "sd")))
+            mean, sd = _intervals(x, n_resamples, seed)
             rows.append({**{f: g.cell[f] for f in FACTORS}, "workload": g.workload,
                          "metric": metric, "n": int(x.size), "mean_ns": float(x.mean()),
-                         "mean_lo": float(mean[0]), "mean_hi": float(mean[1]),
-                         "sd_ns": float(x.std(ddof=1)), "sd_lo": sd[0], "sd_hi": sd[1]})
+                         "mean_lo": mean[0], "mean_hi": mean[1],
+                         "sd_ns": float(x.std(ddof=1)), "sd_lo": sd[0], "sd_hi": sd[1],
+                         "cell": g.label,
+                         "_alt": dict(zip(("mean", "sd"),
+                                          _intervals(x, n_resamples, seed + ALT_SEED)))})
     return rows
 
 
-def family_comparisons(intervals: list[dict], suite: Suite) -> tuple[list[dict], list[dict]]:
-    """Pairwise interval comparisons per factor family: (every comparison, counts per family)."""
+def family_comparisons(intervals: list[dict], suite: Suite,
+                       loads: dict[str, dict] | None = None) -> tuple[list[dict], list[dict]]:
+    """Pairwise interval comparisons per factor family: (every comparison, counts per family).
+
+    Each comparison says whether it is ``stable`` (the same verdict from the independent
+    resampling) and whether its cells' loads differ (``load_differs``, from ``loads``:
+    :func:`benchlab.report.study_cells.cell_loads`); the counts add ``unstable`` and
+    ``load_differs`` per family.
+    """
+    loads = loads or {}
     detail, counts = [], {}
     for factor in FACTORS:
         levels = suite.levels[factor]
@@ -144,17 +177,28 @@ def family_comparisons(intervals: list[dict], suite: Suite) -> tuple[list[dict],
                 row_b = index.get(key_a[:-1] + (b,))
                 if row_b is None:
                     continue
+                la, lb = loads.get(row_a.get("cell", "")), loads.get(row_b.get("cell", ""))
+                differ = study_cells.loads_differ(la, lb)
                 for stat in ("mean", "sd"):
                     # the second level (b) relative to the first (a), as the family reads
                     label = compare_intervals((row_a[f"{stat}_lo"], row_a[f"{stat}_hi"]),
                                               (row_b[f"{stat}_lo"], row_b[f"{stat}_hi"]))
+                    alt = (compare_intervals(row_a["_alt"][stat], row_b["_alt"][stat])
+                           if "_alt" in row_a and "_alt" in row_b else label)
                     family = f"{factor}: {b} vs {a}"
                     detail.append({"family": family, "statistic": stat, "metric": row_a["metric"],
                                    "workload": row_a["workload"],
-                                   **{f: row_a[f] for f in others}, "result": label})
+                                   **{f: row_a[f] for f in others}, "result": label,
+                                   "stable": "yes" if alt == label else "no",
+                                   "loadavg_a": la["load_mean"] if la else math.nan,
+                                   "loadavg_b": lb["load_mean"] if lb else math.nan,
+                                   "load_differs": "yes" if differ else "no"})
                     c = counts.setdefault((family, row_a["metric"], stat),
-                                          {"higher": 0, "lower": 0, "same": 0, "overlap": 0})
+                                          {"higher": 0, "lower": 0, "same": 0, "overlap": 0,
+                                           "unstable": 0, "load_differs": 0})
                     c[label] += 1
+                    c["unstable"] += alt != label
+                    c["load_differs"] += differ
     summary = [{"family": fam, "metric": metric, "statistic": stat, **c}
                for (fam, metric, stat), c in sorted(counts.items())]
     return detail, summary
@@ -210,28 +254,6 @@ def parallel_run_ratio(runs: list[dict]) -> float | None:
     return max(0.0, parallel / total) if total > 0 else None
 
 
-def correlations(groups: list[Group]) -> list[dict]:
-    """Pearson and Spearman of each metric with harness CPU time, per workload (pooled cells)."""
-    rows = []
-    for workload in sorted({g.workload for g in groups}):
-        gs = [g for g in groups if g.workload == workload]
-        cpu = np.concatenate([g.values["cpu"] for g in gs])
-        names = sorted({k for g in gs for k in g.values} - {"cpu", "self_cpu", "self_wall"})
-        for name in names:
-            if not all(name in g.values for g in gs):
-                continue
-            x = np.concatenate([g.values[name] for g in gs])
-            ok = np.isfinite(x) & np.isfinite(cpu)
-            if ok.sum() < 4 or np.ptp(x[ok]) == 0 or np.ptp(cpu[ok]) == 0:
-                continue
-            p = pearson(x[ok], cpu[ok])
-            s = spearman(x[ok], cpu[ok])
-            rows.append({"workload": workload, "metric": name, "n": int(ok.sum()),
-                         "pearson_r": p.estimate, "pearson_p": p.p_value,
-                         "spearman_rho": s.estimate, "spearman_p": s.p_value})
-    return rows
-
-
 def _write_csv(path: Path, rows: list[dict]) -> None:
     with open(path, "w", newline="") as fh:
         if not rows:
@@ -239,37 +261,12 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
             return
         fields: dict[str, None] = {}
         for row in rows:  # rows of different families name different factors
-            fields.update(dict.fromkeys(row))
+            fields.update(dict.fromkeys(k for k in row if not k.startswith("_")))
         writer = csv.DictWriter(fh, fieldnames=list(fields), restval="")
         writer.writeheader()
         # names (workloads, factor levels) are the suite's text: never a spreadsheet formula
         writer.writerows({k: spreadsheet_safe(v) if isinstance(v, str) else v
-                          for k, v in row.items()} for row in rows)
-
-
-_NS_COLUMNS = {"mean_ns", "mean_lo", "mean_hi", "sd_ns", "sd_lo", "sd_hi", "mean_error_ns",
-               "sd_error_ns", "mean_runtime_ns", *study_isolation.NS_COLUMNS}
-
-
-def _md_table(rows: list[dict], columns: list[str], fmt: dict[str, str] | None = None) -> str:
-    """A Markdown table; nanosecond columns are shown in ms (the CSV files keep ns)."""
-    fmt = fmt or {}
-    if not rows:
-        return "_(none)_\n"
-    header = [c.replace("_ns", "_ms") if c in _NS_COLUMNS else c for c in columns]
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(columns)]
-    for r in rows:
-        cells = []
-        for c in columns:
-            v = r.get(c)
-            if isinstance(v, float) and c in _NS_COLUMNS:
-                cells.append(f"{v / 1e6:.3f}")
-            elif isinstance(v, float):
-                cells.append(format(v, fmt.get(c, ".4g")))
-            else:
-                cells.append(str(v))
-        out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
+                          for k, v in row.items() if not k.startswith("_")} for row in rows)
 
 
 @dataclass
@@ -287,14 +284,17 @@ class StudyAnalysis:
     correlations: list[dict]
     n_resamples: int
     isolation: list[dict] = field(default_factory=list)
+    #: per cell label: its load average while it ran (:func:`study_cells.cell_loads`)
+    loads: dict[str, dict] = field(default_factory=dict)
 
-    def figures(self) -> list:
-        """The stability study's figures (:mod:`benchlab.report.study_figures`)."""
+    def figures(self, key: str = "") -> list:
+        """The stability study's figures (:mod:`benchlab.report.study_figures`); ``key``
+        prefixes their file names."""
         from benchlab.report.study_figures import study_figures
 
         varied = [f for f in ("workers", "isolation") if len(self.suite.levels[f]) > 1]
         return study_figures(self.groups, self.families, self.ratios, self.correlations,
-                             varied)
+                             varied, key=key)
 
 
 def analyse_study(store: Store, session: str, *, n_resamples: int = 2000,
@@ -306,8 +306,9 @@ def analyse_study(store: Store, session: str, *, n_resamples: int = 2000,
                         f"pass the study's id (benchlab list shows kind)")
     suite = Suite.from_dict(study["protocol"])
     groups = _load_groups(store, study)
+    loads = study_cells.cell_loads(store, groups)
     intervals = group_intervals(groups, n_resamples, seed)
-    detail, families = family_comparisons(intervals, suite)
+    detail, families = family_comparisons(intervals, suite, loads)
     by_cell: dict[str, list[dict]] = {}
     for g in groups:
         by_cell.setdefault(g.label, []).extend(g.runs)
@@ -319,116 +320,7 @@ def analyse_study(store: Store, session: str, *, n_resamples: int = 2000,
                            "parallel_run_ratio": ratio})
     errors = measurement_errors(groups)
     return StudyAnalysis(study, suite, groups, intervals, detail, families, errors, ratios,
-                         correlations(groups), n_resamples,
+                         study_cells.cell_correlations(groups), n_resamples,
                          study_isolation.isolation_comparisons(
-                             groups, detail, errors, ratios, suite.levels["isolation"]))
-
-
-def study_section(store: Store, session: str, *, n_resamples: int = 2000, seed: int = 1,
-                  analysis: StudyAnalysis | None = None):
-    """The study as a report section (tables in ms and figures) for HTML and Markdown."""
-    from benchlab.report.model import Section, Table
-
-    a = analysis or analyse_study(store, session, n_resamples=n_resamples, seed=seed)
-
-    def table(caption: str, rows: list[dict], columns: list[str]) -> Table:
-        header = [c.replace("_ns", " (ms)") if c in _NS_COLUMNS else c for c in columns]
-        return Table(caption, header, [[_cell(r.get(c), c) for c in columns] for r in rows])
-
-    uid = a.study["uid"]
-    return Section(f"study-{uid}", f"Stability study {uid} ({a.suite.name})", [
-        f"{len(a.groups)} groups (cells × workloads), {sum(len(g.runs) for g in a.groups)} ok "
-        f"runs; {a.n_resamples} bootstrap resamples, 0.95 percentile intervals (as the grading platform's stability study)."], [
-        table("Comparisons per family (counts of groups)", a.families,
-              ["family", "metric", "statistic", "higher", "lower", "same", "overlap"]),
-        table("Harness vs program (harness minus the program's own time)", a.errors,
-              ["isolation", "workers", "affinity", "load", "workload", "time", "n",
-               "mean_error_ns", "sd_error_ns", "relative_error"]),
-        table("Parallel-run ratio", a.ratios, ["cell", "workers", "parallel_run_ratio"]),
-        table("Isolation vs bare (the platform's comparisons)", a.isolation,
-              study_isolation.COLUMNS),
-        table("Correlation with CPU time", a.correlations,
-              ["workload", "metric", "n", "pearson_r", "pearson_p", "spearman_rho",
-               "spearman_p"])], a.figures())
-
-
-def _cell(v: Any, column: str) -> str:
-    if isinstance(v, float) and column in _NS_COLUMNS:
-        return f"{v / 1e6:.3f}"
-    if isinstance(v, float):
-        return format(v, ".4g")
-    return str(v)
-
-
-def write_study_report(store: Store, session: str, *, out_dir: str | None = None,
-                       n_resamples: int = 2000, seed: int = 1, plots: bool = True) -> list[str]:
-    """Write report.md, report.html, CSV tables and figures (PNG and SVG) for a study
-    session; return the written paths."""
-    a = analyse_study(store, session, n_resamples=n_resamples, seed=seed)
-    study, suite, groups, intervals = a.study, a.suite, a.groups, a.intervals
-    detail, families, errors, ratios, corr = a.detail, a.families, a.errors, a.ratios, \
-        a.correlations
-    out = Path(out_dir or f"study-{study['uid']}")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create report directory {out}: {exc.strerror}; "
-                        f"pass -o DIR in a writable place") from None
-    tables = {"groups.csv": intervals, "comparisons.csv": detail, "families.csv": families,
-              "errors.csv": errors, "parallel.csv": ratios, "correlations.csv": corr,
-              "isolation.csv": a.isolation}
-    written = []
-    for name, rows in tables.items():
-        _write_csv(out / name, rows)
-        written.append(str(out / name))
-    images: list[str] = []
-    if plots:
-        from benchlab.report.plots import write_plots
-
-        images = [str(p) for p in write_plots(a.figures(), out)]
-        written += images
-    md = [f"# Stability study {study['uid']} ({suite.name})\n",
-          f"{len(groups)} groups (cells × workloads), {sum(len(g.runs) for g in groups)} ok runs; "
-          f"{n_resamples} bootstrap resamples, 0.95 percentile intervals.\n",
-          "Regenerate: `benchlab study report " + study["uid"] + "`\n",
-          "## Mean and sd per group (ms; the CSV files keep ns)\n",
-          _md_table(intervals, ["isolation", "workers", "affinity", "load", "workload", "metric",
-                                "n", "mean_ns", "mean_lo", "mean_hi", "sd_ns", "sd_lo", "sd_hi"]),
-          "## Comparisons per family (counts of groups)\n",
-          "Disjoint intervals: higher/lower (second level vs first); one engulfs the other: "
-          "same; otherwise overlap (no conclusion).\n\n",
-          _md_table(families, ["family", "metric", "statistic", "higher", "lower", "same",
-                               "overlap"]),
-          "## Harness vs program (harness minus the program's own time)\n",
-          _md_table(errors, ["isolation", "workers", "affinity", "load", "workload", "time", "n",
-                             "mean_error_ns", "sd_error_ns", "relative_error"]),
-          "## Parallel-run ratio\n",
-          _md_table(ratios, ["cell", "workers", "parallel_run_ratio"], {"parallel_run_ratio": ".3f"}),
-          "## Isolation vs bare (the platform's comparisons)\n",
-          "Offset = mean wall minus bare's; startup = an empty run through the level; mean/sd: "
-          "interval comparison with bare; err_sd: SD of harness minus program time.\n\n",
-          _md_table(a.isolation, study_isolation.COLUMNS),
-          "## Correlation with CPU time\n",
-          _md_table(corr, ["workload", "metric", "n", "pearson_r", "pearson_p", "spearman_rho",
-                           "spearman_p"])]
-    pngs = [p for p in images if p.endswith(".png")]
-    if pngs:
-        md.append("## Figures (also as SVG; all of them interactive in report.html)\n")
-        md += [f"![{Path(p).stem}]({Path(p).name})\n" for p in pngs]
-    (out / "report.md").write_text("\n".join(md))
-    written.insert(0, str(out / "report.md"))
-    if plots:
-        written.insert(1, _write_html(store, a, out))
-    return written
-
-
-def _write_html(store: Store, a: StudyAnalysis, out: Path) -> str:
-    import datetime as _dt
-
-    from benchlab.report.model import ReportModel
-    from benchlab.report.output import write_model
-
-    section = study_section(store, a.study["uid"], analysis=a)
-    model = ReportModel(section.title, _dt.datetime.now(_dt.timezone.utc)
-                        .strftime("%Y-%m-%d %H:%M UTC"), extra=[section])
-    return str(write_model(model, str(out / "report.html")).path)
+                             groups, detail, errors, ratios, suite.levels["isolation"], loads),
+                         loads)

@@ -8,7 +8,11 @@ level), per workload and number of workers (other factors equal), one row:
   level's own start-up cost (median of an empty ``true`` through it, stored with each run);
 - ``mean_*`` / ``sd_*``: the interval comparison of the mean and of the SD against the
   baseline (higher, lower, same, overlap; bootstrap 0.95 percentile intervals) for harness wall
-  and CPU time and the program's own CPU time;
+  and CPU time and the program's own CPU time; ``*`` marks a verdict that an independent
+  resampling changes (resampling-sensitive at this n: not a finding);
+- ``loadavg`` / ``base_loadavg``: the mean 1-minute load average while the level's cell and the
+  baseline's ran, and ``load_differs`` when they differ by more than half a task per core
+  (the comparison may then be the load's);
 - ``sd_ratio_wall`` / ``sd_ratio_self_cpu``: SD of the level / SD of the baseline;
 - ``err_sd_wall_ns`` / ``err_sd_cpu_ns``: SD of (harness − program) time per run: how well the
   harness's view tracks the program's own, in wall and in CPU time (``base_*``: bare's);
@@ -39,12 +43,16 @@ def _key(row: dict, workload: str | None = None) -> tuple:
 
 
 def isolation_comparisons(groups: list, detail: list[dict], errors: list[dict],
-                          ratios: list[dict], levels: list[str]) -> list[dict]:
+                          ratios: list[dict], levels: list[str],
+                          loads: dict[str, dict] | None = None) -> list[dict]:
     """One row per (level ≠ baseline, workload, other factors); see the module docstring.
 
-    ``groups``, ``detail``, ``errors`` and ``ratios`` are the study analysis's (times in ns).
-    Empty when the suite has a single isolation level.
+    ``groups``, ``detail``, ``errors``, ``ratios`` and ``loads`` (per cell label) are the
+    study analysis's (times in ns). Empty when the suite has a single isolation level.
     """
+    from benchlab.report.study_cells import loads_differ
+
+    loads = loads or {}
     if len(levels) < 2:
         return []
     base = baseline_level(levels)
@@ -69,7 +77,7 @@ def isolation_comparisons(groups: list, detail: list[dict], errors: list[dict],
         family = f"isolation: {level} vs {base}"
         for metric, name in COMPARED:
             for stat in ("mean", "sd"):
-                found = [d["result"] for d in detail
+                found = [d["result"] + ("*" if d.get("stable") == "no" else "") for d in detail
                          if d["family"] == family and d["metric"] == metric and
                          d["statistic"] == stat and _key(d) == key]
                 row[f"{stat}_{name}"] = found[0] if found else "-"
@@ -87,14 +95,19 @@ def isolation_comparisons(groups: list, detail: list[dict], errors: list[dict],
             b = err.get((base, *key, kind))
             row[f"base_err_sd_{kind}_ns"] = b["sd_error_ns"] if b else math.nan
         row["parallel_run_ratio"] = ratio_of.get(label_of[(level, *rest)], math.nan)
+        la, lb = loads.get(group.label), loads.get(ref.label)
+        row["loadavg"] = la["load_mean"] if la else math.nan
+        row["base_loadavg"] = lb["load_mean"] if lb else math.nan
+        row["load_differs"] = "yes" if loads_differ(la, lb) else "no"
         rows.append(row)
     return rows
 
 
-COLUMNS = ["isolation", "workers", "workload", "wall_offset_ns", "startup_ns", "mean_wall",
-           "sd_wall", "mean_cpu", "sd_cpu", "mean_self_cpu", "sd_self_cpu", "sd_ratio_wall",
-           "sd_ratio_self_cpu", "err_sd_wall_ns", "base_err_sd_wall_ns", "err_sd_cpu_ns",
-           "base_err_sd_cpu_ns", "parallel_run_ratio"]
+COLUMNS = ["isolation", "workers", "affinity", "load", "workload", "wall_offset_ns",
+           "startup_ns", "mean_wall", "sd_wall", "mean_cpu", "sd_cpu", "mean_self_cpu",
+           "sd_self_cpu", "sd_ratio_wall", "sd_ratio_self_cpu", "err_sd_wall_ns",
+           "base_err_sd_wall_ns", "err_sd_cpu_ns", "base_err_sd_cpu_ns", "parallel_run_ratio",
+           "loadavg", "base_loadavg", "load_differs"]
 NS_COLUMNS = {"wall_offset_ns", "startup_ns", "err_sd_wall_ns", "base_err_sd_wall_ns",
               "err_sd_cpu_ns", "base_err_sd_cpu_ns", "err_sd_isolate_wall_ns",
               "err_sd_isolate_cpu_ns", "err_sd_container_cpu_ns"}
