@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 
-from benchlab.report.study import _write_csv
+from benchlab.report.study_output import write_csv
 
 
 def test_study_tables_escape_formulas(tmp_path):
@@ -16,7 +16,7 @@ def test_study_tables_escape_formulas(tmp_path):
              "affinity": "@SUM(1)", "load": "-2+3", "metric": "\tx", "mean_ns": -5.0, "n": 3},
             {"workload": "sort", "isolation": "bare", "affinity": "none", "load": "none",
              "metric": "wall", "mean_ns": 12.5, "n": 3}]
-    _write_csv(path, rows)
+    write_csv(path, rows)
     with open(path, newline="") as fh:
         got = list(csv.DictReader(fh))
     assert [r["workload"] for r in got] == ["'=HYPERLINK(\"http://x.invalid\",\"a\")", "sort"]

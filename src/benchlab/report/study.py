@@ -33,11 +33,9 @@ another's rows; apart, each would restate the row layout.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field
 from itertools import combinations
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,7 +47,6 @@ from benchlab.report import study_cells, study_isolation
 from benchlab.stats.bootstrap import bootstrap_ci
 from benchlab.stats.ci_compare import compare_intervals
 from benchlab.store.db import Store
-from benchlab.store.formats import spreadsheet_safe
 
 TIME_METRICS = {"cpu": "harness CPU", "wall": "harness wall", "self_cpu": "program CPU",
                 "self_wall": "program wall"}
@@ -252,21 +249,6 @@ def parallel_run_ratio(runs: list[dict]) -> float | None:
     parallel = min(e[-1] for e in ends.values()) - max(e[0] for e in ends.values())
     total = last_end - first_start
     return max(0.0, parallel / total) if total > 0 else None
-
-
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    with open(path, "w", newline="") as fh:
-        if not rows:
-            fh.write("")
-            return
-        fields: dict[str, None] = {}
-        for row in rows:  # rows of different families name different factors
-            fields.update(dict.fromkeys(k for k in row if not k.startswith("_")))
-        writer = csv.DictWriter(fh, fieldnames=list(fields), restval="")
-        writer.writeheader()
-        # names (workloads, factor levels) are the suite's text: never a spreadsheet formula
-        writer.writerows({k: spreadsheet_safe(v) if isinstance(v, str) else v
-                          for k, v in row.items() if not k.startswith("_")} for row in rows)
 
 
 @dataclass

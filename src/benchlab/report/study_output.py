@@ -11,6 +11,7 @@ relative to A), with the resampling check and the load flag.
 
 from __future__ import annotations
 
+import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +20,11 @@ from typing import Any
 from benchlab.core.suite import FACTORS
 from benchlab.errors import UserError
 from benchlab.report import study_isolation
-from benchlab.report.study import StudyAnalysis, _write_csv, analyse_study
+from benchlab.report.study import StudyAnalysis, analyse_study
 from benchlab.report.study_cells import LOAD_GAP_PER_CORE, loads_differ
 from benchlab.stats.ci_compare import compare_intervals
 from benchlab.store.db import Store
+from benchlab.store.formats import spreadsheet_safe
 
 NS_COLUMNS = {"mean_ns", "mean_lo", "mean_hi", "sd_ns", "sd_lo", "sd_hi", "mean_error_ns",
               "sd_error_ns", "mean_runtime_ns", "a_ns", "b_ns",
@@ -40,6 +42,24 @@ class ReportTable:
     note: str
     rows: list[dict]
     columns: list[str]
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    """Write ``rows`` as CSV at ``path`` (columns: every key of every row, in order of first
+    appearance; keys starting with ``_`` are not written); text cells never start a
+    spreadsheet formula."""
+    with open(path, "w", newline="") as fh:
+        if not rows:
+            fh.write("")
+            return
+        fields: dict[str, None] = {}
+        for row in rows:  # rows of different families name different factors
+            fields.update(dict.fromkeys(k for k in row if not k.startswith("_")))
+        writer = csv.DictWriter(fh, fieldnames=list(fields), restval="")
+        writer.writeheader()
+        # names (workloads, factor levels) are the suite's text: never a spreadsheet formula
+        writer.writerows({k: spreadsheet_safe(v) if isinstance(v, str) else v
+                          for k, v in row.items() if not k.startswith("_")} for row in rows)
 
 
 def _flagged(rows: list[dict], key: str) -> int:
@@ -233,7 +253,7 @@ def write_study_report(store: Store, sessions: list[str] | str, *, out_dir: str 
                                 "loadavg_a", "loadavg_b", "load_differs"])]
     written = []
     for t in tables:
-        _write_csv(out / t.csv, t.rows)
+        write_csv(out / t.csv, t.rows)
         written.append(str(out / t.csv))
     figures = [f for a in analyses for f in a.figures(a.study["uid"] if two else "")]
     images: list[str] = []
