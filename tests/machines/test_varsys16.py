@@ -7,11 +7,12 @@ import json
 import pytest
 
 from benchlab.machines import varsys16
-from benchlab.machines.predict import applications_of_profiles, predict
+from benchlab.machines.predict import predict
 from benchlab.machines.store_io import load_profile
 from benchlab.machines.variability import compute_variability
 from benchlab.store.db import Store
 from tests.conftest import run_cli
+from tests.machines.applications import applications_of_profiles
 
 pytestmark = pytest.mark.needs_shared
 

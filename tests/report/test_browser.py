@@ -151,9 +151,9 @@ def test_machine_report_in_chromium(tmp_path, shared):
     machine; Figure 2 for both, Figure 3 for the applications against the throttled range."""
     import json
 
-    from benchlab.machines.predict import applications_of_profiles
     from benchlab.machines.variability import compute_variability
     from benchlab.machines.varsys16 import read_profiles
+    from tests.machines.applications import applications_of_profiles
 
     profiles = read_profiles(shared / "data" / "varsys16" / "alltests.csv")
     base = profiles["piha.soe.ucsc.edu"]

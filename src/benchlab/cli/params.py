@@ -71,10 +71,6 @@ def finite_float(*, minimum: float | None = None, maximum: float | None = None,
 
 #: Duration in seconds, > 0, at most 366 days.
 SECONDS = seconds()
-#: Duration in seconds, >= 0 (a zero budget means "none").
-SECONDS0 = seconds(allow_zero=True)
-#: Alias kept for the name in the issue: a finite number of seconds.
-FINITE_SECONDS = SECONDS
 #: Whole number >= 1 (runs, repeats, trials).
 COUNT = count()
 #: Whole number >= 0 (warm-up runs).
@@ -83,8 +79,6 @@ COUNT0 = count(allow_zero=True)
 SIZE = size()
 #: A probability strictly between 0 and 1 (alpha, power, quantile levels).
 PROBABILITY = _Parsed("probability", lambda v: _open_unit_interval(v), "P")
-#: A finite number (any sign).
-FINITE = finite_float()
 #: A finite number > 0 (ratios, effect sizes, CV targets).
 POSITIVE = finite_float(minimum=0.0, exclusive_minimum=True)
 

@@ -167,16 +167,3 @@ def read_app_results(path: str | os.PathLike) -> list[AppResult]:
         raise UserError(f"{path}: application {repeated[0]!r} is listed twice; keep one result "
                         f"per application (or give them different names)")
     return apps
-
-
-def applications_of_profiles(target, base, kinds: Sequence[str] = ("stressor", "application")) -> list[AppResult]:
-    """The non-CPU-method benchmarks present in two profiles (e.g. imported varsys16 ones),
-    as application results: base and target values with the base's higher-is-better. A
-    benchmark with a non-positive result on either side (a failed run recorded as 0) is left
-    out: it has no speedup."""
-    out = []
-    for name, m in base.methods.items():
-        t = target.methods.get(name)
-        if m.kind in kinds and t is not None and m.values and t.values and m.value > 0 and t.value > 0:
-            out.append(AppResult(name, m.value, t.value, not m.higher_is_better))
-    return out

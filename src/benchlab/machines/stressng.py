@@ -41,10 +41,6 @@ EXTRA_STRESSORS: dict[str, tuple[str, ...]] = {
     "matrix": (),
 }
 
-#: Method groups accepted by ``--methods``.
-METHOD_GROUPS = ("all", "cpu", "memory")
-
-
 def find_stress_ng(path: str | None = None) -> str:
     """Absolute path of the stress-ng binary (``path`` or found on PATH).
 

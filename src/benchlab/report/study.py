@@ -50,7 +50,6 @@ from benchlab.store.db import Store
 
 TIME_METRICS = {"cpu": "harness CPU", "wall": "harness wall", "self_cpu": "program CPU",
                 "self_wall": "program wall"}
-CORRELATED = ("wall", "minflt", "majflt", "nvcsw", "nivcsw", "max_rss")
 
 
 @dataclass

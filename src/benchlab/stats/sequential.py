@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -69,8 +69,6 @@ from benchlab.stats.sequential_boundaries import (  # noqa: F401  (public here s
     rejection_probability,
     spent_alpha,
 )
-
-Action = Literal["continue", "different", "equivalent", "budget_exhausted"]
 
 
 def look_critical_value(alpha: float, spending: Spending, fractions: tuple[float, ...],
