@@ -26,6 +26,11 @@ have numactl   || need_pkgs+=(numactl)
 have taskset   || need_pkgs+=(util-linux)
 have perf      || need_pkgs+=(linux-perf)
 have valgrind  || need_pkgs+=(valgrind)
+# The benchmark harnesses that `--harness` reads, run for real by tests/harnesses:
+have g++       || need_pkgs+=(g++)
+[[ -f /usr/include/benchmark/benchmark.h ]] || need_pkgs+=(libbenchmark-dev)  # Google Benchmark
+have go        || need_pkgs+=(golang-go)      # go test -bench
+have cargo     || need_pkgs+=(cargo)          # criterion.rs (its crate comes from crates.io)
 { have bwrap && have firejail && have podman && have runc && have busybox; } || need_pkgs+=(bubblewrap firejail podman runc busybox-static)  # isolation levels
 have chromium  || need_pkgs+=(chromium)
 [[ -x /usr/sbin/sshd ]] || need_pkgs+=(openssh-server)  # tests/cluster: SSHCluster to this machine

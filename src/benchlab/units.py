@@ -327,3 +327,23 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     "run")`` '2 runs', ``plural(1, "more run")`` '1 more run'; ``many`` for an irregular
     plural (``plural(3, "series", "series")``)."""
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+# --- which way is better, from a metric's unit ------------------------------------------------
+
+def higher_is_better(unit: str | None) -> bool:
+    """Whether a larger value of a metric in ``unit`` is an improvement.
+
+    Anything per unit of time is a rate, where more is better: ``MB/s``, ``B/s``, ``1/s``,
+    ``ops/s``, ``items/sec``, ``Hz``, ``ops/ms``. Everything else is a cost, where less is better:
+    times (``ns``, ``s``, ``ns/op``), sizes and counts per operation (``B/op``,
+    ``allocs/op``), plain counts and unitless values (``''``). A caller can override the
+    answer per metric; this is only the default.
+    """
+    text = (unit or "").strip()
+    if text.lower().endswith("hz"):
+        return True
+    if "/" not in text:
+        return False
+    per = text.rsplit("/", 1)[1].strip().lower()
+    return per in ("s", "sec", "second", "ms", "us", "µs", "ns", "min", "h")

@@ -51,6 +51,9 @@ def import_cmd(path: str, fmt: str, metrics: tuple[str, ...], name: str | None,
       hyperfine  hyperfine --export-json
       pyperf     pyperf JSON (.json or .json.gz)
       gbench     Google Benchmark --benchmark_format=json
+      go         go test -bench output (the text benchstat reads)
+      criterion  criterion.rs results: the target/criterion directory
+      pytest-benchmark  pytest --benchmark-json FILE
       varsys16   the VarSys16 paper's alltests.csv: one machine profile per machine and CPU limit
       json       benchlab's own JSON export (a complete copy of each session)
 

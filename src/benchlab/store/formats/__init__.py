@@ -17,10 +17,15 @@ metric        program outputs (a file or a directory)       :mod:`.metric_dir`
 hyperfine     ``hyperfine --export-json``                   :mod:`.hyperfine`
 pyperf        pyperf JSON (``.json`` or ``.json.gz``)        :mod:`.pyperf`
 gbench        Google Benchmark ``--benchmark_format=json``  :mod:`.gbench`
+go            ``go test -bench`` output (benchfmt text)     :mod:`.gotest`
+criterion     criterion.rs's ``target/criterion`` dir       :mod:`.criterion`
+pytest-       pytest-benchmark ``--benchmark-json``         :mod:`.pytest_benchmark`
+benchmark
 ============  ===========================================  ===========================
 
-``auto`` picks the format from the content (a directory -> metric, JSON -> by its keys,
-anything else -> csv).
+``auto`` picks the format from the content (a directory -> criterion when it holds
+``*/new/benchmark.json``, else metric; JSON -> by its keys; text with a Go benchmark result line
+-> go; anything else -> csv).
 
 Exports (text; the newest session when none is named): ``csv`` (long format, one row per
 value, :mod:`.csv_long`), ``json`` (every stored field, :mod:`.json_doc`, schema in
@@ -54,7 +59,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: Formats this package parses itself; other layers add theirs with :func:`register_import_format`.
-BUILTIN_IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "json")
+BUILTIN_IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "go", "criterion",
+                          "pytest-benchmark", "json")
+#: Formats whose input is a directory.
+_DIRECTORY_FORMATS = ("metric", "criterion")
 #: Importers registered by higher layers (``benchlab.machines.varsys16`` registers
 #: ``varsys16``): name -> ``importer(store, path, *, name, unit, metrics, command_line)``.
 _REGISTERED: dict[str, Callable[..., list[SessionRef]]] = {}
@@ -95,14 +103,16 @@ def detect_format(path: str | os.PathLike) -> str:
 
     p = Path(path)
     if p.is_dir():
-        return "metric"
+        from benchlab.store.formats.criterion import benchmark_dirs
+        return "criterion" if benchmark_dirs(p) else "metric"
     for name, detect in sorted(_DETECTORS.items()):
         if detect(p):
             return name
     with open_text(p, "a result file") as fh:
         head = fh.read(4096)
         if head.lstrip("\ufeff \t\r\n")[:1] not in ("{", "["):
-            return "csv"
+            from benchlab.store.formats.gotest import looks_like_gotest
+            return "go" if looks_like_gotest(head) else "csv"
         text = head + fh.read()
     guess = sniff_json(parse_json_text(text, p, "a result file"))
     if guess is None or guess not in BUILTIN_IMPORT_FORMATS:
@@ -126,7 +136,7 @@ def parse_path(path: str | os.PathLike, fmt: str, *, name: str | None = None,
     if unit is not None and fmt != "csv":
         raise UserError(f"--unit applies to --format csv only (not {fmt}); "
                         f"{fmt} files carry their own units")
-    if fmt != "metric" and Path(path).is_dir():
+    if fmt not in _DIRECTORY_FORMATS and Path(path).is_dir():
         raise UserError(f"cannot import {path}: it is a directory, but --format {fmt} reads one "
                         f"file; give the file, or use --format metric for a directory of outputs")
     if fmt == "csv":
@@ -144,6 +154,15 @@ def parse_path(path: str | os.PathLike, fmt: str, *, name: str | None = None,
     if fmt == "json":
         from benchlab.store.formats.json_doc import parse_export
         return parse_export(path, name=name, command_line=command_line)
+    if fmt == "go":
+        from benchlab.store.formats.gotest import parse_gotest
+        return [parse_gotest(path, name=name, command_line=command_line)]
+    if fmt == "criterion":
+        from benchlab.store.formats.criterion import parse_criterion
+        return [parse_criterion(path, name=name, command_line=command_line)]
+    if fmt == "pytest-benchmark":
+        from benchlab.store.formats.pytest_benchmark import parse_pytest_benchmark
+        return [parse_pytest_benchmark(path, name=name, command_line=command_line)]
     from benchlab.store.formats.gbench import parse_gbench
     return [parse_gbench(path, name=name, command_line=command_line)]
 

@@ -258,9 +258,12 @@ def source_of(path: str | os.PathLike) -> str:
 
 
 def sniff_json(doc: Any) -> str | None:
-    """Which known JSON format ``doc`` looks like: hyperfine, pyperf, gbench, json or None."""
+    """Which known JSON format ``doc`` looks like: hyperfine, pyperf, gbench,
+    pytest-benchmark, json or None."""
     if not isinstance(doc, dict):
         return None
+    if isinstance(doc.get("benchmarks"), list) and isinstance(doc.get("machine_info"), dict):
+        return "pytest-benchmark"  # it has a 'version' too, as pyperf files do
     if doc.get("format") == "benchlab-export":
         return "json"
     if isinstance(doc.get("results"), list):

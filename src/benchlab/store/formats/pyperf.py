@@ -132,7 +132,7 @@ def parse_pyperf(path: str | os.PathLike, *, name: str | None = None,
     """Parse a pyperf JSON file (nothing is written)."""
     doc = load_json(path, "pyperf JSON", "pyperf")
     if not (isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list)
-            and "version" in doc and "context" not in doc):
+            and "version" in doc and "context" not in doc and "machine_info" not in doc):
         raise wrong_format(path, "pyperf", doc,
                            "pyperf JSON (needs 'version' and a 'benchmarks' list)")
     if not doc["benchmarks"]:

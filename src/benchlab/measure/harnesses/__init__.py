@@ -1,0 +1,94 @@
+"""Benchmark harnesses: programs that time their own benchmarks and report many at once.
+
+A harness (Go's ``testing.B``, Google Benchmark, criterion.rs, pytest-benchmark) runs for a fixed
+time and prints its own numbers (ns/op, MB/s, allocs/op...); its wall or CPU time means nothing.
+``--harness KIND`` runs the harness's command once per run and takes every benchmark it reports
+as a benchmark of the session (or of the gate), each metric with the unit the harness gave.
+
+One interface (:class:`Harness`), one registry (:data:`HARNESSES`): adding a harness is one
+module in this package that defines a subclass and calls :func:`register`, plus its name in
+:data:`_MODULES`. Each harness says how to make the command write machine-readable output
+(:meth:`Harness.prepare`) and reads one run's output with the one parser of its format in
+:mod:`benchlab.store.formats` (:meth:`Harness.parse`), the parser ``benchlab import`` uses.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchlab.errors import UserError
+
+#: Harness kind -> the module of this package that registers it (imported on first use).
+_MODULES = {"go": "go", "gbench": "gbench", "criterion": "criterion",
+            "pytest-benchmark": "pytest_benchmark"}
+#: Every harness kind, in the order help texts list them.
+HARNESS_KINDS = tuple(_MODULES)
+#: Registered harnesses by kind (filled as their modules are imported).
+HARNESSES: dict[str, "Harness"] = {}
+
+
+class HarnessFailed(UserError):
+    """The harness's command failed or reported nothing usable: a failed run (exit status 3)."""
+
+    exit_code = 3
+
+
+@dataclass
+class Prepared:
+    """How to run one harness run: the shell command, environment additions, and where the
+    machine-readable output appears (None: the command's standard output)."""
+
+    command: str
+    env: dict[str, str] = field(default_factory=dict)
+    output: Path | None = None
+
+
+class Harness:
+    """A benchmark harness. Subclasses set :attr:`kind`, :attr:`primary` and the two methods."""
+
+    #: The name given to ``--harness``.
+    kind = ""
+    #: The metric a gate decides on when none is named.
+    primary = ""
+
+    def prepare(self, command: str, workdir: Path) -> Prepared:
+        """The command (a shell command line) made to write its results where
+        :meth:`parse` reads them; ``workdir`` is an empty directory of this run's own.
+        Raises UserError, before anything runs, for a command this harness cannot read."""
+        raise NotImplementedError
+
+    def parse(self, prepared: Prepared, stdout: str, source: str):
+        """Parse one run's output (after the command exited 0) into an
+        :class:`~benchlab.store.formats.common.ImportedSession`; ``source`` names the run in
+        messages. Raises :class:`HarnessFailed` when it holds no benchmark."""
+        raise NotImplementedError
+
+
+def register(harness: Harness) -> Harness:
+    """Add ``harness`` to :data:`HARNESSES` under its kind."""
+    HARNESSES[harness.kind] = harness
+    return harness
+
+
+def get_harness(kind: str) -> Harness:
+    """The harness registered as ``kind``; UserError naming the known kinds otherwise."""
+    module = _MODULES.get(kind)
+    if module is None:
+        raise UserError(f"unknown harness {kind!r}; choose one of {', '.join(HARNESS_KINDS)}")
+    if kind not in HARNESSES:
+        importlib.import_module(f"{__name__}.{module}")
+    return HARNESSES[kind]
+
+
+def refuse_option(command: str, options: tuple[str, ...], kind: str) -> None:
+    """UserError when ``command`` already sets one of ``options``, which the harness sets."""
+    for option in options:
+        if option in command:
+            raise UserError(f"--harness {kind} sets {option} itself; drop it from the command")
+
+
+def output_failed(exc: UserError, source: str, kind: str) -> HarnessFailed:
+    """A parse error of a harness's fresh output as a failed run (exit 3), not bad input."""
+    return HarnessFailed(f"{source}: the {kind} harness's output could not be read: {exc}")

@@ -1,0 +1,35 @@
+"""``--harness gbench``: a Google Benchmark binary writes JSON to ``--benchmark_out``."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from benchlab.errors import UserError
+from benchlab.measure.harnesses import Harness, Prepared, output_failed, refuse_option, register
+from benchlab.store.formats.gbench import parse_gbench
+
+
+class GbenchHarness(Harness):
+    """Google Benchmark: the command runs a binary built with ``benchmark::benchmark_main``;
+    ``--benchmark_out=FILE --benchmark_out_format=json`` is added at its end."""
+
+    kind = "gbench"
+    primary = "real_time"
+
+    def prepare(self, command: str, workdir: Path) -> Prepared:
+        """Append the JSON output options to the command."""
+        refuse_option(command, ("--benchmark_out=", "--benchmark_out_format"), self.kind)
+        out = workdir / "gbench.json"
+        return Prepared(command=f"{command} --benchmark_out={shlex.quote(str(out))}"
+                                f" --benchmark_out_format=json", output=out)
+
+    def parse(self, prepared: Prepared, stdout: str, source: str):
+        """Read the JSON file the run wrote."""
+        try:
+            return parse_gbench(prepared.output, name="gbench")
+        except UserError as exc:
+            raise output_failed(exc, source, self.kind) from None
+
+
+register(GbenchHarness())

@@ -1,0 +1,177 @@
+"""Real harnesses for the tests: a Go package, a Google Benchmark binary, a criterion crate and
+a pytest-benchmark test file, made in a test's temporary directory.
+
+Each maker skips its test (with the reason) when the toolchain is absent here, and fails it in
+CI, where scripts/setup.sh installs it (``tests.conftest.require_tool``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchlab.paths import user_cache_dir
+from tests.conftest import in_ci, require_tool
+
+HERE = Path(__file__).resolve().parent
+CRATE = HERE / "criterion_crate"
+
+GO_TEST = '''package tiny
+
+import "testing"
+
+func BenchmarkSum(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		Sum(SIZE)
+	}
+}
+
+func BenchmarkCopy(b *testing.B) {
+	b.ReportAllocs()
+	b.SetBytes(1024)
+	src := make([]byte, 1024)
+	for i := 0; i < b.N; i++ {
+		dst := make([]byte, len(src))
+		copy(dst, src)
+	}
+	b.ReportMetric(3.5, "frobs/op")
+}
+
+func BenchmarkSub(b *testing.B) {
+	b.Run("n=10", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			Sum(10)
+		}
+	})
+}
+'''
+GO_LIB = '''package tiny
+
+var sink int
+
+func Sum(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i * i
+	}
+	sink = s
+	return s
+}
+'''
+
+
+def go_package(root: Path, size: int = 1000) -> Path:
+    """A Go module with benchmarks Sum, Copy (B/op, allocs/op, MB/s, frobs/op) and Sub/n=10."""
+    require_tool("go", why="(Go's testing.B is the go harness)")
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "go.mod").write_text("module example.com/tiny\n\ngo 1.19\n")
+    (root / "tiny.go").write_text(GO_LIB)
+    (root / "tiny_test.go").write_text(GO_TEST.replace("SIZE", str(size)))
+    return root
+
+
+GBENCH_SOURCE = r'''#include <benchmark/benchmark.h>
+#include <vector>
+static void BM_Sum(benchmark::State& state) {
+  long n = state.range(0);
+  for (auto _ : state) {
+    long s = 0;
+    for (long i = 0; i < n; ++i) benchmark::DoNotOptimize(s += i);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.counters["frobs"] = 3.5;
+}
+BENCHMARK(BM_Sum)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+static void BM_Vec(benchmark::State& state) {
+  for (auto _ : state) {
+    std::vector<int> v(64);
+    benchmark::DoNotOptimize(v.data());
+  }
+  state.SetBytesProcessed(state.iterations() * 256);
+}
+BENCHMARK(BM_Vec);
+BENCHMARK_MAIN();
+'''
+
+
+def gbench_binary(root: Path) -> Path:
+    """A Google Benchmark binary (BM_Sum/100, BM_Sum/1000 in us, BM_Vec) built with g++."""
+    gxx = require_tool("g++", why="(Google Benchmark binaries are C++)")
+    if not Path("/usr/include/benchmark/benchmark.h").is_file():
+        if in_ci():
+            pytest.fail("libbenchmark-dev is not installed; scripts/setup.sh installs it")
+        pytest.skip("libbenchmark-dev is not installed (apt-get install libbenchmark-dev)")
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "b.cc").write_text(GBENCH_SOURCE)
+    subprocess.run([gxx, "-O2", "b.cc", "-o", "b", "-lbenchmark", "-lpthread"], cwd=root,
+                   check=True, capture_output=True)
+    return root / "b"
+
+
+def criterion_crate() -> Path:
+    """The criterion crate of tests/harnesses/criterion_crate, built once (``cargo bench
+    --no-run``) in the user's cache under a key of its Cargo.lock and sources: the first build
+    compiles criterion and its dependencies from crates.io (minutes on 2 vCPUs)."""
+    cargo = require_tool("cargo", why="(criterion.rs runs under cargo bench)")
+    files = sorted(p for p in CRATE.rglob("*") if p.is_file())
+    key = hashlib.sha256(b"".join(p.relative_to(CRATE).as_posix().encode() + p.read_bytes()
+                                  for p in files)).hexdigest()[:16]
+    home = user_cache_dir() / "test-criterion" / key
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with open(home.parent / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two workers at once build once
+        if not (home / ".built").exists():
+            shutil.copytree(CRATE, home, dirs_exist_ok=True)  # a killed build's target is reused
+            proc = subprocess.run([cargo, "bench", "--no-run", "--locked"], cwd=home,
+                                  capture_output=True, text=True, timeout=1500)
+            if proc.returncode != 0:
+                tail = proc.stderr.strip().splitlines()[-3:]
+                if in_ci():
+                    pytest.fail(f"cargo could not build the criterion crate: {tail}")
+                pytest.skip(f"cargo could not build the criterion crate (crates.io?): {tail}")
+            (home / ".built").write_text("")
+    return home
+
+
+#: The criterion command a test runs: short, so a run takes a few seconds.
+CRITERION_COMMAND = ("cargo bench --locked --bench fib -- --warm-up-time 0.05 "
+                     "--measurement-time 0.2 --sample-size 10")
+
+PYTEST_BENCH = '''import pytest
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def test_fib10(benchmark):
+    benchmark(fib, 10)
+
+
+@pytest.mark.parametrize("n", [5, 8])
+def test_fibp(benchmark, n):
+    benchmark(fib, n)
+'''
+
+
+def pytest_benchmark_project(root: Path) -> str:
+    """A directory with a pytest-benchmark test file; returns the pytest command to run there
+    (this interpreter, its own ini file so this repository's pytest options stay out)."""
+    try:
+        import pytest_benchmark  # noqa: F401
+    except ImportError:
+        if in_ci():
+            pytest.fail("pytest-benchmark is not installed; it is in the dev group (uv sync)")
+        pytest.skip("pytest-benchmark is not installed (uv sync installs the dev group)")
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "test_fib.py").write_text(PYTEST_BENCH)
+    (root / "pytest.ini").write_text("[pytest]\n")
+    return (f"{sys.executable} -m pytest -q -p no:cacheprovider test_fib.py "
+            f"--benchmark-max-time=0.01 --benchmark-min-rounds=5")
+
