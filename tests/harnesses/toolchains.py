@@ -162,7 +162,8 @@ def test_fibp(benchmark, n):
 
 def pytest_benchmark_project(root: Path) -> str:
     """A directory with a pytest-benchmark test file; returns the pytest command to run there
-    (this interpreter, its own ini file so this repository's pytest options stay out)."""
+    (this interpreter, its own ini file so this repository's pytest options stay out; without
+    the xdist worker's variable, which turns pytest-benchmark off when the suite runs with -n)."""
     try:
         import pytest_benchmark  # noqa: F401
     except ImportError:
@@ -172,6 +173,6 @@ def pytest_benchmark_project(root: Path) -> str:
     root.mkdir(parents=True, exist_ok=True)
     (root / "test_fib.py").write_text(PYTEST_BENCH)
     (root / "pytest.ini").write_text("[pytest]\n")
-    return (f"{sys.executable} -m pytest -q -p no:cacheprovider test_fib.py "
+    return (f"env -u PYTEST_XDIST_WORKER {sys.executable} -m pytest -q -p no:cacheprovider test_fib.py "
             f"--benchmark-max-time=0.01 --benchmark-min-rounds=5")
 

@@ -7,7 +7,14 @@ import shlex
 from pathlib import Path
 
 from benchlab.errors import UserError
-from benchlab.measure.harnesses import Harness, Prepared, output_failed, refuse_option, register
+from benchlab.measure.harnesses import (
+    Harness,
+    HarnessFailed,
+    Prepared,
+    output_failed,
+    refuse_option,
+    register,
+)
 from benchlab.store.formats import pytest_benchmark
 
 
@@ -27,6 +34,10 @@ class PytestBenchmarkHarness(Harness):
 
     def parse(self, prepared: Prepared, stdout: str, source: str):
         """Read the JSON file the run wrote."""
+        if not prepared.output.exists():
+            raise HarnessFailed(f"{source}: pytest passed but wrote no benchmark results: "
+                                f"pytest-benchmark was off (--benchmark-disable, -p no:benchmark, "
+                                f"xdist's -n) or not installed in the environment pytest ran in")
         try:
             return pytest_benchmark.parse_pytest_benchmark(prepared.output,
                                                            name="pytest-benchmark")
