@@ -117,3 +117,20 @@ def test_run_harness_criterion(db_path):
     _, names, units, counts = _session(db_path, json.loads(proc.stdout)["session"])
     assert names == ["fib 10", "fib 12"] and units == {"time": "ns"}
     assert counts == {"fib 10": 10, "fib 12": 10}
+
+
+def test_parse_run_output_for_a_gate(tmp_path):
+    """The call a gate makes after running the prepared command itself."""
+    from pathlib import Path
+
+    from benchlab.measure.harnesses import HarnessFailed, get_harness, parse_run_output
+
+    pkg = go_package(tmp_path / "pkg")
+    prepared = get_harness("go").prepare("go test -run '^$' -bench Sum -benchtime 100x -count 3",
+                                         Path(tmp_path))
+    out = subprocess.run(prepared.command, shell=True, cwd=pkg, capture_output=True, text=True)
+    readings = parse_run_output("go", out.stdout, out.stderr)
+    values, unit = readings["Sum"]["ns_per_op"]
+    assert len(values) == 3 and unit == "ns" and list(readings) == ["Sum"]
+    with pytest.raises(HarnessFailed, match="no Go benchmark result line"):
+        parse_run_output("go", "PASS\n", "")

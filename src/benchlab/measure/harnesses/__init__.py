@@ -92,3 +92,31 @@ def refuse_option(command: str, options: tuple[str, ...], kind: str) -> None:
 def output_failed(exc: UserError, source: str, kind: str) -> HarnessFailed:
     """A parse error of a harness's fresh output as a failed run (exit 3), not bad input."""
     return HarnessFailed(f"{source}: the {kind} harness's output could not be read: {exc}")
+
+
+#: One run's readings: benchmark -> metric -> (the values the run reported, unit).
+Readings = dict[str, dict[str, tuple[list[float], str]]]
+
+
+def parse_run_output(kind: str, stdout: str, stderr: str = "",
+                     prepared: Prepared | None = None, source: str = "") -> Readings:
+    """What one run of a ``kind`` harness reported, for a gate that ran the command itself.
+
+    Go reads ``stdout``; the harnesses that write a file or a directory (gbench,
+    pytest-benchmark, criterion) read it from ``prepared`` (the :meth:`Harness.prepare` of the
+    command the gate ran, with its ``env``). Several values of one metric in one run
+    (repetitions, ``-count``, criterion's samples) are all returned: a gate takes their median.
+    Raises :class:`HarnessFailed` (exit 3) when the output holds no benchmark.
+    """
+    from benchlab.store.formats.reported import reported_of
+
+    harness = get_harness(kind)
+    if prepared is None:
+        prepared = Prepared(command="")
+    if prepared.output is None and kind != "go":
+        raise ValueError(f"--harness {kind} writes a file: pass the Prepared of its command")
+    reported = reported_of(harness.parse(prepared, stdout, source or f"{kind} run"),
+                           harness.primary)
+    return {bench: {metric: (values, reported.units.get(metric, ""))
+                    for metric, values in metrics.items()}
+            for bench, metrics in reported.benchmarks.items()}
