@@ -35,13 +35,13 @@ def read_samples_csv(path: str) -> tuple[dict[str, list[float]], list[str]]:
     header (``book_type,nanoseconds``); ``nan``/``inf`` values are refused.
     Raises UserError on a malformed row.
     """
-    from benchlab.store.formats.readers import iter_lines, open_text
+    from benchlab.store.formats.readers import iter_lines, join_quoted, open_text
 
     values: dict[str, list[float]] = {}
     meta: list[str] = []
     # The store's reader: binary, UTF-16, corrupt gzip and line-less files are one line each.
     with open_text(path, "a samples CSV (label,value rows)") as fh:
-        for lineno, line in iter_lines(fh, path):
+        for lineno, line in join_quoted(iter_lines(fh, path), path):  # quoted line breaks
             _samples_row(path, lineno, line, values, meta)
     if not values:
         # An empty file (or one with only a header or # lines) is a program that reported
@@ -79,7 +79,18 @@ def _samples_row(path: str, lineno: int, line: str, values: dict[str, list[float
     if not math.isfinite(value):
         raise UserError(f"{path}:{lineno}: value {row[1]!r} is not a finite number; "
                         f"write finite numeric values")
-    values.setdefault(row[0].strip(), []).append(value)
+    label = row[0].strip()
+    if label in _harness_names():
+        raise UserError(f"{path}:{lineno}: label {label!r} is the name of a series benchlab "
+                        f"measures itself, which would hide it; write another label, e.g. "
+                        f"{label}_reported")
+    values.setdefault(label, []).append(value)
+
+
+def _harness_names() -> dict[str, Any]:
+    from benchlab.store.queries import HARNESS_METRICS
+
+    return HARNESS_METRICS
 
 
 def extract_metrics(metrics: list[MetricSpec], out_path: str | None, err_path: str | None

@@ -117,6 +117,9 @@ def read_rows(path: str | os.PathLike) -> list[Row]:
             rows = [_parse_row(r, i + 2, str(path)) for i, r in enumerate(reader)]
         except csv.Error as err:
             raise UserError(f"{path}: malformed CSV ({err}); fix the file") from None
+    if not rows:  # an import of nothing would exit 0 and store nothing, without a word
+        raise UserError(f"{path} has the varsys16 header but no rows; give the full "
+                        f"alltests.csv")
     for i, row in enumerate(rows):
         if not math.isfinite(row.result) or row.result < 0:
             raise UserError(f"{path}:{i + 2}: result {row.result!r} is not a finite number >= 0 "

@@ -38,7 +38,7 @@ from benchlab.store.formats.common import (
     default_session_name,
     source_of,
 )
-from benchlab.store.formats.readers import MAX_LINE_CHARS, iter_lines, open_text
+from benchlab.store.formats.readers import MAX_LINE_CHARS, iter_lines, join_quoted, open_text
 
 METRIC = "value"
 
@@ -112,7 +112,8 @@ def _label_value_session(path: Any, comments: list[str], lines: Iterator[tuple[i
     header: str | None = None
     values: dict[str, array] = {}  # insertion order = order of first appearance
     rows = 0
-    for lineno, line in _fast_blocks(lines, values, fh, path):
+    # a quoted label may hold a line break: records, not lines
+    for lineno, line in join_quoted(_fast_blocks(lines, values, fh, path), path):
         if lineno < 0:  # a block the fast path took: ``line`` holds how many rows it had
             rows += int(line)
             continue
@@ -226,6 +227,11 @@ def _chunk_blocks(fh: TextIO, path: Any, lineno: int, values: dict[str, array]
             return
         if not chunk.endswith("\n"):
             chunk += fh.readline(MAX_LINE_CHARS + 1)  # complete the last line (or "\r\n")
+        while chunk.count('"') % 2 and len(chunk) < 2 * _CHUNK_CHARS + MAX_LINE_CHARS:
+            more = fh.readline(MAX_LINE_CHARS + 1)  # a quoted line break: the record whole
+            if not more:
+                break
+            chunk += more
         if "\r" in chunk:  # newline="" splits at \r, \n and \r\n, as readline does
             texts = [t.rstrip("\r\n") for t in io.StringIO(chunk, newline="")]
             body = None

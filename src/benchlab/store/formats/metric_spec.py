@@ -57,6 +57,7 @@ class MetricSpec:
             raise MetricSpecError(f"a metric needs a name; write NAME[:UNIT]=REGEX, {_EXAMPLE}")
         if not isinstance(regex, str):
             raise MetricSpecError(f"--metric {name}: the regex must be text; {_EXAMPLE}")
+        _refuse_reserved(name)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "regex", regex)
         object.__setattr__(self, "unit", unit or "")
@@ -84,6 +85,18 @@ class MetricSpec:
     def extract(self, text: str, *, where: str = "") -> list[float]:
         """All values of this metric in ``text`` (see :func:`extract`)."""
         return extract(self, text, where=where)
+
+
+def _refuse_reserved(name: str) -> None:
+    """A program metric named like a harness series (``wall``, ``user``, ``max_rss`` ...) would
+    be shadowed by it in every analysis: its values stored and never shown."""
+    from benchlab.store.queries import HARNESS_METRICS
+
+    if name in HARNESS_METRICS:
+        raise MetricSpecError(
+            f"--metric {name}: {name!r} is the name of a series benchlab measures itself "
+            f"({', '.join(HARNESS_METRICS)}); give the program's metric another name, "
+            f"e.g. {name}_reported")
 
 
 @functools.lru_cache(maxsize=256)

@@ -237,3 +237,33 @@ def check_prefix(path: str | os.PathLike, fmt: str) -> None:
                         f"begins with {head.lstrip()[:20]!r}; for label,value files use "
                         f"--format csv); fix or re-create the file, or choose the right "
                         f"--format (now {fmt})")
+
+
+def join_quoted(lines: Iterator[tuple[int, str]], path: Any) -> Iterator[tuple[int, str]]:
+    """CSV records from ``(line number, line)`` pairs: a line that leaves a double quote open
+    (an odd count of ``"``; an escaped quote is ``""``) continues on the next lines, joined with
+    ``\\n``, as a quoted field may hold a line break. The record keeps its first line's number.
+    ``#`` comment lines and pairs with a negative number (blocks a fast reader took whole) pass
+    through. Raises UserError for a quote never closed, or a record over
+    :data:`MAX_LINE_CHARS`."""
+    pending: tuple[int, str] | None = None
+    for lineno, line in lines:
+        if pending is None:
+            if lineno >= 0 and not line.startswith("#") and line.count('"') % 2:
+                pending = (lineno, line)
+            else:
+                yield lineno, line
+            continue
+        start, text = pending
+        if lineno < 0 or len(text) + len(line) >= MAX_LINE_CHARS:
+            break
+        text += "\n" + line
+        if text.count('"') % 2:
+            pending = (start, text)
+        else:
+            pending = None
+            yield start, text
+    if pending is not None:
+        raise _fail(path, f"the quoted field opened on line {pending[0]} is never closed "
+                    f"(or runs past {MAX_LINE_CHARS:,} characters)",
+                    "close the quote (a quote inside a field is written \"\")")
