@@ -191,3 +191,14 @@ def test_reading_commands_import_a_bounded_set(home, args):
         assert _imported(report, ("numpy", "benchlab.stats", "rich", "benchlab.jsonable")) == []
     ours = _benchlab_modules(report)
     assert len(ours) <= MOST_MODULES[args[0]], (len(ours), ours)
+
+
+def test_a_run_printing_to_a_pipe_loads_no_rich(home):
+    """A run's full output read by a program (a pipe, a CI log) is plain lines: no progress
+    bar, no boxed tables, so rich (~30-80 ms of CPU to import) is not loaded; the same
+    command's tables and verdict are all there."""
+    root, env = home
+    report = _run(root, env, ["run", "-N", "-r", "3", "/bin/true", "/bin/true", "--db",
+                              str(root / "r.db")])
+    assert _imported(report, ("rich",)) == []
+    assert "benchlab.report.run_summary" in report["modules"]  # the summary was printed

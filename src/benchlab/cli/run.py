@@ -220,8 +220,9 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     alpha = until_decided_alpha(alpha, until_decided)
     margin = verdict_margin(min_effect)
     quiet = quiet or hf.quiet
-    console = None  # -q prints nothing, so it needs no console (and no rich)
-    if not quiet:
+    show_progress = not quiet and hf.progress(sys.stderr.isatty())
+    console = None  # only the progress bar uses it: a pipe or -q needs no rich
+    if show_progress:
         from rich.console import Console
 
         console = Console(stderr=True, no_color=hf.color is False,
@@ -232,7 +233,6 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     store = open_store(db)
     if report_path is not None:
         store.refuse_output_path(report_path, "--report")
-    show_progress = not quiet and hf.progress(sys.stderr.isatty())
     started: list = []  # the session, once it exists (a failing command's stderr is there)
     try:
         with ProgressObserver(console, show_progress) as observer:
@@ -323,12 +323,18 @@ def _print_outcome(store, result, hf, summaries, reference, verdict, verdict_met
                    conf_level) -> None:
     """The text a run prints at its end: the summary and machine tables, the verdict (or the
     sequential design's decision), where the session is stored."""
-    from rich.console import Console
-
     from benchlab.report.run_summary import render_summary_table
 
-    out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
-    render_summary_table(summaries, out, plain=hf.plain_tables(sys.stdout.isatty()))
+    plain = hf.plain_tables(sys.stdout.isatty())
+    if plain and hf.color is not True:  # a pipe: plain lines, whole, and no rich to load
+        from benchlab.report.text_table import PlainConsole
+
+        out = PlainConsole()
+    else:
+        from rich.console import Console
+
+        out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
+    render_summary_table(summaries, out, plain=plain)
     print_machine_table(store, result.session.id, out)
     if result.decision is None:
         print_verdict(store, result.session.id, hf, reference, out,
