@@ -244,14 +244,49 @@ def pairwise_difference_quantiles(x: Any, y: Any, ranks: Sequence[int]) -> np.nd
     return sorted_difference_quantiles(xs, ys, ranks)
 
 
+# Order statistics already selected, per pair of sorted samples (keyed by their bytes' digest):
+# one verdict asks for the same Hodges-Lehmann estimate and interval several times (its p-value,
+# its interval, the equivalence test), each a full selection over n*m differences. A few pairs
+# are kept; a value is exact whichever call selected it.
+_KNOWN: dict[bytes, dict[int, float]] = {}
+_KNOWN_PAIRS = 4
+
+
+def _pair_key(xs: np.ndarray, ys: np.ndarray) -> bytes:
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for a in (xs, ys):
+        h.update(str(a.size).encode() + b":")
+        h.update(np.ascontiguousarray(a, dtype=np.float64))
+    return h.digest()
+
+
 def sorted_difference_quantiles(xs: np.ndarray, ys: np.ndarray, ranks: Sequence[int]) -> np.ndarray:
     """The ``ranks``-th (1-based) smallest of the pairwise differences y - x, in the unit of
-    x, without forming all of them."""
+    x, without forming all of them. Values selected before for the same pair (the last
+    :data:`_KNOWN_PAIRS` pairs) are reused."""
     total = xs.size * ys.size
     ks = [int(k) for k in ranks]
     for k in ks:
         if not 1 <= k <= total:
             raise UserError(f"rank {k} is outside 1..{total}; pass ranks of existing differences")
+    if total <= _MATERIALISE_LIMIT:
+        return _selected(xs, ys, ks)
+    key = _pair_key(xs, ys)
+    known = _KNOWN.pop(key, {})
+    missing = sorted({k for k in ks if k not in known})
+    if missing:
+        known.update(zip(missing, _selected(xs, ys, missing).tolist()))
+    _KNOWN[key] = known  # the newest pair last; the oldest leaves first
+    while len(_KNOWN) > _KNOWN_PAIRS:
+        del _KNOWN[next(iter(_KNOWN))]
+    return np.array([known[k] for k in ks], dtype=np.float64)
+
+
+def _selected(xs: np.ndarray, ys: np.ndarray, ks: list[int]) -> np.ndarray:
+    """The ranks ``ks`` of the differences of the sorted samples, by selection."""
+    total = xs.size * ys.size
     if total <= _MATERIALISE_LIMIT:
         # What _select's first step does for so few differences, without building the matrix
         # and the pivot generator (~60 us, most of a 20 x 20 Hodges-Lehmann): the same
