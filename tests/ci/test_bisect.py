@@ -53,9 +53,27 @@ def test_bisect_bad_input_is_one_line(tmp_path, cache_env):
     """(Nothing to bisect when bad is not slower: test_bisect_scripted.py, no measuring.)"""
     repo = make_repo(tmp_path / "repo", [0, 0])
     for args, words in ((["--good", "HEAD", "--bad", "HEAD"], "same commit"),
-                        (["--good", "HEAD", "--bad", "HEAD~1"], "not an ancestor"),
+                        (["--good", "HEAD", "--bad", "HEAD~1"], "is an ancestor of --good"),
                         (["--good", "nope", "--bad", "HEAD"], "unknown revision")):
         res = subprocess.run([BENCHLAB, "bisect", *args, "--", "{root}/work 1"], cwd=repo,
                              capture_output=True, text=True, timeout=60)
         assert res.returncode == 2 and words in res.stderr, res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_bisect_names_a_commit_of_a_merged_branch_and_its_merge(tmp_path, cache_env):
+    from tests.ci.test_bisect_scripted import _merged_repo
+
+    require_tool("valgrind")
+    repo = _merged_repo(tmp_path)
+    res = subprocess.run([BENCHLAB, "bisect", "-q", "--good", "v1", "--bad", "v2",
+                          "--build", "make", *FAST, "--json", "-", "--", "{root}/work 20000"],
+                         cwd=repo, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    validate_gate_json(doc)
+    first = doc["revisions"]["first_bad"]
+    assert first["subject"] == "the regression"
+    assert first["merged_by"] == git(repo, "rev-parse", "v2")
+    assert first["merged_by_subject"] == "Merge development into release"
+    assert "brought in by merge" in doc["summary"]

@@ -98,3 +98,72 @@ def test_nothing_to_bisect_when_bad_is_not_slower(tmp_path, cache_env):
     result = _bisect(repo, tmp_path / "b.db", TreeRunner(), good="HEAD~1")
     assert result.first_bad is None and "nothing to bisect" in result.message
     assert re.search(r"\(equivalent\)", result.message)
+
+
+def _merged_repo(tmp_path: Path) -> Path:
+    """A release tagged on a release branch (v1), a development branch whose second commit is
+    the regression, merged into the release branch afterwards (v2): git rev-list
+    --ancestry-path v1..v2 holds only the release branch's commits."""
+    repo = make_repo(tmp_path / "repo", [0, 0])
+    git(repo, "checkout", "-q", "-b", "release")
+    for name in ("v1 notes", "v1.1 notes"):
+        (repo / "notes").write_text(name)
+        git(repo, "add", "notes")
+        git(repo, "commit", "-qm", name)
+        if name == "v1 notes":
+            git(repo, "tag", "v1")
+    git(repo, "checkout", "-q", "main")
+    for extra, subject in ((0, "dev one"), (300, "the regression"), (300, "dev three"),
+                           (300, "dev four"), (300, "dev five")):
+        (repo / "extra").write_text(f"{extra}\n")
+        (repo / "touched").write_text(subject)
+        git(repo, "add", "extra", "touched")
+        git(repo, "commit", "-qm", subject)
+    git(repo, "checkout", "-q", "release")
+    git(repo, "merge", "-q", "--no-ff", "-m", "Merge development into release", "main")
+    git(repo, "tag", "v2")
+    return repo
+
+
+def test_bisect_enters_a_branch_merged_after_the_good_tag(tmp_path, cache_env):
+    repo = _merged_repo(tmp_path)
+    result = _bisect_revs(repo, tmp_path / "b.db", "v1", "v2")
+    assert result.first_bad.subject == "the regression"
+    assert result.first_bad.commit == git(repo, "rev-parse", "main~3")
+    assert result.merged_by == git(repo, "rev-parse", "v2")
+    assert result.merged_by_subject == "Merge development into release"
+    # the old search (ancestry path) had only the release branch's two commits to offer
+    assert git(repo, "rev-list", "--ancestry-path", "v1..v2").split() == \
+        [git(repo, "rev-parse", "v2"), git(repo, "rev-parse", "v2^1")]
+    # first parent: the merge is one step, and it is the answer
+    result = _bisect_revs(repo, tmp_path / "c.db", "v1", "v2", first_parent=True)
+    assert result.first_bad.commit == git(repo, "rev-parse", "v2")
+    assert result.merged_by is None
+
+
+def test_bisect_tests_the_merge_base_first_when_good_is_not_an_ancestor(tmp_path, cache_env):
+    repo = _merged_repo(tmp_path)
+    # good on the release branch, bad on the development branch: their merge base is main's
+    # second commit, measured before the search
+    result = _bisect_revs(repo, tmp_path / "b.db", "v1", "main")
+    base = git(repo, "merge-base", "v1", "main")
+    assert result.steps[1].commit == base and result.steps[1].verdict == "good"
+    assert result.first_bad.subject == "the regression" and result.merged_by is None
+    # a slow merge base: the difference is not in bad's own commits
+    repo = make_repo(tmp_path / "slow", [300, 300])
+    git(repo, "checkout", "-q", "-b", "release")
+    (repo / "extra").write_text("0\n")
+    git(repo, "commit", "-qam", "faster release")
+    git(repo, "checkout", "-q", "main")
+    (repo / "touched").write_text("dev")
+    git(repo, "add", "touched")
+    git(repo, "commit", "-qm", "dev")
+    slow = _bisect_revs(repo, tmp_path / "c.db", "release", "main")
+    assert slow.first_bad is None and "merge base" in slow.message
+    assert "already slower than --good" in slow.message
+
+def _bisect_revs(repo: Path, db: Path, good: str, bad: str, first_parent: bool = False):
+    with Store.open(db) as store, Trees(repo) as trees:
+        return bisect(store, trees, good=good, bad=bad, build="make",
+                      benchmark=AbBenchmark("work", "{root}/work 1"), options=OPTIONS,
+                      retries=0, runner=TreeRunner(), first_parent=first_parent)

@@ -1,7 +1,9 @@
 """``benchlab bisect``: the first commit between a good and a bad revision that regressed.
 
-The commits of ``good..bad`` (``git rev-list --ancestry-path``, oldest first) are searched by
-halving, as ``git bisect`` does, but each step is a measurement: the candidate commit's build
+The candidates are the commits of ``git rev-list BAD --not GOOD`` (merged branches included,
+or only the first-parent chain with ``first_parent``), searched by halving as ``git bisect``
+does (:mod:`benchlab.ci.bisect_graph`: merge bases first when GOOD is not an ancestor of BAD),
+but each step is a measurement: the candidate commit's build
 is measured beside the known-good build as interleaved pairs with the gate's sequential rule
 (:func:`benchlab.ci.ab.run_ab`, one stored session per step), and
 
@@ -14,6 +16,9 @@ is measured beside the known-good build as interleaved pairs with the gate's seq
   nearest the middle is measured instead. If only skipped commits separate the ends, the
   answer is the range.
 
+The answer names the first bad commit, its subject and the merge that brought it into BAD's
+first-parent history.
+
 The bad end is measured first: if it is not slower than the good end beyond the threshold,
 there is nothing to look for and the result says so.
 """
@@ -24,8 +29,9 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from benchlab.ci.ab import AbBenchmark, AbOptions, run_ab
+from benchlab.ci.bisect_graph import CommitGraph
 from benchlab.ci.gate import FASTER, SLOWER, UNDECIDED, GateDecision
-from benchlab.ci.revisions import BuildFailed, Revision, Trees, git, resolve
+from benchlab.ci.revisions import BuildFailed, Revision, Trees, subject
 from benchlab.core.executor import RunnerFactory
 from benchlab.errors import UserError
 from benchlab.store.db import Store
@@ -55,26 +61,10 @@ class BisectResult:
     steps: list[Step] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
     message: str = ""
-
-
-def commits_between(trees: Trees, good: str, bad: str) -> list[str]:
-    """Commits after ``good`` up to ``bad`` on the ancestry path, oldest first."""
-    good_c, bad_c = resolve(trees.repo, good), resolve(trees.repo, bad)
-    if good_c == bad_c:
-        raise UserError("--good and --bad are the same commit; give two different revisions")
-    listed = git(trees.repo, "rev-list", "--reverse", "--ancestry-path", f"{good_c}..{bad_c}")
-    commits = listed.split()
-    if not commits or commits[-1] != bad_c:
-        raise UserError(f"--good {good} is not an ancestor of --bad {bad}; give an older good")
-    return commits
-
-
-def _middle_order(lo: int, hi: int, tried: set[int]) -> list[int]:
-    """Untried indices strictly between lo and hi, nearest the middle first."""
-    mid = (lo + hi) // 2
-    return sorted((i for i in range(lo + 1, hi) if i not in tried),
-                  key=lambda i: (abs(i - mid), i))
-
+    merged_by: str | None = None
+    """The merge on --bad's first-parent chain that brought the first bad commit in (None when
+    the commit is on that chain)."""
+    merged_by_subject: str = ""
 
 
 def _is_bad(decision, bad_ratio: float) -> bool:
@@ -90,16 +80,17 @@ def _is_bad(decision, bad_ratio: float) -> bool:
 def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None,
            benchmark: AbBenchmark, options: AbOptions, retries: int = 2,
            message: Callable[[str], None] = lambda text: None,
-           argv: Sequence[str] | None = None,
+           argv: Sequence[str] | None = None, first_parent: bool = False,
            runner: RunnerFactory | None = None) -> BisectResult:
     """Find the first commit of ``good..bad`` whose benchmark regressed (module docstring).
 
-    ``runner``: what executes each step's runs (the core's Runner seam; default processes).
+    ``first_parent``: search only the bad revision's first-parent chain. ``runner``: what
+    executes each step's runs (the core's Runner seam; default processes).
 
     Raises UserError for bad revisions and BuildFailed (exit 3) when the good or the bad end
     does not build.
     """
-    commits = commits_between(trees, good, bad)
+    graph = CommitGraph(trees.repo, good, bad, first_parent=first_parent)
     good_tree = trees.commit_tree(good, build, "good")
     metric = benchmark.metrics[0]
     steps: list[Step] = []
@@ -126,7 +117,7 @@ def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None
             uncertain = True
         return Step(commit, tree.subject, "", decision, result.session.uid, uncertain)
 
-    bad_step = measure(commits[-1], "bad")
+    bad_step = measure(graph.bad, "bad")
     if bad_step.verdict == "skipped":
         raise BuildFailed(f"--bad {bad} does not build: {bad_step.note}")
     bad_step.verdict = "bad" if bad_step.decision.outcome == SLOWER else "good"
@@ -136,36 +127,74 @@ def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None
                             message=f"--bad {bad} is not slower than --good {good} beyond "
                                     f"{100 * bad_step.decision.threshold:g} % "
                                     f"({bad_step.decision.outcome}): nothing to bisect")
-    bad_ratio = bad_step.decision.ratio
-    lo, hi = -1, len(commits) - 1  # indices: lo good (-1: the good end), hi bad
-    tried = {hi}
-    while True:
-        order = _middle_order(lo, hi, tried)
-        if not order:
-            break
-        index = order[0]
-        tried.add(index)
-        step = measure(commits[index], f"step {len(steps)}")
+    early = _merge_bases(graph, steps, measure, bad_step.decision.ratio, message, good)
+    if early is not None:
+        return BisectResult(None, early.decision, good_tree, steps, message=early.note)
+    _search(graph, steps, measure, bad_step.decision.ratio, message)
+    return _result(graph, steps, trees, build, good_tree)
+
+
+def _merge_bases(graph: CommitGraph, steps: list[Step], measure, bad_ratio: float, message,
+                 good: str) -> Step | None:
+    """Test the merge bases of good and bad first, as git bisect does when good is not an
+    ancestor of bad; the step of a bad one (the search ends there), else None."""
+    for base in graph.merge_bases():
+        step = measure(base, "merge base")
         if step.verdict == "skipped":
+            steps.append(step)
+            continue
+        step.verdict = "bad" if _is_bad(step.decision, bad_ratio) else "good"
+        steps.append(step)
+        message(f"{base[:12]}: merge base of --good and --bad, {step.verdict} "
+                f"(head/good {step.decision.ratio:.4f}, {step.decision.outcome})")
+        if step.verdict == "bad":
+            step.note = (f"the merge base {base[:12]} ({step.subject}) of --good and --bad is "
+                         f"already slower than --good {good}: the difference is not in --bad's "
+                         f"own commits but in those only --good has; bisect from {base[:12]} "
+                         f"to --good to find what made --good faster")
+            return step
+    return None
+
+
+def _search(graph: CommitGraph, steps: list[Step], measure, bad_ratio: float, message) -> None:
+    """Halve the candidates until one is left (or only untestable ones separate the ends)."""
+    untestable: set[str] = set()
+    while True:
+        commit = graph.choose(untestable)
+        if commit is None:
+            return
+        step = measure(commit, f"step {len(steps)}")
+        if step.verdict == "skipped":
+            untestable.add(commit)
             steps.append(step)
             continue
         d = step.decision
         is_bad = _is_bad(d, bad_ratio)
         step.verdict = "bad" if is_bad else "good"
         steps.append(step)
-        message(f"{commits[index][:12]}: {step.verdict} (head/good {d.ratio:.4f}, "
-                f"{d.outcome}{', uncertain' if step.uncertain else ''})")
+        left = len(graph.remaining())
+        message(f"{commit[:12]}: {step.verdict} (head/good {d.ratio:.4f}, "
+                f"{d.outcome}{', uncertain' if step.uncertain else ''}); {left} candidates")
         if is_bad:
-            hi = index
+            graph.mark_bad(commit)
         else:
-            lo = index
-    first = next(s for s in steps if s.commit == commits[hi])
-    skipped_between = [commits[i] for i in range(lo + 1, hi)]
-    tree = trees.commit_tree(commits[hi], build, "first bad")
+            graph.mark_good(commit)
+
+
+def _result(graph: CommitGraph, steps: list[Step], trees: Trees, build: str | None,
+            good_tree: Revision) -> BisectResult:
+    """The first bad commit, the merge that brought it in, and the range when commits that do
+    not build hide it."""
+    first_commit = graph.current_bad
+    first = next(s for s in steps if s.commit == first_commit)
+    hidden = [c for c in graph.remaining() if c != first_commit]
+    tree = trees.commit_tree(first_commit, build, "first bad")
+    merge = graph.merged_by(first_commit)
     text = ""
-    if skipped_between:
-        text = (f"the first bad commit is one of {len(skipped_between) + 1} (the others do "
-                f"not build): {', '.join(c[:12] for c in skipped_between + [commits[hi]])}")
+    if hidden:
+        text = (f"the first bad commit is one of {len(hidden) + 1} (the others do "
+                f"not build): {', '.join(c[:12] for c in hidden + [first_commit])}")
     return BisectResult(tree, first.decision, good_tree, steps,
-                        candidates=skipped_between + [commits[hi]] if skipped_between else [],
-                        message=text)
+                        candidates=hidden + [first_commit] if hidden else [], message=text,
+                        merged_by=merge, merged_by_subject=subject(trees.repo, merge)
+                        if merge else "")

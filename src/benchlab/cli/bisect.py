@@ -31,13 +31,16 @@ from benchlab.errors import UserError
               help="Build command, run in each commit's own worktree (cached by commit).")
 @click.option("--repo", default=None, metavar="REPO",
               help="The git repository (default: the current directory's).")
+@click.option("--first-parent", is_flag=True,
+              help="Search only --bad's first-parent chain (a merge is one step), as git "
+                   "bisect --first-parent; by default merged branches' commits are searched too.")
 @click.option("--retries", type=click.IntRange(0, 5), default=2, show_default=True,
               help="Times an undecided step is measured again, each with twice the budget.")
 @measure_options
 @output_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @db_option
-def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_pairs,
+def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time, warmup, min_pairs,
                max_pairs, look_every, alpha, threshold, instructions_threshold, cpu_threshold,
                count, gate_metrics, better, timeout, seed, fail_undecided, json_path, junit_path,
                markdown_path, quiet, db):
@@ -46,7 +49,12 @@ def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_p
     COMMAND ('{root}' is the commit's tree) is measured at each step beside the good build,
     as interleaved pairs with the gate's sequential rule; undecided steps are measured again;
     commits that do not build are skipped, as git bisect skip. Ends with the commit, its
-    subject, the ratio to the good build and its interval.
+    subject, the merge that brought it in, the ratio to the good build and its interval.
+
+    The candidates are every commit in --bad and not in --good, as git bisect takes them:
+    a branch merged after --good was tagged is searched too (its merge bases with --good are
+    measured first when --good is not an ancestor of --bad); --first-parent keeps to the
+    main line.
     """
     from benchlab.ci import revisions as rv
     from benchlab.ci.bisect import bisect
@@ -71,6 +79,7 @@ def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_p
         try:
             result = bisect(store, trees, good=good, bad=bad, build=build, benchmark=bench,
                             options=options, retries=retries, message=message,
+                            first_parent=first_parent,
                             argv=["benchlab", "bisect", *sys.argv[2:]])
         except rv.BuildFailed as exc:
             failure = str(exc)
@@ -89,7 +98,10 @@ def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_p
         if result.message:
             notes.insert(0, result.message)
         if result.first_bad is not None:
-            revisions["first_bad"] = result.first_bad.to_dict()
+            revisions["first_bad"] = {**result.first_bad.to_dict(),
+                                      "merged_by": result.merged_by,
+                                      "merged_by_subject": result.merged_by_subject or None}
+            notes.insert(0, _named(result))
         for rev in revisions.values():
             rev.pop("build_log", None)
         decisions = [result.decision] if result.decision else []
@@ -100,6 +112,15 @@ def bisect_cmd(command, good, bad, build, repo, retries, max_time, warmup, min_p
     if failure:
         click.echo(f"benchlab: error: {failure}", err=True)
     sys.exit(report.exit_status)
+
+
+def _named(result) -> str:
+    """The answer in one line: the commit, its subject, the merge that brought it in."""
+    first = result.first_bad
+    line = f"first bad commit {first.commit[:12]} ({first.subject})"
+    if result.merged_by:
+        line += f", brought in by merge {result.merged_by[:12]} ({result.merged_by_subject})"
+    return line
 
 
 commands = [bisect_cmd]

@@ -101,7 +101,9 @@ def summary_line(report: GateReport) -> str:
             return f"no first bad commit: {'; '.join(report.notes[:1])} [exit " \
                    f"{report.exit_status}]"
         d = report.decisions[0]
-        return (f"first bad commit: {first.get('commit')} {first.get('subject', '')}: "
+        merge = (f" (brought in by merge {first['merged_by'][:12]} "
+                 f"{first.get('merged_by_subject') or ''})" if first.get("merged_by") else "")
+        return (f"first bad commit: {first.get('commit')} {first.get('subject', '')}{merge}: "
                 f"{d.benchmark} ({d.metric}) x{d.ratio:.4f} [{d.low:.4f}, {d.high:.4f}] of the "
                 f"good build [exit {report.exit_status}]")
     if regressions:
