@@ -7,6 +7,7 @@ TOML in the study's style (``[study]`` becomes ``[gate]``, ``[[workload]]`` may 
     threshold = "2%"                # time: wall and cpu, and metrics the program reports
     cpu_threshold = "2%"            # CPU time (user + sys), when gated on
     instructions_threshold = "0.5%" # instruction counts
+    build_timeout = "10min"         # a build running longer is killed (exit 3)
 
     [[benchmark]]
     name = "sort"
@@ -32,7 +33,7 @@ from benchlab.ci.gate import check_threshold
 from benchlab.ci.reported import parse_metrics
 from benchlab.errors import UserError
 
-_GATE_KEYS = {"threshold", "cpu_threshold", "instructions_threshold"}
+_GATE_KEYS = {"threshold", "cpu_threshold", "instructions_threshold", "build_timeout"}
 _BENCH_KEYS = {"name", "command", "threshold", "cpu_threshold", "instructions_threshold",
                "metrics", "better"}
 
@@ -63,9 +64,28 @@ def _thresholds(table: dict[str, Any], where: str) -> dict[str, float]:
     return out
 
 
+def build_timeout_of(path: str | Path) -> float | None:
+    """The suite file's ``[gate] build_timeout`` in s (None when not set); one-line UserError
+    for a value that is not a duration."""
+    from benchlab.units import parse_duration_s
+
+    _, gate = _read(Path(path))
+    if "build_timeout" not in gate:
+        return None
+    return parse_duration_s(gate["build_timeout"], what=f"{path} [gate] build_timeout")
+
+
 def load_ab_suite(path: str | Path) -> list[AbBenchmark]:
     """Parse and type-check a suite file (see the module docstring); one-line UserError."""
     path = Path(path)
+    data, gate = _read(path)
+    build_timeout_of(path)  # checked with the rest: bad input before anything is built
+    defaults = _thresholds(gate, f"{path} [gate]")
+    return _entries(path, data, defaults)
+
+
+def _read(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The suite file's TOML and its checked ``[gate]`` table."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -85,7 +105,12 @@ def load_ab_suite(path: str | Path) -> list[AbBenchmark]:
         raise UserError(f"{path}: [gate] has unknown key(s) "
                         f"{', '.join(sorted(set(gate) - _GATE_KEYS))}; known: "
                         f"{', '.join(sorted(_GATE_KEYS))}")
-    defaults = _thresholds(gate, f"{path} [gate]")
+    return data, gate
+
+
+def _entries(path: Path, data: dict[str, Any], defaults: dict[str, float]
+             ) -> list[AbBenchmark]:
+    """The suite's benchmarks, checked."""
     entries = data.get("benchmark", []) + data.get("workload", []) \
         if isinstance(data.get("benchmark", []), list) and \
         isinstance(data.get("workload", []), list) else None

@@ -50,6 +50,7 @@ from benchlab.errors import UserError
 from benchlab.paths import user_cache_dir
 from benchlab.processes import pid_alive, process_stats
 from benchlab.store.owner import process_start
+from benchlab.units import format_duration
 
 MARKER = ".benchlab-build.json"
 #: Characters of a build log kept in the session (the tail: where compilers print the error).
@@ -158,8 +159,11 @@ def _build_key(command: str | None) -> str:
     return hashlib.sha256((command or "").encode()).hexdigest()[:8]
 
 
-def _run_build(tree: Path, command: str | None, label: str, commit: str) -> tuple[float, str]:
-    """Run the build command in ``tree``; (seconds, log tail). BuildFailed with the log's tail."""
+def _run_build(tree: Path, command: str | None, label: str, commit: str,
+               timeout_s: float | None = None) -> tuple[float, str]:
+    """Run the build command in ``tree``; (seconds, log tail). BuildFailed with the log's tail,
+    or when the build runs past ``timeout_s`` (s; None: no limit): its whole process group is
+    killed then."""
     if not command:
         return 0.0, ""
     start = time.monotonic()
@@ -174,7 +178,14 @@ def _run_build(tree: Path, command: str | None, label: str, commit: str) -> tupl
         record.write_text(json.dumps({"pgid": proc.pid, "start": process_start(proc.pid),
                                       "owner": os.getpid(),
                                       "owner_start": process_start(os.getpid())}))
-        output, _ = proc.communicate()
+        output, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise BuildFailed(f"the build of {label} ({commit[:12]}) ran past --build-timeout "
+                          f"{format_duration(timeout_s * 1e9)} and was killed with its process "
+                          f"group; make the build faster or raise --build-timeout") from None
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -302,6 +313,8 @@ class Trees:
 
     repo: Path
     temporary: list[Path] = field(default_factory=list)
+    #: a build running longer than this (s) is killed and fails (None: no limit)
+    build_timeout_s: float | None = None
 
     def __enter__(self) -> "Trees":
         sweep_incomplete(self.repo)
@@ -336,7 +349,7 @@ class Trees:
                 _remove_tree(self.repo, tree)  # an unfinished build of a killed benchlab
             try:
                 git(self.repo, "worktree", "add", "--detach", "--force", str(tree), commit)
-                seconds, log = _run_build(tree, build, label, commit)
+                seconds, log = _run_build(tree, build, label, commit, self.build_timeout_s)
                 (tree / ".git").unlink(missing_ok=True)  # detach: the repo lists no worktree
                 git(self.repo, "worktree", "prune", check=False)
                 marker.write_text(json.dumps({"commit": commit, "build_command": build,
@@ -375,7 +388,7 @@ class Trees:
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 if src.is_file():
                     shutil.copy2(src, dst)
-        seconds, log = _run_build(tree, build, label, commit)
+        seconds, log = _run_build(tree, build, label, commit, self.build_timeout_s)
         return Revision(label=label, requested="(work tree)", commit=commit,
                         subject=subject(self.repo, commit), dirty=dirty, root=str(tree),
                         build_command=build, build_seconds=seconds, build_log=log)

@@ -9,77 +9,16 @@ The gate's outputs (Markdown, JUnit, JSON, the terminal table) are written by
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 
 import click
 
 from benchlab.cli import params
+from benchlab.cli.ci_outputs import emit_outputs, finish, output_options  # noqa: F401
 from benchlab.cli.common import db_option, open_store
-from benchlab.cli.output_path import OUTPUT_FILE, OutputPath
 from benchlab.errors import UserError
 
 DEFAULT_MAX_TIME_S = 60.0
-
-
-def output_options(f):
-    """--markdown, --junit, --json and --fail-undecided (shared by ab, gate and bisect)."""
-    f = click.option("--fail-undecided", is_flag=True,
-                     help="An undecided result that could still be a regression fails the job "
-                          "(exit 1). Without it undecided never fails, and the summary says so.")(f)
-    f = click.option("--json", "json_path", type=OutputPath(keywords=("-",)), default=None,
-                     metavar="FILE",
-                     help="Write the result as JSON (docs/ci.schema.json); '-' for stdout.")(f)
-    f = click.option("--junit", "junit_path", type=OUTPUT_FILE, default=None, metavar="FILE",
-                     help="Write JUnit XML: each benchmark a test case, a regression a failure.")(f)
-    f = click.option("--markdown", "markdown_path", type=OUTPUT_FILE, default=None,
-                     metavar="FILE",
-                     help="Write the Markdown summary (also appended to $GITHUB_STEP_SUMMARY "
-                          "when set).")(f)
-    return f
-
-
-def finish(report, *, markdown_path: str | None, junit_path: str | None,
-           json_path: str | None, quiet: bool = False) -> None:
-    """Write ``report``'s outputs, say its failure in one line and exit with its status
-    (0 passed, 1 regression, 3 a build or benchmark failed): the end of ``ab`` and ``gate``."""
-    emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
-                 json_path=json_path, quiet=quiet)
-    if report.failure:
-        click.echo(f"benchlab: error: {report.failure}", err=True)
-    sys.exit(report.exit_status)
-
-def emit_outputs(report, *, markdown_path: str | None, junit_path: str | None,
-                 json_path: str | None, quiet: bool = False) -> None:
-    """Print the terminal table and write every requested output of ``report``."""
-    from benchlab.cli.json_output import echo_json
-    from benchlab.report import ci_outputs
-
-    if json_path != "-" and not quiet:
-        click.echo(ci_outputs.terminal_table(report))
-    md = ci_outputs.markdown(report)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    try:
-        if summary:
-            with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(md)
-        if markdown_path:
-            with open(markdown_path, "w", encoding="utf-8") as fh:
-                fh.write(md)
-        if junit_path:
-            with open(junit_path, "w", encoding="utf-8") as fh:
-                fh.write(ci_outputs.junit(report))
-        if json_path == "-":
-            echo_json(ci_outputs.to_json(report))
-        elif json_path:
-            import json
-
-            with open(json_path, "w", encoding="utf-8") as fh:
-                json.dump(ci_outputs.to_json(report), fh, indent=2, allow_nan=False)
-                fh.write("\n")
-    except OSError as exc:
-        raise UserError(f"cannot write an output ({exc.strerror}: {exc.filename}); choose "
-                        f"another path") from None
 
 
 def parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
@@ -170,6 +109,9 @@ def measure_options(f):
                      help="Kill a run after this long (a failure: exit 3)."),
         click.option("--seed", type=params.SEED, default=0, show_default=True,
                      help="Seed of the order within pairs."),
+        click.option("--build-timeout", type=params.SECONDS, default=None, metavar="DURATION",
+                     help="Kill a build that runs longer (with its process group) and fail "
+                          "(exit 3); a suite file's [gate] build_timeout otherwise."),
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -184,6 +126,15 @@ def options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, coun
     return AbOptions(warmup=warmup, max_time_s=max_time, min_pairs=min_pairs,
                      max_pairs=max_pairs, look_every=look_every, alpha=alpha, count=count,
                      seed=seed, timeout_s=timeout)
+
+
+def build_timeout_for(option: float | None, suite: str | None) -> float | None:
+    """``--build-timeout`` (s), else the suite file's ``[gate] build_timeout``, else None."""
+    if option is not None or not suite:
+        return option
+    from benchlab.ci.ab_suite import build_timeout_of
+
+    return build_timeout_of(suite)
 
 
 def message_printer(quiet: bool):
@@ -270,7 +221,8 @@ def failure_report(failure: str, fail_undecided: bool):
 @db_option
 def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, force, max_time,
            warmup, min_pairs, max_pairs, look_every, alpha, threshold, instructions_threshold,
-           cpu_threshold, count, gate_metrics, better, timeout, seed, fail_undecided, json_path,
+           cpu_threshold, count, gate_metrics, better, timeout, seed, build_timeout,
+           fail_undecided, json_path,
            junit_path, markdown_path, session_name, quiet, db):
     """Measure COMMANDS on two revisions side by side and gate: did head get slower?
 
@@ -302,7 +254,8 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
                             "SESSION (a stored run), not both")
         return _ab_against_baseline(benches, repo, head, build, baseline, runs or 30, force,
                                     warmup, alpha, count, timeout, fail_undecided, json_path,
-                                    junit_path, markdown_path, session_name, quiet, db)
+                                    junit_path, markdown_path, session_name, quiet, db,
+                                    build_timeout_for(build_timeout, suite))
     if runs is not None or force:
         raise UserError("-r/--runs and --force go with --baseline SESSION; without it ab "
                         "measures pairs until the gate decides (--max-time)")
@@ -310,7 +263,8 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     root = rv.repo_root(repo)
     base_rev = base or rv.default_base(root)
     message = message_printer(quiet)
-    with interruptible(), rv.Trees(root) as trees:  # SIGTERM as Ctrl-C: trees removed
+    trees_of = rv.Trees(root, build_timeout_s=build_timeout_for(build_timeout, suite))
+    with interruptible(), trees_of as trees:  # SIGTERM as Ctrl-C: trees removed
         built, failure = build_revisions(trees, build, head, message, base=base_rev)
         if failure is None:
             base_tree, head_tree = built["base"], built["head"]
@@ -338,7 +292,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
 
 def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warmup, alpha,
                          count, timeout, fail_undecided, json_path, junit_path, markdown_path,
-                         session_name, quiet, db):
+                         session_name, quiet, db, build_timeout=None):
     """``ab --baseline``: build head only, run it as ``gate`` runs a fresh run, gate it."""
     from benchlab.ci import baseline as bl
     from benchlab.ci import revisions as rv
@@ -352,7 +306,7 @@ def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warm
     base = bl.find_baseline(store, baseline)
     message = message_printer(quiet)
     cand = None
-    with interruptible(), rv.Trees(root) as trees:
+    with interruptible(), rv.Trees(root, build_timeout_s=build_timeout) as trees:
         built, failure = build_revisions(trees, build, head, message)
         if failure is None:
             head_tree = built["head"]

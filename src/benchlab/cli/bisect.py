@@ -42,7 +42,8 @@ from benchlab.errors import UserError
 @db_option
 def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time, warmup, min_pairs,
                max_pairs, look_every, alpha, threshold, instructions_threshold, cpu_threshold,
-               count, gate_metrics, better, timeout, seed, fail_undecided, json_path, junit_path,
+               count, gate_metrics, better, timeout, seed, build_timeout, fail_undecided,
+               json_path, junit_path,
                markdown_path, quiet, db):
     """Find the first commit between --good and --bad whose COMMAND got slower.
 
@@ -75,7 +76,7 @@ def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time,
     root = rv.repo_root(repo)
     message = message_printer(quiet)
     failure = None
-    with interruptible(), rv.Trees(root) as trees:
+    with interruptible(), rv.Trees(root, build_timeout_s=build_timeout) as trees:
         try:
             result = bisect(store, trees, good=good, bad=bad, build=build, benchmark=bench,
                             options=options, retries=retries, message=message,
