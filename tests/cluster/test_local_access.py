@@ -178,3 +178,33 @@ def test_sigkill_workers_follow_and_the_next_start_sweeps(db_path, tmp_path):
                            timeout=120, env=dict(os.environ, TMPDIR=str(tmpdir)))
     assert again.returncode == 0, again.stderr
     assert list(tmpdir.iterdir()) == []
+
+
+LEVELS = """
+import logging
+from benchlab.core.cluster.address import open_cluster, parse_cluster
+
+def level():
+    return logging.getLogger("distributed.worker").getEffectiveLevel()
+
+if __name__ == "__main__":
+    with open_cluster(parse_cluster("local:1")) as client:
+        print("worker", *client.run(level).values())
+        print("client", level())
+    print("closed", level())
+"""
+
+
+def test_dask_logs_nothing_below_warning_in_the_client_and_the_workers(tmp_path):
+    """A Dask INFO line reached the terminal after a cluster's SIGTERM: the worker processes
+    log at INFO unless told before they import distributed, and the client's own silencing
+    was undone by a later first import of distributed."""
+    script = tmp_path / "levels.py"
+    script.write_text(LEVELS)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    levels = dict(line.split() for line in proc.stdout.splitlines())
+    assert {k: int(v) >= 30 for k, v in levels.items()} == {"worker": True, "client": True,
+                                                            "closed": True}, levels
+    assert "distributed." not in proc.stderr, proc.stderr

@@ -251,9 +251,12 @@ def _local_config(scratch: str | None) -> dict[str, Any]:
 
 
 def _remove(scratch: str | None) -> None:
+    """Remove a ``local:N`` cluster's scratch directory once its worker processes are gone."""
+    from benchlab.core.cluster.local import end_worker_processes
     from benchlab.core.scratch import remove_scratch
 
     if scratch:
+        end_worker_processes()
         remove_scratch(scratch)
 
 
@@ -313,6 +316,8 @@ def _security_of(spec: ClusterSpec, *, load: bool = True) -> dict[str, Any]:
 
 def _silence_dask_logs() -> None:
     import logging
+
+    import distributed  # noqa: F401  (its import sets up its loggers: after it, not before)
 
     names = [n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in
              ("distributed", "tornado", "asyncssh")]

@@ -76,6 +76,11 @@ def local_config(scratch: str, dashboard: bool) -> dict[str, Any]:
     config: dict[str, Any] = {
         "temporary-directory": os.path.join(scratch, "dask"),
         "distributed.worker.http.routes": [],
+        # a worker process sets up its logging as it imports distributed, before any setting
+        # of ours reaches it: only its environment does. Its INFO lines (a stale directory
+        # purged, a worker closing) reached the terminal after a SIGTERM; warnings and
+        # errors still do
+        "distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "warning",
     }
     if not dashboard:
         config.update({
@@ -85,6 +90,46 @@ def local_config(scratch: str, dashboard: bool) -> dict[str, Any]:
             "distributed.scheduler.dashboard.tls.key": os.path.join(tls, key_file("worker")),
         })
     return config
+
+
+#: In the environment of the worker processes of a cluster benchlab starts (see local_config).
+_WORKER_MARK = b"DASK_LOGGING__DISTRIBUTED=warning"
+
+
+def end_worker_processes(wait_s: float = 3.0) -> list[int]:
+    """After a ``local:N`` cluster closed: wait up to ``wait_s`` seconds for the worker
+    processes this process started for it to end, then SIGKILL those left (a close cut short by
+    a signal leaves them starting, and one that starts once its directory is removed logs
+    errors about it); return the pids killed."""
+    import signal
+    import time
+
+    from benchlab.processes import process_stats
+
+    def ours(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+        except OSError:
+            return False
+        return b"spawn_main" in cmdline and _WORKER_MARK in environ
+
+    me = str(os.getpid())
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = [pid for pid, fields in process_stats()
+                if len(fields) > 1 and fields[1] == me and fields[0] != "Z" and ours(pid)]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)  # multiprocessing reaps it
+        except ProcessLookupError:
+            pass
+    return left
 
 
 def start_local_cluster(n_workers: int, resources: dict[str, int], scratch: str) -> Any:
