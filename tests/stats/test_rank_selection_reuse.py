@@ -85,3 +85,28 @@ def test_a_changed_sample_is_selected_anew(passes):
     diffs_rank = changed.rank_high
     assert changed.ci_high == np.partition(np.subtract.outer(x, y).ravel(),
                                            diffs_rank - 1)[diffs_rank - 1]
+
+
+def test_the_ranks_of_a_large_pooled_sample_are_computed_once(monkeypatch):
+    """The verdict's rank test runs up to three times on one pair; the ranking (a sort of
+    n + m values) is done once, and the caller gets its own copy."""
+    from benchlab.stats import rank
+    from benchlab.stats.rank import average_ranks, mann_whitney_u
+
+    calls = {"n": 0}
+    inner = rank._average_ranks
+
+    def counted(a):
+        calls["n"] += 1
+        return inner(a)
+
+    monkeypatch.setattr(rank, "_average_ranks", counted)
+    monkeypatch.setattr(rank, "_KNOWN_RANKS", {})
+    x, y = _ar1_timings(10_000, seed=5)
+    first = mann_whitney_u(x, y)
+    assert mann_whitney_u(x, y) == first and calls["n"] == 1
+    ranks = average_ranks(np.concatenate([x, y]))
+    ranks[:] = 0  # a caller's change is its own
+    assert mann_whitney_u(x, y) == first and calls["n"] == 1
+    assert np.array_equal(average_ranks(x[:100]), inner(x[:100]))  # small: ranked each time
+    assert calls["n"] == 2

@@ -59,10 +59,29 @@ Alternative = Literal["two-sided", "less", "greater"]
 EXACT_LIMIT = 50
 
 
+#: Samples from this size on have their ranks remembered (the last two): a verdict tests the
+#: same pair up to three times, and ranking is its costliest step (a sort of n + m values).
+RANKS_REMEMBERED_FROM = 10_000
+_KNOWN_RANKS: dict[bytes, np.ndarray] = {}
+
+
 def average_ranks(a: np.ndarray) -> np.ndarray:
     """Ranks 1..n with ties given their average rank: ``scipy.stats.rankdata(a)``'s algorithm
     and numbers (half-integers, exact in float64) without importing scipy.stats (~1 s, most of
-    `benchlab history`'s start-up)."""
+    `benchlab history`'s start-up). The ranks of a large sample ranked before are reused."""
+    if a.size < RANKS_REMEMBERED_FROM:
+        return _average_ranks(a)
+    import hashlib
+
+    key = hashlib.blake2b(np.ascontiguousarray(a), digest_size=16).digest() + a.dtype.str.encode()
+    if key not in _KNOWN_RANKS:
+        _KNOWN_RANKS[key] = _average_ranks(a)
+        while len(_KNOWN_RANKS) > 2:
+            del _KNOWN_RANKS[next(iter(_KNOWN_RANKS))]
+    return _KNOWN_RANKS[key].copy()  # the caller may change its copy
+
+
+def _average_ranks(a: np.ndarray) -> np.ndarray:
     sorter = np.argsort(a, kind="mergesort")
     inverse = np.empty(sorter.size, dtype=np.intp)
     inverse[sorter] = np.arange(sorter.size, dtype=np.intp)
