@@ -17,6 +17,7 @@ from benchlab.core.placement import Execution, prepare_execution
 from benchlab.core.plan import Placement
 from benchlab.core.scratch import make_scratch, remove_scratch, sweep_dead_scratch
 from benchlab.measure.spawn import RunMeasurement
+from benchlab.store import session_metadata
 from benchlab.store.db import SessionRef, Store
 from benchlab.store.writer import SessionWriter
 
@@ -120,7 +121,7 @@ class DrivenSession:
         """End the session (``done``, ``interrupted`` or ``failed``) with its final metadata."""
         if self.writer is not None and not self.finished:
             if metadata is not None:
-                self.writer.update(metadata=dict(metadata))
+                session_metadata.merge(self.writer.store, self.writer.ref.id, **metadata)
             self.writer.finish(status)
         self.finished = True
 

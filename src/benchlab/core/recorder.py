@@ -212,9 +212,10 @@ class RunRecorder:
         entry = {"seq": seq, "benchmark": name, "iteration": planned.iteration,
                  "warmup": planned.warmup, "machine": machine, "address": address,
                  "reason": reason, "at_utc": utc_now(), "requeued": requeued}
-        with self.lock:
-            meta = self.store.get_session(self.uid).get("metadata") or {}
-            merge_metadata(self.writer, {"lost_runs": [*meta.get("lost_runs", []), entry]})
+        from benchlab.store import session_metadata  # only on a cluster that lost a worker
+
+        with self.lock:  # the store's connection is shared by the lanes' threads
+            session_metadata.append(self.writer.store, self.writer.ref.id, "lost_runs", entry)
         self.observer.message(f"run {seq} of {name} on {machine} lost: {reason}"
                               f"{'; re-queued' if requeued else ''}")
 

@@ -20,9 +20,11 @@ from benchlab.store.writer import SessionWriter
 
 
 def merge_metadata(writer: SessionWriter, extra: dict[str, Any]) -> None:
-    """Add keys to a session's metadata, keeping what is there."""
-    meta = writer.store.get_session(writer.ref.uid).get("metadata") or {}
-    writer.update(metadata={**meta, **extra})
+    """Add keys to a session's metadata, keeping what is there, in one transaction
+    (:func:`benchlab.store.session_metadata.merge`)."""
+    from benchlab.store import session_metadata  # only sessions that record something extra
+
+    session_metadata.merge(writer.store, writer.ref.id, **extra)
 
 
 class RunFailed(UserError):

@@ -25,6 +25,7 @@ from benchlab.core.session import interruptible, raise_if_terminated
 from benchlab.core.session_types import Observer, SessionInterrupted
 from benchlab.core.suite import Suite, cell_label, cell_protocol
 from benchlab.errors import UserError
+from benchlab.store import session_metadata
 from benchlab.store.db import SessionRef, Store
 from benchlab.store.writer import SessionWriter
 
@@ -118,7 +119,7 @@ def _run_cells(store: Store, study: SessionWriter, suite: Suite, meta: dict[str,
         meta["lost_after_s"] = lost_after_s
     cluster = meta.get("cluster")
     meta["order"] = [cell_label(cells[i]) for i in order]
-    study.update(metadata=meta)
+    session_metadata.merge(store, study.ref.id, **meta)
     shared_cluster = contextlib.nullcontext()
     if cluster:
         from benchlab.core.cluster.session import open_shared_cluster
@@ -142,7 +143,8 @@ def _run_cells(store: Store, study: SessionWriter, suite: Suite, meta: dict[str,
 
             def started(ref, label=label, cell=cell):
                 meta["cells"][label] = {"session": ref.uid, "cell": cell}
-                study.update(metadata=meta)
+                session_metadata.merge_under(store, study.ref.id, "cells",
+                                             {label: meta["cells"][label]})
 
             execute(cell_protocol(suite, cell, seed=suite.seed * 1000 + k), store, where,
                     argv=argv, name=f"{suite.name}/{label}", parent=study.ref,
