@@ -227,8 +227,7 @@ def resume_cluster_session(store: Store, key: str, *, cluster: str | None = None
         writer = SessionWriter.resume(store, sess["uid"])
         setup_ids = _store_machines(store, machines, probes, plan.placement.workers)
         if cluster and cluster != info["address"]:
-            meta = store.get_session(sess["uid"]).get("metadata") or {}
-            writer.update(metadata={**meta, "cluster": {**info, "address": spec.text}})
+            merge_metadata(writer, {"cluster": {**info, "address": spec.text}})
         return _execute(client, writer, plan, machines, bool(info.get("spread")), observer,
                         setup_ids, spec.text, machine_grace_s, plans)
 
