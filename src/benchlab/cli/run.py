@@ -25,6 +25,7 @@ from benchlab.cli.run_outcome import (
     exit_if_command_failed,
     min_runs_of,
     print_verdict,
+    store_run_verdict,
     until_decided_alpha,
     verdict_margin,
 )
@@ -284,17 +285,16 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
         exit_if_command_failed(store, key, exc)
         raise
     summaries = []
-    if as_json or not quiet:  # -q prints nothing: no statistics, and no numpy (~80 ms)
+    if as_json or not quiet:  # -q prints nothing: no summaries (the verdict is stored all the same)
         from benchlab.report.run_summary import session_summaries
 
         summaries = session_summaries(store, result.session.id)
     reference = _reference_name(hf, result.session.id, store)
-    from benchlab.report.speed_verdict import run_verdict  # the verdict, stored with the session
+    from benchlab.report.speed_verdict import verdict_settings  # no numpy: settings only
 
-    verdict = run_verdict(store, result.session.id, reference=reference, sort=hf.sort,
-                          metric=verdict_metric, confidence_level=conf_level,
-                          equivalence_margin=margin, resumed=bool(resume),
-                          compute=as_json or not quiet)
+    settings = verdict_settings(reference=reference, sort=hf.sort, metric=verdict_metric,
+                                confidence_level=conf_level, equivalence_margin=margin)
+    verdict = store_run_verdict(store, result.session.id, settings, resumed=bool(resume))
     hf.write_exports(store, result.session.uid, reference)
     if report_path is not None:
         from benchlab.report.output import write_report

@@ -111,7 +111,7 @@ def print_verdict(store, session_id: int, hf: HyperfineOptions, reference: str |
     """hyperfine's relative-speed summary, with a test and an interval (see speed_verdict), on
     ``metric`` (default: :func:`~benchlab.report.run_summary.default_verdict_metric`), then
     the exact instruction counts beside it when the session counted them. ``verdict``: the
-    session's structured verdict (:func:`benchlab.report.speed_verdict.run_verdict`), printed
+    session's structured verdict (:func:`store_run_verdict`), printed
     as show and compare print it."""
     from benchlab.report.run_summary import count_lines, default_verdict_metric, verdict_series
     from benchlab.report.speed_verdict import speed_verdict
@@ -135,3 +135,26 @@ def print_verdict(store, session_id: int, hf: HyperfineOptions, reference: str |
         lines += count_lines(store, session_id, baseline)
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def store_run_verdict(store, session_id: int, settings: dict, *, resumed: bool = False):
+    """What ``benchlab run`` does at its end, with or without ``-q``: store the verdict's
+    ``settings`` (:func:`benchlab.report.speed_verdict.verdict_settings`) with the session, so
+    ``show``, ``compare SESSION``, ``report`` and the exports give this same verdict, then
+    decide it and store it beside them as data (``"result"``). A ``resumed`` session keeps the
+    settings its first ``run`` stored. Returns the :class:`~benchlab.stats.verdict_model.Verdict`,
+    or None with fewer than two benchmarks (nothing to compare: no statistics are loaded)."""
+    from benchlab.report.speed_verdict import METADATA_KEY
+    from benchlab.store import session_metadata
+
+    if not (resumed and METADATA_KEY in session_metadata.read(store, session_id)):
+        session_metadata.merge(store, session_id, **{METADATA_KEY: settings})
+    if len(store.benchmarks(session_id)) < 2:
+        return None
+    from benchlab.report.speed_verdict import session_verdict, stored_settings
+
+    verdict = session_verdict(store, session_id)
+    if verdict is not None:
+        session_metadata.merge(store, session_id, **{METADATA_KEY: {
+            **stored_settings(store, session_id), "result": verdict.to_dict()}})
+    return verdict

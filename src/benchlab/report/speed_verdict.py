@@ -4,9 +4,10 @@ Data flow store -> analyse -> report: :func:`session_verdict` reads a session's 
 :func:`benchlab.stats.verdict_model.verdict_model`; ``benchlab run``, ``show``, ``report``, the
 exports and bundles render the :class:`~benchlab.stats.verdict_model.Verdict` it returns with
 :func:`benchlab.report.verdict_text.verdict_lines`. The baseline rule and its settings are
-stored in the session's metadata (key ``"verdict"``) by ``run`` (:func:`run_verdict`), with the
-verdict itself as data under ``"result"`` (so the JSON export and bundles carry it), and ``show``
-months later gives exactly what ``run`` gave.
+stored in the session's metadata (key ``"verdict"``) by ``run``
+(:func:`benchlab.cli.run_outcome.store_run_verdict`, through :mod:`benchlab.store.session_metadata`),
+with the verdict itself as data under ``"result"`` (so the JSON export and bundles carry it), and
+``show`` months later gives exactly what ``run`` gave. This module only reads the store.
 """
 
 from __future__ import annotations
@@ -45,38 +46,6 @@ def stored_settings(store: Any, session_id: int) -> dict[str, Any]:
     if isinstance(stored, dict):
         out.update({k: v for k, v in stored.items() if k in out})
     return out
-
-
-def record_verdict_settings(store: Any, session_id: int, settings: dict[str, Any]) -> None:
-    """Store ``settings`` (:func:`verdict_settings`) in the session's metadata, keeping the rest."""
-    meta = store.get_session(session_id).get("metadata") or {}
-    meta = dict(meta) if isinstance(meta, dict) else {"previous": meta}
-    meta[METADATA_KEY] = settings
-    store.update_session(session_id, metadata=meta)
-
-
-def run_verdict(store: Any, session_id: int, *, reference: str | None = None,
-                sort: str = "auto", metric: str | None = None, confidence_level: float = 0.95,
-                equivalence_margin: float = 0.01, resumed: bool = False,
-                compute: bool = True) -> Verdict | None:
-    """What ``benchlab run`` does at its end: store the verdict's settings with the session
-    (``reference``: the baseline's benchmark name), so ``show``, ``compare SESSION``,
-    ``report`` and the exports give this same verdict, then compute it. A ``resumed`` session
-    keeps the settings its first ``run`` stored. None with fewer than two measured benchmarks,
-    or when not ``compute`` (``run -q`` prints nothing: the settings are stored all the same).
-    """
-    meta = store.get_session(session_id).get("metadata") or {}
-    if not (resumed and isinstance(meta, dict) and METADATA_KEY in meta):
-        record_verdict_settings(store, session_id, verdict_settings(
-            reference=reference, sort=sort, metric=metric, confidence_level=confidence_level,
-            equivalence_margin=equivalence_margin))
-    if not compute:
-        return None
-    verdict = session_verdict(store, session_id)
-    if verdict is not None:  # as data in the session, so the JSON export and bundles carry it
-        settings = stored_settings(store, session_id)
-        record_verdict_settings(store, session_id, {**settings, "result": verdict.to_dict()})
-    return verdict
 
 
 def session_series(store: Any, session_id: int, metric: str = "wall"
