@@ -286,3 +286,60 @@ def test_private_name_checker_on_synthetic_code():
     # a module's own private names, and its package's private modules, are fine
     own = ast.parse("from benchlab.stats.rank import _average_ranks\n")
     assert private_name_imports("benchlab.stats.rank", own, modules) == []
+
+
+# --- session metadata ---------------------------------------------------------------------
+
+#: The one module that changes a session's metadata after its row is made.
+METADATA_OWNER = "benchlab/store/session_metadata.py"
+#: The CI feature's modules, which still write it themselves until their owner moves them to
+#: the named updates; listed each, so the list only shrinks.
+METADATA_PENDING: dict[str, str] = {
+    "benchlab/cli/gate.py": "stores the gate's verdict in the candidate session",
+    "benchlab/cli/ab.py": "stores the A/B verdict in the candidate session",
+    "benchlab/ci/ab.py": "stores the A/B plan's pairing in the session",
+}
+
+
+def metadata_writes(tree: ast.AST) -> list[int]:
+    """Lines that write a session's metadata: a call ``X.update(metadata=...)`` or
+    ``X.update_session(..., metadata=...)``, or SQL that updates the column."""
+    lines = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("update", "update_session")
+                and any(k.arg == "metadata" for k in node.keywords)):
+            lines.append(node.lineno)
+        text = _text_of(node)
+        if text is not None and re.search(r"UPDATE\s+sessions\s+SET\b[^;]*\bmetadata\b", text,
+                                          re.I | re.S):
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_session_metadata_is_written_in_one_module():
+    """Every change of a session's metadata is a named, atomic update of
+    ``benchlab.store.session_metadata``: two read-modify-writes of the one JSON document
+    elsewhere could lose each other's change, and a report that wrote it would make what is
+    stored depend on what was printed."""
+    problems, used = [], set()
+    for rel, dotted, tree in _modules(ROOT):
+        found = metadata_writes(tree)
+        if not found or rel == METADATA_OWNER:
+            continue
+        if rel in METADATA_PENDING:
+            used.add(rel)
+            continue
+        problems.append(f"src/{rel}:{found[0]}: writes a session's metadata (use a named "
+                        f"update of benchlab.store.session_metadata)")
+    for rel in sorted(set(METADATA_PENDING) - used):
+        _stale(f"src/{rel}: listed as writing session metadata, but does not: remove it")
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+def test_metadata_write_checker_on_synthetic_code():
+    tree = ast.parse("writer.update(metadata=meta)\nstore.update_session(1, metadata={})\n"
+                     "writer.update(protocol=p)\nq = 'UPDATE sessions SET metadata = ? WHERE id = ?'\n"
+                     "meta.update(x=1)\n")
+    assert metadata_writes(tree) == [1, 2, 4]
