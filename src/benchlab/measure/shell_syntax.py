@@ -87,106 +87,125 @@ def find_shell_syntax(command: str) -> list[ShellSyntax]:
     list of ShellSyntax
         One entry per construct; a run of operator characters (``&&``, ``2>&1``) is one entry.
     """
-    found: list[ShellSyntax] = []
-    quote: str | None = None   # the open quote character, if any
-    quote_at = 0
-    word_start = True          # the next character starts a new word
-    command_word_seen = False  # assignments only count before the command word
-    i, n = 0, len(command)
-    while i < n:
-        ch = command[i]
-        if quote == "'":
-            if ch == "'":
-                quote = None
-            i += 1
-            continue
-        if quote == '"':
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == '"':
-                quote = None
-            elif ch == "`":
-                found.append(ShellSyntax("command substitution", "`", i))
-                i = _closing_backtick(command, i)
-            elif ch == "$":
-                hit = _dollar(command, i)
-                if hit is not None and hit.kind != "shell quoting":
-                    found.append(hit)
-            i += 1
-            continue
-        # unquoted
+    scan = _Scanner(command)
+    while scan.i < len(command) and not scan.done:
+        if scan.quote == "'":
+            scan.single_quoted()
+        elif scan.quote == '"':
+            scan.double_quoted()
+        else:
+            scan.unquoted()
+    if scan.quote is not None:
+        scan.found.append(ShellSyntax("unbalanced quote", scan.quote, scan.quote_at))
+    return scan.found
+
+
+class _Scanner:
+    """The state of one left-to-right reading of a command, as ``sh`` would tokenise it; each
+    method reads from offset ``i`` and advances it."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.found: list[ShellSyntax] = []
+        self.quote: str | None = None   # the open quote character, if any
+        self.quote_at = 0
+        self.word_start = True          # the next character starts a new word
+        self.command_word_seen = False  # assignments only count before the command word
+        self.done = False               # a comment: the rest of the line is not read
+        self.i = 0
+
+    def single_quoted(self) -> None:
+        if self.command[self.i] == "'":
+            self.quote = None
+        self.i += 1
+
+    def double_quoted(self) -> None:
+        ch, i = self.command[self.i], self.i
         if ch == "\\":
-            i += 2
-            word_start = False
-            continue
-        if ch in " \t":
-            word_start = True
-            i += 1
-            continue
-        if ch == "\n":
-            found.append(ShellSyntax("command separator", "newline", i))
-            word_start, command_word_seen = True, False
-            i += 1
-            continue
-        at_word_start = word_start
-        word_start = False
+            self.i += 2
+            return
+        if ch == '"':
+            self.quote = None
+        elif ch == "`":
+            self.found.append(ShellSyntax("command substitution", "`", i))
+            self.i = _closing_backtick(self.command, i)
+        elif ch == "$":
+            hit = _dollar(self.command, i)
+            if hit is not None and hit.kind != "shell quoting":
+                self.found.append(hit)
+        self.i += 1
+
+    def unquoted(self) -> None:
+        ch, i = self.command[self.i], self.i
+        if ch == "\\":
+            self.i, self.word_start = i + 2, False
+        elif ch in " \t":
+            self.i, self.word_start = i + 1, True
+        elif ch == "\n":
+            self.found.append(ShellSyntax("command separator", "newline", i))
+            self.i, self.word_start, self.command_word_seen = i + 1, True, False
+        else:
+            at_word_start, self.word_start = self.word_start, False
+            self.in_word(ch, at_word_start)
+
+    def in_word(self, ch: str, at_word_start: bool) -> None:
+        i = self.i
         if ch in ("'", '"'):
-            quote, quote_at = ch, i
-            command_word_seen = True
-            i += 1
-            continue
-        if ch in "|&;<>()":
-            j = i
-            while j < n and command[j] in "|&;<>()":
-                j += 1
-            # a file-descriptor number glued to a redirection belongs to it: 2>&1, 2>/dev/null
-            k = i
-            while k > 0 and command[k - 1].isdigit():
-                k -= 1
-            if k < i and (k == 0 or command[k - 1] in " \t") and command[i] in "<>":
-                i = k
-            if command[j - 1] == "&" and j >= 2 and command[j - 2] in "<>":
-                while j < n and (command[j].isdigit() or command[j] == "-"):
-                    j += 1  # the target descriptor of a duplication: >&2, <&-
-            op = command[i:j]
-            found.append(ShellSyntax(_operator_kind(op), op, i))
-            if any(c in op for c in "|;&") and ">&" not in op and "<&" not in op:
-                command_word_seen = False
-            word_start = True
-            i = j
-            continue
-        if ch == "`":
-            found.append(ShellSyntax("command substitution", "`", i))
-            i = _closing_backtick(command, i) + 1
-            continue
-        if ch == "$":
-            hit = _dollar(command, i)
+            self.quote, self.quote_at, self.command_word_seen = ch, i, True
+        elif ch in "|&;<>()":
+            self.operator()
+            return
+        elif ch == "`":
+            self.found.append(ShellSyntax("command substitution", "`", i))
+            self.i = _closing_backtick(self.command, i)
+        elif ch == "$":
+            hit = _dollar(self.command, i)
             if hit is not None:
-                found.append(hit)
-            i += 1
-            continue
+                self.found.append(hit)
+        else:
+            self.plain(ch, at_word_start)
+        self.i += 1
+
+    def operator(self) -> None:
+        """A run of operator characters, with a descriptor number glued to a redirection."""
+        command, i = self.command, self.i
+        n, j = len(command), i
+        while j < n and command[j] in "|&;<>()":
+            j += 1
+        # a file-descriptor number glued to a redirection belongs to it: 2>&1, 2>/dev/null
+        k = i
+        while k > 0 and command[k - 1].isdigit():
+            k -= 1
+        if k < i and (k == 0 or command[k - 1] in " \t") and command[i] in "<>":
+            i = k
+        if command[j - 1] == "&" and j >= 2 and command[j - 2] in "<>":
+            while j < n and (command[j].isdigit() or command[j] == "-"):
+                j += 1  # the target descriptor of a duplication: >&2, <&-
+        op = command[i:j]
+        self.found.append(ShellSyntax(_operator_kind(op), op, i))
+        if any(c in op for c in "|;&") and ">&" not in op and "<&" not in op:
+            self.command_word_seen = False
+        self.word_start, self.i = True, j
+
+    def plain(self, ch: str, at_word_start: bool) -> None:
+        """A character outside quotes and operators: glob, tilde, comment, or assignment."""
+        command, i = self.command, self.i
         if ch in "*?":
-            found.append(ShellSyntax("glob", ch, i))
+            self.found.append(ShellSyntax("glob", ch, i))
         elif ch == "[":
-            end = _word_end(command, i)
-            if "]" in command[i + 1:end]:
-                found.append(ShellSyntax("glob", command[i:command.index("]", i + 1) + 1], i))
+            if "]" in command[i + 1:_word_end(command, i)]:
+                self.found.append(ShellSyntax("glob", command[i:command.index("]", i + 1) + 1], i))
         elif at_word_start and ch == "~":
-            found.append(ShellSyntax("tilde", "~", i))
+            self.found.append(ShellSyntax("tilde", "~", i))
         elif at_word_start and ch == "#":
-            found.append(ShellSyntax("comment", "#", i))
-            break
-        elif at_word_start and not command_word_seen:
+            self.found.append(ShellSyntax("comment", "#", i))
+            self.done = True
+        elif at_word_start and not self.command_word_seen:
             m = _ASSIGNMENT.match(command, i)
             if m:
-                found.append(ShellSyntax("assignment", m.group(0), i))
+                self.found.append(ShellSyntax("assignment", m.group(0), i))
             else:
-                command_word_seen = True
-        i += 1
-    if quote is not None:
-        found.append(ShellSyntax("unbalanced quote", quote, quote_at))
-    return found
+                self.command_word_seen = True
 
 
 def _closing_backtick(command: str, i: int) -> int:
