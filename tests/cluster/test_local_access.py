@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.helpers import descendants, stored_runs, wait_for
-from tests.conftest import BENCHLAB, require_tool
+from tests.cluster.helpers import descendants, free_port, stored_runs, wait_for
+from tests.conftest import BENCHLAB, assert_one_line_error, require_tool, run_cli
 
 pytestmark = [pytest.mark.slow]
 
@@ -208,3 +208,38 @@ def test_dask_logs_nothing_below_warning_in_the_client_and_the_workers(tmp_path)
     assert {k: int(v) >= 30 for k, v in levels.items()} == {"worker": True, "client": True,
                                                             "closed": True}, levels
     assert "distributed." not in proc.stderr, proc.stderr
+
+
+DASHBOARD = """
+import os, sys, urllib.request
+sys.path.insert(0, os.getcwd())
+from benchlab.core.cluster.address import open_cluster, parse_cluster
+from benchlab.core.cluster.local import set_local_options
+from tests.cluster.helpers import descendants
+from tests.cluster.test_local_access import listening
+
+if __name__ == "__main__":
+    said = []
+    set_local_options(dashboard=True, announce=said.append)
+    with open_cluster(parse_cluster("local:1")) as client:
+        link = said[0].split(": ", 1)[1].split()[0]
+        with urllib.request.urlopen(link, timeout=30) as reply:
+            print("status", reply.status, link)
+        pids = [os.getpid(), *descendants(os.getpid())]
+        print("addresses", *sorted({ip for _, ip, _ in listening(pids)}))
+"""
+
+
+def test_the_dashboard_only_on_request_and_on_loopback(tmp_path):
+    script = tmp_path / "dashboard.py"
+    script.write_text(DASHBOARD)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).parents[2])
+    assert proc.returncode == 0, proc.stderr
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert lines["status"].startswith("200 http://127.0.0.1:"), proc.stdout
+    assert lines["addresses"] == "127.0.0.1", proc.stdout
+    # a team's scheduler serves its own dashboard, or none: one line before connecting
+    refused = run_cli("run", "--cluster", f"tcp://127.0.0.1:{free_port()}", "--dashboard", "-r",
+                      "1", "true", db=tmp_path / "d.db")
+    assert_one_line_error(refused, "--dashboard")

@@ -217,6 +217,11 @@ def _start(spec: ClusterSpec, slots: int, connect_options: dict[str, Any] | None
     started here (``local:N`` in ``scratch``, ``ssh:``)."""
     from distributed import Client
 
+    from benchlab.core.cluster.local import LOCAL
+
+    if LOCAL.dashboard and spec.kind != "local":
+        raise UserError(f"--dashboard serves the dashboard of a local:N cluster; {spec.text} "
+                        f"serves its own (or none): drop --dashboard")
     if spec.kind == "tcp":
         return Client(spec.address, timeout=f"{int(min(timeout_s, 10))}s",
                       set_as_default=False, **_security_of(spec)), None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 #: The addresses put in the cluster's certificates (Dask checks the CA, not the host name).
 LOOPBACK = "127.0.0.1"
@@ -33,18 +33,24 @@ LOOPBACK = "127.0.0.1"
 @dataclass
 class LocalOptions:
     """How ``local:N`` clusters start: ``dashboard`` (``--dashboard``) serves the scheduler's
-    dashboard on 127.0.0.1. Set once by the command line (:func:`set_local_options`)."""
+    dashboard on 127.0.0.1, and ``announce`` is told its address (one line of text). Set once
+    by the command line (:func:`set_local_options`)."""
 
     dashboard: bool = False
+    announce: Callable[[str], None] | None = None
 
 
 LOCAL = LocalOptions()
 
 
-def set_local_options(*, dashboard: bool | None = None) -> None:
-    """Record ``--dashboard`` for every ``local:N`` cluster this process starts."""
+def set_local_options(*, dashboard: bool | None = None,
+                      announce: Callable[[str], None] | None = None) -> None:
+    """Record ``--dashboard`` for every ``local:N`` cluster this process starts, and where to
+    say the dashboard's address."""
     if dashboard is not None:
         LOCAL.dashboard = dashboard
+    if announce is not None:
+        LOCAL.announce = announce
 
 
 def cluster_security(tls_dir: str) -> Any:
@@ -146,7 +152,11 @@ def start_local_cluster(n_workers: int, resources: dict[str, int], scratch: str)
     dashboard = f"{LOOPBACK}:0" if LOCAL.dashboard else None
     # without a dashboard the scheduler's HTTP server would still take port 8787
     no_dashboard = {"dashboard_address": f"{LOOPBACK}:0", "dashboard": False}
-    return LocalCluster(n_workers=n_workers, threads_per_worker=max(resources.values()),
-                        processes=True, resources=resources, host=LOOPBACK, protocol="tls://",
-                        security=security, dashboard_address=dashboard,
-                        scheduler_kwargs={} if dashboard else no_dashboard, silence_logs=50)
+    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=max(resources.values()),
+                           processes=True, resources=resources, host=LOOPBACK,
+                           protocol="tls://", security=security, dashboard_address=dashboard,
+                           scheduler_kwargs={} if dashboard else no_dashboard, silence_logs=50)
+    if dashboard and LOCAL.announce is not None:
+        LOCAL.announce(f"Dask dashboard of {n_workers} local workers: {cluster.dashboard_link} "
+                       f"(every user of this machine can read it)")
+    return cluster
