@@ -2,8 +2,9 @@
 read into a place (:func:`where_of`: this machine or a cluster) handed to the core's one
 :func:`benchlab.core.execute.execute`, which does the rest; and the cluster-wide commands'
 helpers (profile, calibrate and compare a fleet, the per-machine table of a run). The client
-options ``--tls-dir`` / ``--insecure`` (:func:`tls_options`) only record what was given
-(:func:`benchlab.core.cluster.address.set_client_options`).
+options ``--tls-dir`` / ``--insecure`` / ``--dashboard`` (:func:`tls_options`) only record
+what was given (:func:`benchlab.core.cluster.address.set_client_options`,
+:func:`benchlab.core.cluster.local.set_local_options`).
 
 Nothing here imports Dask: the core imports it only for a cluster, so ``benchlab run`` stays
 fast.
@@ -45,9 +46,22 @@ def _record_insecure(ctx, param, value):
     return value
 
 
+def _record_dashboard(ctx, param, value):
+    if value:
+        from benchlab.core.cluster.local import set_local_options
+
+        set_local_options(dashboard=True, announce=lambda text: click.echo(text, err=True))
+    return value
+
+
 def tls_options(f):
-    """Add ``--tls-dir DIR`` and ``--insecure`` (recorded for the cluster connection, not passed
-    to the command's function) to a Click command."""
+    """Add ``--tls-dir DIR``, ``--insecure`` and ``--dashboard`` (recorded for the cluster, not
+    passed to the command's function) to a Click command."""
+    f = click.option("--dashboard", is_flag=True, expose_value=False,
+                     callback=_record_dashboard,
+                     help="With --cluster local:N: serve Dask's dashboard on 127.0.0.1 and "
+                          "print its address (every user of this machine can read it; "
+                          "nobody can run code through it). Off by default.")(f)
     f = click.option("--insecure", is_flag=True, expose_value=False, callback=_record_insecure,
                      help="With --cluster tcp://: allow a plain, unauthenticated connection to "
                           "another machine (anyone who reaches the scheduler can run code on "
