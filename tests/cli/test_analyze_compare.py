@@ -23,8 +23,8 @@ def anp_db(db_path, shared):
 
 
 def test_analyze_reproduces_seed_003_table(anp_db):
-    """The TCP-latency report: 74 kept of 100, median 52665 (of all values), uncertainty 461, p95 55601,
-    p99 61627, min 43060, max 62051 (ns)."""
+    """The TCP-latency report: 74 kept of 100, median 52665 (of all values), average 51136 (of
+    the kept values), uncertainty 461, p95 55601, p99 61627, min 43060, max 62051 (ns)."""
     proc = run_cli("analyze", "anp", "--json", db=anp_db, check=True)
     a = json.loads(proc.stdout)
     m = a["mad_filter"]
@@ -36,7 +36,9 @@ def test_analyze_reproduces_seed_003_table(anp_db):
     assert a["outliers"]["mad_rule"]["flagged"] == 26  # flagged, not dropped
     assert a["summary"]["n"] == 100
     text = run_cli("analyze", "anp", db=anp_db, check=True).stdout
+    assert round(m["mean_kept"]) == 51136
     assert "kept 74 of 100" in text and "52.6650 µs" in text and "461.503 ns" in text
+    assert "mean of kept 51.1356 µs" in text  # the report's "Average", in the text too
     for section in ("outliers", "independence", "steady state", "CDF"):
         assert section in text
 

@@ -115,7 +115,8 @@ def render_analysis(a: dict[str, Any], console) -> None:
                   f"1.5 IQR: {o['tukey']['k=1.5']}, 3 IQR: {o['tukey']['k=3']}")
     console.print(f"[bold]after the MAD filter[/bold] (3 MADs, as the TCP-latency report): kept {m['n_kept']} of "
                   f"{m['n_total']}; median of all {f(m['median_all'])}, of kept "
-                  f"{f(m['median_kept'])}; uncertainty MAD/sqrt(n kept) {f(m['uncertainty'])}; "
+                  f"{f(m['median_kept'])}; mean of kept {f(m['mean_kept'])}; "
+                  f"uncertainty MAD/sqrt(n kept) {f(m['uncertainty'])}; "
                   f"p95 {f(m['p95_kept'])}, p99 {f(m['p99_kept'])}, min {f(m['min_kept'])}, "
                   f"max {f(m['max_kept'])}")
     ind = a.get("independence")
