@@ -146,6 +146,9 @@ def test_vm_sd_estimate_matches_the_post_within_monte_carlo_error() -> None:
     assert round(result.plan_10x.n_t_test) == 1259 and result.plan_10x.n_required == 5000
     assert round(result.plan_1x.n_t_test) == 125711 and result.plan_1x.n_required == 145000
     assert any("should be >= 145000" in text for _, text in check_lines(result))
+    # the count beside its Monte-Carlo range (bound 395.66 +- 1.96 x 0.54 us: 395-397 us)
+    assert any("145000 (144000-146000 over the SD bound's Monte-Carlo 95% range)" in text
+               for _, text in check_lines(result))
     # The default seed lands on the other side of the boundary, as R's set.seed(1) did.
     seed1 = estimate_sd({"array": array, "map": map_}, jaybeams_compatible=True,
                         n_resamples=resamples, seed=1)

@@ -90,8 +90,30 @@ def _plan(c: Comparison, check: Check, factor: int, unit: str) -> str:
         return (f"{plan.n_required} samples detect {what} ({delta}) {ctx}; have "
                 f"{check.data['have']}")
     verb = "need >=" if factor == 10 else "should be >="
-    return (f"not enough samples to detect {what} ({delta}): {verb} {plan.n_required}, have "
-            f"{c.name_a}={c.n_a} {c.name_b}={c.n_b} {ctx}")
+    return (f"not enough samples to detect {what} ({delta}): {verb} {plan.n_required}"
+            f"{_mc_range(c, plan)}, have {c.name_a}={c.n_a} {c.name_b}={c.n_b} {ctx}")
+
+
+def _mc_range(c: Comparison, plan: Any) -> str:
+    """The sample count over the SD bound's Monte-Carlo 95% range (bound +- 1.96 x its
+    Monte-Carlo SD, rounded as the bound is): the bootstrap's own noise moves the count when
+    the bound sits near a rounding boundary (the JayBeams VM file: 145,000 or 146,000)."""
+    sd = c.sd_estimate
+    if sd is None or not sd.monte_carlo_error:
+        return ""
+    from benchlab.stats.spread import plan_runs
+
+    def count(bound: float) -> int | None:
+        value = math.ceil(bound / 1000.0) * 1000.0 if sd.rule == "jaybeams" else bound
+        return plan_runs(plan.delta, max(value, 0.0), alpha=plan.alpha, power=plan.power,
+                         nonparametric_factor=plan.nonparametric_factor,
+                         round_to=plan.round_to, minimum=plan.minimum).n_required
+
+    low = count(sd.bound - 1.96 * sd.monte_carlo_error)
+    high = count(sd.bound + 1.96 * sd.monte_carlo_error)
+    if low is None or high is None or low == high:
+        return ""
+    return f" ({low}-{high} over the SD bound's Monte-Carlo 95% range)"
 
 
 def _spread_line(c: Comparison, unit: str) -> str:
