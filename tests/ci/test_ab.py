@@ -150,24 +150,64 @@ def test_sigterm_and_kill_9_leave_no_worktree(tmp_path, cache_env):
     _kill_builds_under(Path(cache_env["XDG_CACHE_HOME"]))
 
 
-def test_a_build_left_running_by_kill_9_is_killed_by_the_next_start(tmp_path, cache_env):
-    repo = make_repo(tmp_path / "repo", [0])
-    cache = Path(cache_env["XDG_CACHE_HOME"])
+def _killed_while_building(repo: Path, cache: Path, watchdog_too: bool) -> int:
+    """Start ab with a build that leaves two sleeps running, kill -9 it (and its watchdog
+    when ``watchdog_too``) while it builds; the build's process group id."""
     proc = subprocess.Popen([BENCHLAB, "ab", "-q", "--build", "sleep 300 & sleep 300; make",
                              "{root}/work 1"], cwd=repo, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 30
+    records: list[Path] = []
+    while time.monotonic() < deadline and not records:
+        records = list(cache.glob("benchlab/builds/*/*.build.json"))
+        time.sleep(0.1)
+    assert records, "no build record while the build runs"
+    time.sleep(0.3)  # the shell has started both sleeps
+    pgid = json.loads(records[0].read_text())["pgid"]
+    watchdogs = [pid for pid, argv in _commands() if b"benchlab.ci.watchdog" in argv
+                 and argv[-1] == str(proc.pid).encode()]
+    assert len(watchdogs) == 1, "one watchdog per job"
+    if watchdog_too:
+        os.kill(watchdogs[0], signal.SIGKILL)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    return pgid
+
+
+def _commands() -> list[tuple[int, list[bytes]]]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                out.append((int(entry.name), (entry / "cmdline").read_bytes().split(b"\0")[:-1]))
+            except OSError:
+                continue
+    return out
+
+
+def test_kill_9_while_building_kills_the_build_and_removes_the_trees_at_once(tmp_path,
+                                                                             cache_env):
+    repo = make_repo(tmp_path / "repo", [0])
+    cache = Path(cache_env["XDG_CACHE_HOME"])
     try:
-        deadline = time.monotonic() + 30
-        records: list[Path] = []
-        while time.monotonic() < deadline and not records:
-            records = list(cache.glob("benchlab/builds/*/*.build.json"))
+        pgid = _killed_while_building(repo, cache, watchdog_too=False)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (_group(pgid) or len(_worktrees(repo)) > 1):
             time.sleep(0.1)
-        assert records, "no build record while the build runs"
-        time.sleep(0.3)  # the shell has started both sleeps
-        pgid = json.loads(records[0].read_text())["pgid"]
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        assert _group(pgid), "the build should outlive a benchlab killed with -9"
+        assert not _group(pgid), "the build outlived the benchlab killed with -9"
+        assert len(_worktrees(repo)) == 1 and not _leftovers(cache)
+        assert not list(cache.glob("benchlab/builds/*/*.build.json"))
+        assert not list(cache.glob("benchlab/builds/*/worktree-p*"))
+    finally:
+        _kill_builds_under(cache)
+
+
+def test_a_build_left_running_by_kill_9_is_killed_by_the_next_start(tmp_path, cache_env):
+    repo = make_repo(tmp_path / "repo", [0])
+    cache = Path(cache_env["XDG_CACHE_HOME"])
+    try:
+        pgid = _killed_while_building(repo, cache, watchdog_too=True)
+        assert _group(pgid), "with its watchdog killed too, the build outlives the job"
         res = _ab(repo, "--base", "nosuchrev", "{root}/work 1")  # the next start sweeps
         assert res.returncode == 2
         deadline = time.monotonic() + 10

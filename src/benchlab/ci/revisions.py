@@ -22,7 +22,8 @@ build, so the next start's sweep kills the group of any record whose owner is go
 group's leader is still that process (same start time) or, the leader gone, its members
 started after it. :class:`Trees` removes its
 temporary trees on every way out (return, exception, Ctrl-C, and SIGTERM, which the core's
-``interruptible`` turns into Ctrl-C).
+``interruptible`` turns into Ctrl-C); after a ``kill -9`` its watchdog
+(:mod:`benchlab.ci.watchdog`) kills the build and removes the trees at once.
 
 Why ``subprocess`` here, in the core: git and the user's build command are programs the job
 needs before anything is measured; they are not measured (the measured spawn path is
@@ -219,11 +220,13 @@ def _group_members(pgid: int) -> list[int]:
             if len(fields) > 19 and fields[2] == str(pgid)]
 
 
-def kill_orphan_build(record: Path) -> bool:
+def kill_orphan_build(record: Path, dead_owner: int | None = None) -> bool:
     """Kill the build process group of ``record`` (a ``<tree>.build.json``) when the benchlab
     that ran it is gone, and remove the record; True when a group was killed. The group is
     ours when its leader is the recorded process (same start time), or, the leader gone, when
-    its members started after the leader (Linux does not reuse a pid still naming a group)."""
+    its members started after the leader (Linux does not reuse a pid still naming a group).
+    ``dead_owner``: a benchlab known to be gone (the watchdog saw it end; it may still be a
+    zombie its parent has not reaped)."""
     try:
         data = json.loads(record.read_text())
     except (OSError, ValueError):
@@ -232,7 +235,8 @@ def kill_orphan_build(record: Path) -> bool:
         record.unlink(missing_ok=True)
         return False
     owner = data.get("owner")
-    if isinstance(owner, int) and process_start(owner) == data.get("owner_start"):
+    if isinstance(owner, int) and owner != dead_owner \
+            and process_start(owner) == data.get("owner_start"):
         return False  # the benchlab running it is alive
     pgid, start = data.get("pgid"), data.get("start")
     killed = False
@@ -268,22 +272,22 @@ def _lock(path: Path, blocking: bool = True):
     return fh
 
 
-def sweep_incomplete(repo: Path) -> list[str]:
+def sweep_incomplete(repo: Path, dead_owner: int | None = None) -> list[str]:
     """Remove what a killed benchlab left: its builds still running (:func:`kill_orphan_build`),
     unbuilt cache trees whose lock is free, and temporary work-tree copies whose process is
-    gone. Returns the removed paths."""
+    gone (or is ``dead_owner``, a benchlab known to be gone). Returns the removed paths."""
     removed: list[str] = []
     root = cache_dir(repo)
     if not root.is_dir():
         return removed
     for record in root.glob("*.build.json"):  # builds a benchlab killed with -9 left running
-        kill_orphan_build(record)
+        kill_orphan_build(record, dead_owner)
     for entry in root.iterdir():
         if not entry.is_dir():
             continue
         if entry.name.startswith("worktree-p"):
             pid = entry.name.removeprefix("worktree-p").split("-")[0]
-            if pid.isdigit() and not pid_alive(int(pid)):
+            if pid.isdigit() and (int(pid) == dead_owner or not pid_alive(int(pid))):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(str(entry))
             continue
@@ -315,18 +319,26 @@ class Trees:
     temporary: list[Path] = field(default_factory=list)
     #: a build running longer than this (s) is killed and fails (None: no limit)
     build_timeout_s: float | None = None
+    #: cleans up at once should this process be killed with -9 (:mod:`benchlab.ci.watchdog`)
+    watchdog: Any = field(default=None, init=False, repr=False)
 
     def __enter__(self) -> "Trees":
+        from benchlab.ci.watchdog import Watchdog
+
         sweep_incomplete(self.repo)
+        self.watchdog = Watchdog(self.repo)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
     def close(self) -> None:
-        """Remove every temporary tree (the cached builds stay)."""
+        """Remove every temporary tree (the cached builds stay), then stop the watchdog."""
         while self.temporary:
             _remove_tree(self.repo, self.temporary.pop())
+        if self.watchdog is not None:
+            self.watchdog.stop()
+            self.watchdog = None
 
     def commit_tree(self, rev: str, build: str | None, label: str) -> Revision:
         """The built tree of commit ``rev`` (from the cache, or checked out and built now).
