@@ -35,13 +35,11 @@ from benchlab.core.scratch import make_scratch, remove_scratch
 from benchlab.errors import UserError
 from benchlab.store.bundle import Bundle, session_documents
 from benchlab.store.bundle.archive import EXECUTABLES_MEMBER
+from benchlab.store.bundle.plan_shape import HOOKS, plan_problem
 
 _WORKLOAD_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
-HOOKS = ("prepare", "setup", "cleanup", "conclude")
 #: The plan fields that name a file or directory of the machine the bundle was made on.
 PATH_FIELDS = ("cwd", "stdout", "samples_csv", "stdin_path")
-#: Strings a plan holds as text; anything else in their place is a damaged plan.
-_TEXT_FIELDS = ("shell", "samples_csv", "cwd", "stdin_path", "stdout", "count")
 
 
 @dataclass
@@ -81,36 +79,15 @@ def plan_from_bundle(bundle: Bundle, uid: Any, protocol: Any) -> RunPlan:
     """A bundled protocol as a :class:`RunPlan`, its shape checked first: one-line UserError
     for anything ``RunPlan.from_dict`` would trip on (a string for the benchmark list, a list
     for the placement, a number for a command...)."""
-    if not isinstance(protocol, dict):
-        raise _damaged(bundle, uid, "not an object")
-    benches = protocol.get("benchmarks")
-    if not isinstance(benches, list) or not benches or not all(
-            isinstance(b, dict) and isinstance(b.get("name"), str)
-            and isinstance(b.get("command"), str)
-            and all(isinstance(b.get(h), (str, type(None))) for h in HOOKS)
-            and isinstance(b.get("parameters", {}), dict) for b in benches):
-        raise _damaged(bundle, uid, "benchmarks must be a list of objects with a name and a "
-                                    "command")
-    for key in ("placement", "control"):
-        if protocol.get(key) is not None and not isinstance(protocol.get(key), dict):
-            raise _damaged(bundle, uid, f"{key} must be an object")
-    metrics = protocol.get("metrics", [])
-    if not isinstance(metrics, list) or not all(isinstance(m, dict) for m in metrics):
-        raise _damaged(bundle, uid, "metrics must be a list of objects")
-    for key in _TEXT_FIELDS:
-        if protocol.get(key) is not None and not isinstance(protocol.get(key), str):
-            raise _damaged(bundle, uid, f"{key} must be text")
-    for key in ("prepare", "setup", "cleanup"):  # plans stored before hooks were per benchmark
-        if protocol.get(key) is not None and not (
-                isinstance(protocol[key], list) and protocol[key]
-                and all(isinstance(h, str) for h in protocol[key])):
-            raise _damaged(bundle, uid, f"{key} must be a list of commands")
-    if not isinstance(protocol.get("planned_runs", {}), dict):
-        raise _damaged(bundle, uid, "planned_runs must be an object")
+    what = plan_problem(protocol)  # the rule import applies too
+    if what is not None:
+        raise _damaged(bundle, uid, what)
     try:
         plan = RunPlan.from_dict(protocol)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise _damaged(bundle, uid, " ".join(str(exc).split())[:120]) from None
+    if plan.shell is not None and plan.shell.strip() in ("", "none"):
+        plan.shell = None  # hyperfine's --shell=none: no shell, as shown before it runs
     return plan
 
 

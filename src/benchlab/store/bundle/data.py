@@ -64,6 +64,14 @@ def session_documents(bundle: Bundle) -> list[dict[str, Any]]:
             not all(isinstance(s, dict) for s in sessions):
         raise UserError(f"{bundle.path}: {DATA_MEMBER} holds no sessions; make the bundle "
                         f"again with benchlab bundle")
+    from benchlab.store.bundle.plan_shape import plan_problem
+
+    for s in sessions:  # one rule for import and reproduce: a damaged plan is refused by both
+        if s.get("kind") == "run" and s.get("protocol") is not None:
+            what = plan_problem(s["protocol"])
+            if what is not None:
+                raise UserError(f"{bundle.path}: the plan of session {s.get('uid')} is damaged "
+                                f"({what}); make the bundle again with benchlab bundle")
     return sessions
 
 
