@@ -151,7 +151,37 @@ def main() -> None:
             print(f"   {level:40s} {w:10s} {KIND.get(w, ''):12s} {ratio(mean_ratio)} "
                   f"{ratio(cpu_ratio):>8s} {ratio(sd_ratio):>7s} "
                   f"{ratios.get(two.label, math.nan):8.0%}")
+    print_per_level(levels, workloads, iso, errors)
     print(f"\nReport: benchlab study report {ref.uid} --db {store.path}")
+
+
+ISOLATES = {"bare": "nothing", "cgroup": "CPU and memory accounting (a cgroup per run)",
+            "bwrap": "read-only root, own /dev, /proc, PID, IPC, UTS and network namespaces",
+            "firejail": "no network, no capabilities, seccomp, no new privileges",
+            "isolate": "namespaces, cgroup limits, a box per worker",
+            "podman": "a fresh container per run: own root file system, namespaces, cgroup",
+            "podman-exec": "one container per worker: own root file system, namespaces, cgroup"}
+
+
+def print_per_level(levels: list[str], workloads: list[str], iso: dict, errors: dict) -> None:
+    """The per-technology table of docs/isolation.md: start-up, offset (one worker, ms) and
+    the harness-minus-program SD in wall and CPU time (ms, range over workloads and workers)."""
+    print("\nPER TECHNOLOGY (one worker; start-up = median of 5 empty runs through the level; "
+          "offset = mean wall minus bare's; error SD ranges over workloads and 1-2 workers):")
+    print(f"   {'level':12s} {'start-up':>8s} " + " ".join(f"{'offset ' + w:>17s}" for w in workloads)
+          + f" {'wall err SD':>16s} {'CPU err SD':>14s}")
+    for level in levels:
+        kind = level.split(":", 1)[0]
+        rows = [iso.get((level, 1, w)) for w in workloads]
+        startup = next((r["startup_ns"] for r in rows if r), math.nan)
+        offsets = " ".join(f"{ms(r['wall_offset_ns']) if r else 'n/a':>17s}" for r in rows)
+        walls = [e["sd_error_ns"] / 1e6 for (lv, _, _, t), e in errors.items()
+                 if lv == level and t == "wall"]
+        cpus = [e["sd_error_ns"] / 1e6 for (lv, _, _, t), e in errors.items()
+                if lv == level and t == "cpu"]
+        span = (lambda v: f"{min(v):.2f}-{max(v):.2f}" if v else "n/a")
+        print(f"   {kind:12s} {ms(startup) if kind != 'bare' else '-':>8s} {offsets} "
+              f"{span(walls):>16s} {span(cpus):>14s}   ({ISOLATES.get(kind, '')})")
 
 
 if __name__ == "__main__":
