@@ -31,6 +31,7 @@ have g++       || need_pkgs+=(g++)
 [[ -f /usr/include/benchmark/benchmark.h ]] || need_pkgs+=(libbenchmark-dev)  # Google Benchmark
 have go        || need_pkgs+=(golang-go)      # go test -bench
 have cargo     || need_pkgs+=(cargo)          # criterion.rs (its crate comes from crates.io)
+have pipx      || need_pkgs+=(pipx)           # docs/ci.md's CI recipes install benchlab with it
 { have bwrap && have firejail && have podman && have runc && have busybox; } || need_pkgs+=(bubblewrap firejail podman runc busybox-static)  # isolation levels
 have chromium  || need_pkgs+=(chromium)
 [[ -x /usr/sbin/sshd ]] || need_pkgs+=(openssh-server)  # tests/cluster: SSHCluster to this machine
