@@ -43,6 +43,8 @@ SUBPROCESS_ALLOWED: dict[str, str] = {
                                          "(SHELL -c 'exit 3') before any session exists",
     "benchlab/ci/revisions.py": "checks out and builds git revisions (git, the build "
                                   "command) before they are measured",
+    "benchlab/ci/worktrees.py": "runs git on the job's worktrees and sweeps what a killed "
+                                "job left",
     "benchlab/ci/watchdog.py": "starts the process that cleans up a job's builds and trees "
                                "should the job be killed with -9",
 }

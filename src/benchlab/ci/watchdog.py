@@ -7,7 +7,7 @@ running, and the worktrees it registered in the user's repository stay listed in
 does not reach it) reads a pipe whose only writer is the job. The pipe ends when the job ends,
 however it ends: a job that finishes writes ``done`` first, and the watchdog exits; a pipe that
 ends without it means the job died, and the watchdog runs the sweep of the next start
-(:func:`benchlab.ci.revisions.sweep_incomplete`) for that job: it kills the build's process
+(:func:`benchlab.ci.worktrees.sweep_incomplete`) for that job: it kills the build's process
 group, removes the unbuilt and temporary trees and prunes their registration. The window is the
 watchdog's start-up after the job's death (~0.1 s); the next start's sweep is kept for what
 this cannot cover (the watchdog killed as well, a machine that rebooted).
@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
         received += chunk
     if received.startswith(DONE):
         return 0
-    from benchlab.ci.revisions import sweep_incomplete
+    from benchlab.ci.worktrees import sweep_incomplete
 
     sweep_incomplete(repo, dead_owner=owner)
     return 0
