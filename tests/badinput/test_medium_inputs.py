@@ -84,3 +84,21 @@ def test_a_samples_label_with_a_quoted_line_break_is_read(tmp_path):
     with Store.open(db) as store:
         (run,) = store.runs(session_id=store.sessions()[0]["id"], include_warmup=False)
         assert store.samples_of_run(run["id"])["a\nb"].tolist() == [5.0]
+
+
+@pytest.mark.parametrize("isolation, needle", [
+    ("podman:--privileged", "cannot begin with '-'"),
+    ("docker-exec:-v/:/host", "cannot begin with '-'"),
+    ("podman:img,runtime=--foo", "runtime name cannot begin with '-'"),
+    ("wrap:nonexistent-isolator {cmd}", "'nonexistent-isolator' is not an executable here")])
+def test_an_isolation_that_cannot_start_is_refused_before_the_session(tmp_path, isolation,
+                                                                      needle):
+    """An image named like an option would reach the engine as one (``podman run ...
+    --privileged true``), and the old error suggested ``podman import rootfs.tar
+    --privileged``; a wrapper that does not exist failed every run after the session was
+    stored."""
+    db = tmp_path / "b.db"
+    proc = run_cli("run", "-q", "-r", "1", "true", "--isolation", isolation, db=db)
+    assert_one_line_error(proc, needle)
+    assert "import rootfs.tar --" not in proc.stderr
+    assert _sessions(db) == []
