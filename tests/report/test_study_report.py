@@ -118,6 +118,23 @@ def test_tick_labels_are_never_cut():
     assert key and all(label in key for label in labels)
     ticks, key = tick_names(["bare", "bwrap"])
     assert ticks == ["bare", "bwrap"] and key == ""
+    # words every cell shares say nothing: dropped before anything is numbered
+    ticks, key = tick_names(["iso=bare w=1 aff=none load=none",
+                             "iso=cgroup w=1 aff=none load=none"])
+    assert ticks == ["iso=bare", "iso=cgroup"] and key == ""
+
+
+def test_comparison_figures_of_long_levels_keep_distinct_files():
+    """Two families alike in their first 60 characters (the slug's cut) get two files."""
+    from benchlab.report.study_figures import comparison_summary
+
+    long = "podman-exec:registry.example.org/team/very-long-image-name"
+    families = [{"family": f"isolation: {long}:{tag} vs bare", "metric": "wall",
+                 "statistic": "mean", "higher": 1, "lower": 0, "same": 0, "overlap": 0}
+                for tag in ("1", "2")]
+    figures = comparison_summary(families)
+    assert len({f.key for f in figures}) == 2
+    assert all(short_label(t) == t for f in figures for t in f.y_ticks.values())
 
 
 def _study(db, suite) -> str:

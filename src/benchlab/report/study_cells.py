@@ -119,12 +119,15 @@ def tick_names(labels: list[str], replace: dict[str, str] | None = None,
                limit: int = TICK_LIMIT) -> tuple[list[str], str]:
     """Tick labels a figure shows whole, and a caption key ('' when none is needed).
 
-    ``replace``: long texts (factor levels) and their compact forms, substituted first; if
-    the results are not all distinct and within ``limit`` characters, the ticks become
-    ``#1``, ``#2``... and the key names each in full.
+    Words every label shares (``aff=none`` in every cell) are dropped, and ``replace``'s
+    long texts (factor levels) become their compact forms; if the results are not all
+    distinct and within ``limit`` characters, the ticks become ``#1``, ``#2``... and the key
+    names each in full.
     """
+    shared = set.intersection(*(set(t.split()) for t in labels)) if len(labels) > 1 else set()
     out = []
     for text in labels:
+        text = " ".join(w for w in text.split() if w not in shared) or text
         for long, short in sorted((replace or {}).items(), key=lambda kv: -len(kv[0])):
             text = text.replace(long, short)
         out.append(text)

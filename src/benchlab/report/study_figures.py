@@ -69,6 +69,17 @@ def factor_boxes(workload: str, groups: list[Any], factor: str, key: str = "") -
     return fig
 
 
+def _unique_slug(text: str) -> str:
+    """A file-name key for ``text`` that a cut cannot make alike: a slug longer than
+    :func:`benchlab.report.figures.slug` keeps ends in a digest of the whole text."""
+    import hashlib
+
+    name = F.slug(text)
+    if len(name) < 60:
+        return name
+    return f"{name[:50]}-{hashlib.sha1(text.encode()).hexdigest()[:8]}"
+
+
 def comparison_summary(families: list[dict], key: str = "",
                        replace: dict[str, str] | None = None) -> list[F.Figure]:
     """Stacked bars per family (one figure each): per metric and statistic, counts of
@@ -81,7 +92,7 @@ def comparison_summary(families: list[dict], key: str = "",
         shown = family
         for long, short in (replace or {}).items():
             shown = shown.replace(long, short)
-        fig = F.Figure(f"interval_comparisons-{key}{F.slug(family)}",
+        fig = F.Figure(f"interval_comparisons-{key}{_unique_slug(shown)}",
                        f"Interval comparisons, {shown}", "groups", "", width=760,
                        height=max(200, 90 + 26 * len(rows)),
                        y_ticks={float(i): t for i, t in enumerate(ticks)})

@@ -271,10 +271,10 @@ def write_study_report(store: Store, sessions: list[str] | str, *, out_dir: str 
         if t.columns:
             md += [f"## {t.title}\n", *([t.note + "\n"] if t.note else []),
                    md_table(t.rows, t.columns)]
-    pngs = [p for p in images if p.endswith(".png")]
-    if pngs:
+    if images:
         md.append("## Figures (also as SVG; all of them interactive in report.html)\n")
-        md += [f"![{Path(p).stem}]({Path(p).name})\n" for p in pngs]
+        for f in figures:  # the caption holds the key of numbered ticks
+            md += [f"![{f.key}]({f.key}.png)\n", *([f"*{f.caption}*\n"] if f.caption else [])]
     (out / "report.md").write_text("\n".join(md))
     written.insert(0, str(out / "report.md"))
     if plots:
