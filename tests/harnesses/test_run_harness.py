@@ -134,3 +134,19 @@ def test_parse_run_output_for_a_gate(tmp_path):
     assert len(values) == 3 and unit == "ns" and list(readings) == ["Sum"]
     with pytest.raises(HarnessFailed, match="no Go benchmark result line"):
         parse_run_output("go", "PASS\n", "")
+
+
+def test_docs_ci_harness_lines_run_as_written(tmp_path):
+    """docs/ci.md's `run --harness go` line, in a Go package, as written."""
+    import re
+
+    from tests.conftest import REPO
+
+    doc = (REPO / "docs" / "ci.md").read_text()
+    line = re.search(r"^benchlab run --harness go .*$", doc, flags=re.M).group(0)
+    pkg = go_package(tmp_path / "pkg")
+    env = {**__import__("os").environ, "BENCHLAB_DB": str(tmp_path / "b.db")}
+    proc = subprocess.run(line.replace("benchlab", BENCHLAB, 1), shell=True, cwd=pkg, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert "stored 3 benchmarks of 2 harness runs" in proc.stdout
