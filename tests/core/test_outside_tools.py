@@ -156,3 +156,20 @@ def test_a_study_with_an_impossible_cell_is_refused_before_any_session(db_path, 
     proc = run_cli("study", str(suite), db=db_path, timeout=600)
     assert_one_line_error(proc, "suite cell", "perf", "container")
     assert _sessions(db_path) == []
+
+
+@pytest.mark.slow
+@needs_root
+@needs_tool("numactl")
+@needs_tool("podman")
+def test_a_study_of_podman_with_numa_affinity_runs_every_cell(db_path, tmp_path):
+    """The container cells of the matrix, without perf (refused above): numactl outside the
+    engine, every cell complete."""
+    if busybox_image() is None:
+        pytest.skip("no busybox image")
+    suite = tmp_path / "s.toml"
+    suite.write_text(SUITE.format(bound="true", levels=f'"bare", "podman:{IMAGE}"')
+                     .replace('perf_events = "page-faults"\n', ""))
+    run_cli("study", str(suite), db=db_path, check=True, timeout=600)
+    cells = [s for s in _sessions(db_path) if s["kind"] != "study"]
+    assert len(cells) == 4 and all(s["status"] == "complete" for s in cells)
