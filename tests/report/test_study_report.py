@@ -189,3 +189,15 @@ def test_more_than_two_studies_or_the_same_twice_is_one_line(db_path, tmp_path):
     run_cli("run", "--runs", "2", "true", db=db_path, check=True)
     proc = run_cli("study", "report", "a", "b", "c", db=db_path)
     assert_one_line_error(proc, "one study or two")
+
+
+def test_cell_ticks_name_the_level_not_a_number():
+    from benchlab.report.study_figures import worker_scatter
+
+    groups = [_group(level, [1, 2, 3, 4], [1, 2, 3, 4], workers=w)
+              for level in ("bare", "podman-exec:localhost/benchlab-busybox:1") for w in (1, 2)]
+    for g in groups:
+        g.label = (f"iso={g.cell['isolation']} w={g.cell['workers']} aff=none load=none")
+    ticks = list(worker_scatter("w", groups).x_ticks.values())
+    assert ticks == ["bare w=1", "bare w=2", "podman-exec:benchlab-busybox w=1",
+                     "podman-exec:benchlab-busybox w=2"]

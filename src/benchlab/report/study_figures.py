@@ -34,7 +34,7 @@ def _replacements(groups: list[Any]) -> dict[str, str]:
 def worker_scatter(workload: str, groups: list[Any], key: str = "") -> F.Figure:
     """CPU time per run by cell (x) for one workload, one colour per worker."""
     gs = sorted((g for g in groups if g.workload == workload), key=lambda g: g.label)
-    ticks, caption = tick_names([g.label for g in gs], _replacements(groups))
+    ticks, caption = tick_names([g.label for g in gs], {**_replacements(groups), "iso=": ""})
     fig = F.Figure(f"cpu_by_cell-{key}{F.slug(workload)}", f"{workload}: CPU time per run by cell",
                    "cell (isolation / workers / affinity / load)", "CPU time (ms)", width=1140,
                    x_ticks={float(k): t for k, t in enumerate(ticks)}, caption=caption)
@@ -93,7 +93,7 @@ def comparison_summary(families: list[dict], key: str = "",
         for long, short in (replace or {}).items():
             shown = shown.replace(long, short)
         fig = F.Figure(f"interval_comparisons-{key}{_unique_slug(shown)}",
-                       f"Interval comparisons, {shown}", "groups", "", width=760,
+                       shown, "groups (interval comparisons)", "", width=760,
                        height=max(200, 90 + 26 * len(rows)),
                        y_ticks={float(i): t for i, t in enumerate(ticks)})
         left = np.zeros(len(rows))
