@@ -207,6 +207,22 @@ class RunPlan:
         """
         if not self.benchmarks:
             raise UserError("no command to benchmark; usage: benchlab run COMMAND [COMMAND ...]")
+        self._validate_numbers()
+        self._validate_choices()
+        self._validate_tools(store)
+        self.placement.validate()
+        if self.until_decided is not None and (self.placement.workers != 1
+                                               or len(self.benchmarks) != 2):
+            raise UserError("--until-decided compares exactly two commands in one worker; give "
+                            "A and B and drop --workers")
+        if self.samples_csv:
+            from benchlab.core.samples_file import check_samples_paths
+
+            check_samples_paths(self.samples_csv, self.placement.workers, store, own_since)
+        self._validate_commands()
+
+    def _validate_numbers(self) -> None:
+        """Counts and durations: --runs, --warmup, --min/max-runs, --min/max-time, --timeout."""
         if self.runs is not None:
             _whole("--runs", self.runs, 1, MAX_RUNS)
         _whole("--warmup", self.warmup, 0, MAX_RUNS)
@@ -221,6 +237,9 @@ class RunPlan:
             _seconds("--max-time", self.max_time_s, allow_zero=True)
         if self.timeout_s is not None:
             _seconds("--timeout", self.timeout_s, allow_zero=False)
+
+    def _validate_choices(self) -> None:
+        """--ignore-failure codes, --order, --seed and distinct benchmark names."""
         if isinstance(self.ignore_failure, list) and (not self.ignore_failure or not all(
                 isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= 255
                 for c in self.ignore_failure)):
@@ -235,6 +254,9 @@ class RunPlan:
         if dup:
             raise UserError(f"benchmark names repeat ({', '.join(sorted(dup))}); give distinct "
                             f"names with -n/--name, or use {{PARAM}} in the name")
+
+    def _validate_tools(self, store: Any) -> None:
+        """The shell, --count's valgrind, the --output file and the --metric patterns."""
         if self.shell is not None:
             _check_executable(shlex.split(self.shell)[0], "--shell", self.cwd, "the shell")
         if self.count not in (None, "instructions"):
@@ -247,15 +269,9 @@ class RunPlan:
             store.refuse_output_path(self.stdout, "--output")
         for spec in self.metrics:
             _check_metric(spec)
-        self.placement.validate()
-        if self.until_decided is not None and (self.placement.workers != 1
-                                               or len(self.benchmarks) != 2):
-            raise UserError("--until-decided compares exactly two commands in one worker; give "
-                            "A and B and drop --workers")
-        if self.samples_csv:
-            from benchlab.core.samples_file import check_samples_paths
 
-            check_samples_paths(self.samples_csv, self.placement.workers, store, own_since)
+    def _validate_commands(self) -> None:
+        """Each command is not empty, its program exists, and its syntax fits its shell."""
         for i, bench in enumerate(self.benchmarks):
             if not (bench.command or "").strip():
                 raise UserError(f"command {i + 1} is empty: nothing to measure; give the "
@@ -266,7 +282,6 @@ class RunPlan:
                 _check_shell_command(bench.command, bench.name, self.cwd)
             else:
                 _check_hooks_without_shell(bench)
-
 
 # -- checks ----------------------------------------------------------------------------------
 
