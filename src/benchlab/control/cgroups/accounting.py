@@ -49,6 +49,64 @@ class CgroupUsage:
         return data
 
 
+_CPU_FIELDS = ("cpu_time_ns", "cpu_user_ns", "cpu_system_ns")
+_THROTTLE_FIELDS = ("nr_periods", "nr_throttled", "throttled_time_ns")
+
+
+def _read_cpu_time(acct: Any, values: dict, unknown: dict) -> None:
+    """CPU time (ns) in all, in user and in system mode, from the cpuacct (v1) or cgroup2 leaf."""
+    if acct is None:
+        for name in _CPU_FIELDS:
+            unknown[name] = "no cpuacct controller (v1) or cgroup2 hierarchy"
+    elif acct.mount.version == "v1":
+        values["cpu_time_ns"] = read_int(acct.path / "cpuacct.usage")
+        user = read_int(acct.path / "cpuacct.usage_user")
+        system = read_int(acct.path / "cpuacct.usage_sys")
+        if user is None or system is None:
+            # Kernels before 4.7 only have cpuacct.stat, in USER_HZ ticks.
+            stat = read_keyed(acct.path / "cpuacct.stat") or {}
+            tick_ns = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+            user = stat["user"] * tick_ns if "user" in stat else None
+            system = stat["system"] * tick_ns if "system" in stat else None
+        values["cpu_user_ns"], values["cpu_system_ns"] = user, system
+    else:
+        stat = read_keyed(acct.path / "cpu.stat") or {}
+        for name, key in zip(_CPU_FIELDS, ("usage_usec", "user_usec", "system_usec")):
+            values[name] = stat[key] * 1000 if key in stat else None
+
+
+def _read_throttling(cpu: Any, values: dict, unknown: dict) -> None:
+    """CFS periods, throttled periods and throttled time (ns) from the cpu controller's leaf."""
+    if cpu is None:
+        for name in _THROTTLE_FIELDS:
+            unknown[name] = "no cpu controller"
+        return
+    stat = read_keyed(cpu.path / "cpu.stat") or {}
+    values["nr_periods"] = stat.get("nr_periods")
+    values["nr_throttled"] = stat.get("nr_throttled")
+    if "throttled_time" in stat:
+        values["throttled_time_ns"] = stat["throttled_time"]
+    elif "throttled_usec" in stat:
+        values["throttled_time_ns"] = stat["throttled_usec"] * 1000
+
+
+def _read_memory(memory: Any, values: dict, unknown: dict) -> None:
+    """Peak memory (bytes) and OOM kills from the memory controller's leaf (v1 or cgroup2)."""
+    if memory is None:
+        unknown["memory_peak_bytes"] = "no memory controller"
+        unknown["oom_kills"] = "no memory controller"
+    elif memory.mount.version == "v1":
+        values["memory_peak_bytes"] = read_int(memory.path / "memory.max_usage_in_bytes")
+        values["oom_kills"] = (read_keyed(memory.path / "memory.oom_control") or {}).get("oom_kill")
+        if values["oom_kills"] is None:
+            unknown["oom_kills"] = "memory.oom_control has no oom_kill count (kernel < 4.13)"
+    else:
+        values["memory_peak_bytes"] = read_int(memory.path / "memory.peak")
+        if values["memory_peak_bytes"] is None:
+            unknown["memory_peak_bytes"] = "memory.peak not present (kernel < 5.19)"
+        values["oom_kills"] = (read_keyed(memory.path / "memory.events") or {}).get("oom_kill")
+
+
 def read_usage(leaves: Sequence) -> CgroupUsage:
     """CPU time, throttling and memory peak of a run cgroup's leaves (one per hierarchy).
 
@@ -65,57 +123,10 @@ def read_usage(leaves: Sequence) -> CgroupUsage:
                 return leaf
         return None
 
-    cpu_fields = ("cpu_time_ns", "cpu_user_ns", "cpu_system_ns")
-    throttle_fields = ("nr_periods", "nr_throttled", "throttled_time_ns")
-    acct = leaf_with("cpuacct")
-    if acct is None:
-        for name in cpu_fields:
-            unknown[name] = "no cpuacct controller (v1) or cgroup2 hierarchy"
-    elif acct.mount.version == "v1":
-        values["cpu_time_ns"] = read_int(acct.path / "cpuacct.usage")
-        user = read_int(acct.path / "cpuacct.usage_user")
-        system = read_int(acct.path / "cpuacct.usage_sys")
-        if user is None or system is None:
-            # Kernels before 4.7 only have cpuacct.stat, in USER_HZ ticks.
-            stat = read_keyed(acct.path / "cpuacct.stat") or {}
-            tick_ns = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
-            user = stat["user"] * tick_ns if "user" in stat else None
-            system = stat["system"] * tick_ns if "system" in stat else None
-        values["cpu_user_ns"], values["cpu_system_ns"] = user, system
-    else:
-        stat = read_keyed(acct.path / "cpu.stat") or {}
-        for name, key in zip(cpu_fields, ("usage_usec", "user_usec", "system_usec")):
-            values[name] = stat[key] * 1000 if key in stat else None
-
-    cpu = leaf_with("cpu")
-    if cpu is None:
-        for name in throttle_fields:
-            unknown[name] = "no cpu controller"
-    else:
-        stat = read_keyed(cpu.path / "cpu.stat") or {}
-        values["nr_periods"] = stat.get("nr_periods")
-        values["nr_throttled"] = stat.get("nr_throttled")
-        if "throttled_time" in stat:
-            values["throttled_time_ns"] = stat["throttled_time"]
-        elif "throttled_usec" in stat:
-            values["throttled_time_ns"] = stat["throttled_usec"] * 1000
-
-    memory = leaf_with("memory")
-    if memory is None:
-        unknown["memory_peak_bytes"] = "no memory controller"
-        unknown["oom_kills"] = "no memory controller"
-    elif memory.mount.version == "v1":
-        values["memory_peak_bytes"] = read_int(memory.path / "memory.max_usage_in_bytes")
-        values["oom_kills"] = (read_keyed(memory.path / "memory.oom_control") or {}).get("oom_kill")
-        if values["oom_kills"] is None:
-            unknown["oom_kills"] = "memory.oom_control has no oom_kill count (kernel < 4.13)"
-    else:
-        values["memory_peak_bytes"] = read_int(memory.path / "memory.peak")
-        if values["memory_peak_bytes"] is None:
-            unknown["memory_peak_bytes"] = "memory.peak not present (kernel < 5.19)"
-        values["oom_kills"] = (read_keyed(memory.path / "memory.events") or {}).get("oom_kill")
-
-    for name in cpu_fields + throttle_fields + ("memory_peak_bytes", "oom_kills"):
+    _read_cpu_time(leaf_with("cpuacct"), values, unknown)
+    _read_throttling(leaf_with("cpu"), values, unknown)
+    _read_memory(leaf_with("memory"), values, unknown)
+    for name in _CPU_FIELDS + _THROTTLE_FIELDS + ("memory_peak_bytes", "oom_kills"):
         if values.get(name) is None and name not in unknown:
             unknown[name] = "not reported by this kernel"
     return CgroupUsage(**{k: v for k, v in values.items() if v is not None}, unknown=unknown)

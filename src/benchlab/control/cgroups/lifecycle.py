@@ -269,36 +269,9 @@ class RunCgroup:
             raise
 
     def _apply_limits(self, leaf: _Leaf, parent: Path) -> None:
-        limits = self.limits
-        writes: list[tuple[str, str]] = []
-        if leaf.mount.version == "v1":
-            if "cpu" in leaf.controllers:
-                if limits.cpu_quota_us is not None:
-                    writes += [("cpu.cfs_period_us", str(limits.effective_period_us)),
-                               ("cpu.cfs_quota_us", str(limits.cpu_quota_us))]
-                if limits.cpu_weight is not None:
-                    writes.append(("cpu.shares", str(weight_to_shares(limits.cpu_weight))))
-            if "cpuset" in leaf.controllers:
-                writes += self._cpuset_writes(parent)
-            if "memory" in leaf.controllers and limits.memory_limit_bytes is not None:
-                writes.append(("memory.limit_in_bytes", str(limits.memory_limit_bytes)))
-                if (leaf.path / "memory.memsw.limit_in_bytes").exists():
-                    writes.append(("memory.memsw.limit_in_bytes", str(limits.memory_limit_bytes)))
-            if "pids" in leaf.controllers and limits.pids_max is not None:
-                writes.append(("pids.max", str(limits.pids_max)))
-        else:
-            if limits.cpu_quota_us is not None:
-                writes.append(("cpu.max", f"{limits.cpu_quota_us} {limits.effective_period_us}"))
-            if limits.cpu_weight is not None:
-                writes.append(("cpu.weight", str(limits.cpu_weight)))
-            if limits.cpuset_cpus is not None or limits.cpuset_mems is not None:
-                writes += self._cpuset_writes(parent, only_requested=True)
-            if limits.memory_limit_bytes is not None:
-                writes.append(("memory.max", str(limits.memory_limit_bytes)))
-                if (leaf.path / "memory.swap.max").exists():
-                    writes.append(("memory.swap.max", "0"))
-            if limits.pids_max is not None:
-                writes.append(("pids.max", str(limits.pids_max)))
+        """Write this group's limits into ``leaf``, one line of error naming the file."""
+        writes = (self._v1_writes(leaf, parent) if leaf.mount.version == "v1"
+                  else self._v2_writes(leaf, parent))
         for filename, value in writes:
             try:
                 write(leaf.path / filename, value)
@@ -314,6 +287,42 @@ class RunCgroup:
                     f"the kernel refused {value!r} for {leaf.path / filename}: {os_reason(err)}; check the limit "
                     "values against this machine (benchlab system)"
                 ) from None
+
+    def _v1_writes(self, leaf: _Leaf, parent: Path) -> list[tuple[str, str]]:
+        """(file, value) pairs of the limits in a cgroup v1 leaf of its controllers."""
+        limits, writes = self.limits, []
+        if "cpu" in leaf.controllers:
+            if limits.cpu_quota_us is not None:
+                writes += [("cpu.cfs_period_us", str(limits.effective_period_us)),
+                           ("cpu.cfs_quota_us", str(limits.cpu_quota_us))]
+            if limits.cpu_weight is not None:
+                writes.append(("cpu.shares", str(weight_to_shares(limits.cpu_weight))))
+        if "cpuset" in leaf.controllers:
+            writes += self._cpuset_writes(parent)
+        if "memory" in leaf.controllers and limits.memory_limit_bytes is not None:
+            writes.append(("memory.limit_in_bytes", str(limits.memory_limit_bytes)))
+            if (leaf.path / "memory.memsw.limit_in_bytes").exists():
+                writes.append(("memory.memsw.limit_in_bytes", str(limits.memory_limit_bytes)))
+        if "pids" in leaf.controllers and limits.pids_max is not None:
+            writes.append(("pids.max", str(limits.pids_max)))
+        return writes
+
+    def _v2_writes(self, leaf: _Leaf, parent: Path) -> list[tuple[str, str]]:
+        """(file, value) pairs of the limits in a cgroup2 leaf."""
+        limits, writes = self.limits, []
+        if limits.cpu_quota_us is not None:
+            writes.append(("cpu.max", f"{limits.cpu_quota_us} {limits.effective_period_us}"))
+        if limits.cpu_weight is not None:
+            writes.append(("cpu.weight", str(limits.cpu_weight)))
+        if limits.cpuset_cpus is not None or limits.cpuset_mems is not None:
+            writes += self._cpuset_writes(parent, only_requested=True)
+        if limits.memory_limit_bytes is not None:
+            writes.append(("memory.max", str(limits.memory_limit_bytes)))
+            if (leaf.path / "memory.swap.max").exists():
+                writes.append(("memory.swap.max", "0"))
+        if limits.pids_max is not None:
+            writes.append(("pids.max", str(limits.pids_max)))
+        return writes
 
     def _cpuset_writes(self, parent: Path, only_requested: bool = False) -> list[tuple[str, str]]:
         writes = []
