@@ -56,6 +56,9 @@ def __getattr__(name: str) -> Any:
     if name == "spreadsheet_safe":
         from benchlab.store.formats.common import spreadsheet_safe
         return spreadsheet_safe
+    if name == "EXPORT_FORMATS":  # the registry's names, read when asked (run never asks)
+        from benchlab.store.formats.exporters import EXPORTERS
+        return tuple(EXPORTERS)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: Formats this package parses itself; other layers add theirs with :func:`register_import_format`.
@@ -91,7 +94,6 @@ def import_formats() -> tuple[str, ...]:
 
 #: The built-in formats (kept for callers that list them; see :func:`import_formats`).
 IMPORT_FORMATS = BUILTIN_IMPORT_FORMATS
-EXPORT_FORMATS = ("csv", "json", "hyperfine", "markdown", "hyperfine-csv", "asciidoc", "orgmode")
 
 
 def detect_format(path: str | os.PathLike) -> str:
@@ -235,36 +237,16 @@ def export_sessions(store: Store, sessions: Sequence[str | int | SessionRef | di
                     fmt: str, *, time_unit: str | None = None, sort: str = "auto",
                     reference: str | None = None) -> str:
     """Export ``sessions`` (uids, ids, names, SessionRefs or session rows; empty -> the newest
-    session) as text in format ``fmt`` (one of :data:`EXPORT_FORMATS`). The tables
+    session) as text in format ``fmt`` (a name of the registry,
+    :data:`benchlab.store.formats.exporters.EXPORTERS`). The tables
     (markdown, asciidoc, orgmode) take hyperfine's ``time_unit`` (second, millisecond,
     microsecond) and its ``sort`` and ``reference`` (a benchmark name)."""
-    if fmt not in EXPORT_FORMATS:
-        raise UserError(f"unknown export format {fmt!r}; choose one of "
-                        f"{', '.join(EXPORT_FORMATS)}")
+    from benchlab.store.formats.exporters import ExportOptions, exporter
     from benchlab.store.formats.gather import resolve_sessions
 
-    data = resolve_sessions(store, sessions)
-    if fmt == "csv":
-        from benchlab.store.formats.csv_long import export_csv
-        return export_csv(data)
-    if fmt == "json":
-        from benchlab.store.formats.json_doc import export_json
-        return export_json(data)
-    if fmt == "hyperfine":
-        from benchlab.store.formats.hyperfine import export_hyperfine
-        return export_hyperfine(data)
-    if fmt == "hyperfine-csv":
-        from benchlab.store.formats.hyperfine import export_hyperfine_csv
-        return export_hyperfine_csv(data)
-    if fmt in ("asciidoc", "orgmode"):
-        from benchlab.store.formats.asciidoc import export_asciidoc
-        from benchlab.store.formats.orgmode import export_orgmode
-        writer = export_asciidoc if fmt == "asciidoc" else export_orgmode
-        return writer(data, time_unit=time_unit, sort=sort, reference=reference)
-    from benchlab.store.formats.asciidoc import TIME_UNITS
-    from benchlab.store.formats.markdown import export_markdown
-    return export_markdown(data, TIME_UNITS[time_unit][0] if time_unit else None, sort=sort,
-                           reference=reference)
+    export = exporter(fmt)  # before reading the store: an unknown format is one line
+    return export(resolve_sessions(store, sessions),
+                  ExportOptions(time_unit=time_unit, sort=sort, reference=reference))
 
 
 __all__ = ["MetricSpec", "parse_metric_spec", "IMPORT_FORMATS", "BUILTIN_IMPORT_FORMATS",

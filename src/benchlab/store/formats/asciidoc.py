@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 from benchlab.errors import UserError
 from benchlab.store.formats.common import one_line
+from benchlab.store.formats.exporters import ExportOptions
 from benchlab.store.formats.gather import SessionData
 from benchlab.store.formats.hyperfine import hyperfine_results
 
@@ -134,6 +135,12 @@ def asciidoc_text(table: MarkupTable) -> str:
     for cells in table.rows:
         out += row(["`" + one_line(cells[0]).replace("|", "\\|") + "`", *cells[1:]])
     return out + "|===\n"
+
+
+def export(sessions: Sequence[SessionData], options: ExportOptions) -> str:
+    """The ``asciidoc`` export format (:mod:`benchlab.store.formats.exporters`)."""
+    return export_asciidoc(sessions, time_unit=options.time_unit, sort=options.sort,
+                           reference=options.reference)
 
 
 __all__ = ["TIME_UNITS", "SORT_ORDERS", "MarkupTable", "markup_table", "export_asciidoc",

@@ -36,6 +36,7 @@ from benchlab import __version__
 from benchlab.errors import UserError
 from benchlab.store.db import utc_now
 from benchlab.store.formats.common import CsvWriter, spreadsheet_safe, spreadsheet_unsafe
+from benchlab.store.formats.exporters import ExportOptions
 from benchlab.store.formats.gather import SessionData, redacted_row
 from benchlab.store.rows import corrected_wall_ns
 
@@ -325,3 +326,8 @@ def _imported_sessions(path: Any, sessions: dict[str, dict[str, Any]], name: str
     if name and len(out) > 1:
         raise UserError(f"--name names one session but {path} holds {len(out)}; drop --name")
     return out
+
+
+def export(sessions: Sequence[SessionData], options: ExportOptions) -> str:
+    """The ``csv`` export format (:mod:`benchlab.store.formats.exporters`): :func:`export_csv`."""
+    return export_csv(sessions)

@@ -43,6 +43,7 @@ from benchlab.store.formats.common import (
     source_of,
     wrong_format,
 )
+from benchlab.store.formats.exporters import ExportOptions
 from benchlab.store.formats.gather import SessionData, primary_series
 
 
@@ -217,3 +218,13 @@ def export_hyperfine_csv(sessions: Sequence[SessionData]) -> str:
                          *[spreadsheet_safe(str((r.get("parameters") or {}).get(p, "")))
                            for p in params]])
     return buf.getvalue()
+
+
+def export(sessions: Sequence[SessionData], options: ExportOptions) -> str:
+    """The ``hyperfine`` export format (:mod:`benchlab.store.formats.exporters`)."""
+    return export_hyperfine(sessions)
+
+
+def export_summary_csv(sessions: Sequence[SessionData], options: ExportOptions) -> str:
+    """The ``hyperfine-csv`` export format (:mod:`benchlab.store.formats.exporters`)."""
+    return export_hyperfine_csv(sessions)

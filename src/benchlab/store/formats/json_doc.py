@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from benchlab import __version__
 from benchlab.store.db import RUN_COLUMNS, utc_now
+from benchlab.store.formats.exporters import ExportOptions
 from benchlab.store.formats.gather import SessionData, redacted_row
 
 if TYPE_CHECKING:
@@ -223,3 +224,8 @@ def parse_export(path: Any, *, name: str | None = None,
             raise UserError(f"{path} sessions[{i}] is damaged ({what}); re-export it with "
                             f"benchlab export --format json") from None
     return out
+
+
+def export(sessions: Sequence[SessionData], options: ExportOptions) -> str:
+    """The ``json`` export format (:mod:`benchlab.store.formats.exporters`): :func:`export_json`."""
+    return export_json(sessions)

@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from benchlab.store.formats.common import TIME_UNIT_TO_NS, markdown_code, markdown_text
+from benchlab.store.formats.exporters import ExportOptions
 from benchlab.store.formats.gather import SessionData, primary_series, session_label
 
 _DISPLAY_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
@@ -138,3 +139,12 @@ def export_markdown(sessions: Sequence[SessionData], time_unit: str | None = Non
     while out and out[-1] == "":
         out.pop()
     return "\n".join(out) + "\n"
+
+
+def export(sessions: Sequence[SessionData], options: ExportOptions) -> str:
+    """The ``markdown`` export format (:mod:`benchlab.store.formats.exporters`): hyperfine's
+    table, times in ``options.time_unit`` (hyperfine's name) when given."""
+    from benchlab.store.formats.asciidoc import TIME_UNITS
+
+    unit = TIME_UNITS[options.time_unit][0] if options.time_unit else None
+    return export_markdown(sessions, unit, sort=options.sort, reference=options.reference)

@@ -14,6 +14,7 @@ from typing import Sequence
 
 from benchlab.store.formats.asciidoc import MarkupTable, markup_table
 from benchlab.store.formats.common import one_line
+from benchlab.store.formats.exporters import ExportOptions
 from benchlab.store.formats.gather import SessionData
 from benchlab.store.formats.hyperfine import hyperfine_results
 
@@ -37,6 +38,12 @@ def orgmode_text(table: MarkupTable) -> str:
     for cells in table.rows:
         out += _row(["=" + one_line(cells[0]).replace("|", "\\|") + "=", *cells[1:]])
     return out
+
+
+def export(sessions: Sequence[SessionData], options: ExportOptions) -> str:
+    """The ``orgmode`` export format (:mod:`benchlab.store.formats.exporters`)."""
+    return export_orgmode(sessions, time_unit=options.time_unit, sort=options.sort,
+                          reference=options.reference)
 
 
 __all__ = ["export_orgmode", "orgmode_text"]
