@@ -45,51 +45,12 @@ def _figure(spec, figure_dir: Path | None, base: Path) -> list[str]:
 def render_markdown(model: ReportModel, *, figure_dir: Path | None = None,
                     base: Path = Path(".")) -> str:
     """The report as Markdown; figures linked from ``figure_dir`` relative to ``base``."""
-    f = (lambda v, u: format_value(v, u, 5))
     out = [f"# {esc(model.title)}", "", f"Generated {model.generated_utc}.", ""]
     out += [f"- **note**: {esc(n)}" for n in model.notes] + ([""] if model.notes else [])
-    c = model.comparison
-    if c is not None:
-        out += [f"## Comparison against {esc(c.reference)}", ""]
-        out += [f"- **{esc(r.name_a)} vs {esc(r.name_b)}**: {esc(verdict_sentence(r, c.unit))}"
-                for r in c.results] + [""]
-        rows = []
-        for r, q in zip(c.results, c.ratios):
-            hl = r.hodges_lehmann
-            rows.append([r.name_a, str(r.n_a), f(r.summary_a.median, c.unit),
-                         f(hl.estimate, c.unit) if hl else "-",
-                         f"{f(hl.ci_low, c.unit)} .. {f(hl.ci_high, c.unit)}" if hl else "-",
-                         "-" if q["estimate"] is None else f"{q['estimate']:.4f}",
-                         "-" if q["estimate"] is None else f"{q['low']:.4f} .. {q['high']:.4f}",
-                         f"{q['p_adjusted']:.3g}", r.outcome,
-                         f"{c.instructions[r.name_a]:,.0f}" if r.name_a in c.instructions
-                         else "-"])
-        out += _table(["command", "n", "median", f"HL shift vs {c.reference}", "95 % interval",
-                       "relative time", f"{100 * c.ratio_confidence:.4g} % interval (Holm)",
-                       "p", "outcome", "instructions / run"], rows)
-        for r in c.results:
-            out += [f"**{esc(r.name_a)} vs {esc(r.name_b)}** — power: "
-                    f"{esc(power_note(r, c.unit))}", ""]
-            out += [f"- {esc(ch.status)}: {esc(check_line(r, ch))}" for ch in r.checks] + [""]
-        for spec in c.figures:
-            out += _figure(spec, figure_dir, base)
+    if model.comparison is not None:
+        out += _comparison(model.comparison, figure_dir, base)
     for b in model.benchmarks:
-        s, u = b.summary, b.series.unit
-        out += [f"## {esc(b.series.benchmark)} ({esc(b.series.metric)}, session "
-                f"{esc(b.series.session_uid)})", ""]
-        if b.command:
-            out += [f"Command: {esc(b.command)}", ""]
-        ci = f"{f(b.median_ci[0], u)} .. {f(b.median_ci[1], u)}" if b.median_ci else "-"
-        out += _table(["n", "median", "95 % interval", "MAD/√n", "mean", "sd", "min", "p95",
-                       "p99", "max", "outliers"],
-                      [[str(s.n), f(s.median, u), ci, f(b.mad_uncertainty, u), f(s.mean, u),
-                        f(s.sd, u), f(s.min, u), f(s.p95, u), f(s.p99, u), f(s.max, u),
-                        str(b.n_outliers)]])
-        if b.steady is not None:
-            out += [f"Steady state: {esc(b.steady.classification)}; level shifts at "
-                    f"{esc(b.steady.level_shifts or 'none')}.", ""]
-        for spec in b.figures:
-            out += _figure(spec, figure_dir, base)
+        out += _benchmark(b, figure_dir, base)
     for sec in model.extra:
         out += [f"## {esc(sec.title)}", ""] + [esc(p) + "\n" for p in sec.paragraphs]
         for spec in sec.figures:
@@ -99,17 +60,77 @@ def render_markdown(model: ReportModel, *, figure_dir: Path | None = None,
                 out += [f"**{esc(t.caption)}**", ""]
             out += _table(t.header, t.rows)
     if model.sessions:
-        out += ["## Sessions and environment", ""]
-        header = ["field"] + [ss.session["uid"] for ss in model.sessions]
-        rows = [[label] + [ss.environment_rows[i][1] + (" (differs)" if
-                                                        ss.environment_rows[i][2] else "")
-                           for ss in model.sessions]
-                for i, (label, _, _) in enumerate(model.sessions[0].environment_rows)]
-        out += _table(header, rows)
-        for ss in model.sessions:
-            if ss.failed_runs:
-                out += [f"Failed runs in session {esc(ss.session['uid'])}:", ""]
-                out += _table(["run", "status", "exit", "stderr (tail)"],
-                              [[str(r["seq"]), r["status"], str(r.get("exit_code")),
-                                r["stderr_tail"][-300:]] for r in ss.failed_runs[:20]])
+        out += _sessions(model.sessions)
     return "\n".join(out) + "\n"
+
+
+def _value(v, unit: str) -> str:
+    return format_value(v, unit, 5)
+
+
+def _comparison(c, figure_dir: Path | None, base: Path) -> list[str]:
+    """The comparison against the reference: verdicts, the table, power notes and checks."""
+    f = _value
+    out = [f"## Comparison against {esc(c.reference)}", ""]
+    out += [f"- **{esc(r.name_a)} vs {esc(r.name_b)}**: {esc(verdict_sentence(r, c.unit))}"
+            for r in c.results] + [""]
+    rows = []
+    for r, q in zip(c.results, c.ratios):
+        hl = r.hodges_lehmann
+        rows.append([r.name_a, str(r.n_a), f(r.summary_a.median, c.unit),
+                     f(hl.estimate, c.unit) if hl else "-",
+                     f"{f(hl.ci_low, c.unit)} .. {f(hl.ci_high, c.unit)}" if hl else "-",
+                     "-" if q["estimate"] is None else f"{q['estimate']:.4f}",
+                     "-" if q["estimate"] is None else f"{q['low']:.4f} .. {q['high']:.4f}",
+                     f"{q['p_adjusted']:.3g}", r.outcome,
+                     f"{c.instructions[r.name_a]:,.0f}" if r.name_a in c.instructions
+                     else "-"])
+    out += _table(["command", "n", "median", f"HL shift vs {c.reference}", "95 % interval",
+                   "relative time", f"{100 * c.ratio_confidence:.4g} % interval (Holm)",
+                   "p", "outcome", "instructions / run"], rows)
+    for r in c.results:
+        out += [f"**{esc(r.name_a)} vs {esc(r.name_b)}** — power: "
+                f"{esc(power_note(r, c.unit))}", ""]
+        out += [f"- {esc(ch.status)}: {esc(check_line(r, ch))}" for ch in r.checks] + [""]
+    for spec in c.figures:
+        out += _figure(spec, figure_dir, base)
+    return out
+
+
+def _benchmark(b, figure_dir: Path | None, base: Path) -> list[str]:
+    """One benchmark's section: its summary table, steady state and figures."""
+    f, s, u = _value, b.summary, b.series.unit
+    out = [f"## {esc(b.series.benchmark)} ({esc(b.series.metric)}, session "
+           f"{esc(b.series.session_uid)})", ""]
+    if b.command:
+        out += [f"Command: {esc(b.command)}", ""]
+    ci = f"{f(b.median_ci[0], u)} .. {f(b.median_ci[1], u)}" if b.median_ci else "-"
+    out += _table(["n", "median", "95 % interval", "MAD/√n", "mean", "sd", "min", "p95",
+                   "p99", "max", "outliers"],
+                  [[str(s.n), f(s.median, u), ci, f(b.mad_uncertainty, u), f(s.mean, u),
+                    f(s.sd, u), f(s.min, u), f(s.p95, u), f(s.p99, u), f(s.max, u),
+                    str(b.n_outliers)]])
+    if b.steady is not None:
+        out += [f"Steady state: {esc(b.steady.classification)}; level shifts at "
+                f"{esc(b.steady.level_shifts or 'none')}.", ""]
+    for spec in b.figures:
+        out += _figure(spec, figure_dir, base)
+    return out
+
+
+def _sessions(sessions) -> list[str]:
+    """The sessions' environments side by side, and each session's failed runs."""
+    out = ["## Sessions and environment", ""]
+    header = ["field"] + [ss.session["uid"] for ss in sessions]
+    rows = [[label] + [ss.environment_rows[i][1] + (" (differs)" if
+                                                    ss.environment_rows[i][2] else "")
+                       for ss in sessions]
+            for i, (label, _, _) in enumerate(sessions[0].environment_rows)]
+    out += _table(header, rows)
+    for ss in sessions:
+        if ss.failed_runs:
+            out += [f"Failed runs in session {esc(ss.session['uid'])}:", ""]
+            out += _table(["run", "status", "exit", "stderr (tail)"],
+                          [[str(r["seq"]), r["status"], str(r.get("exit_code")),
+                            r["stderr_tail"][-300:]] for r in ss.failed_runs[:20]])
+    return out
