@@ -31,7 +31,6 @@ KNOWN: dict[str, int] = {
     "cli/show.py:_print_session": 15,
     "environment/virtualization.py:virtualization_section": 15,
     "measure/spawn/fallback.py:spawn_in_python": 15,
-    "report/markdown.py:render_markdown": 16,
     "report/plots.py:draw": 15,
     "stats/rank_selection.py:_select": 16,
     "stats/verdict_model.py:_candidate": 17,
