@@ -150,11 +150,8 @@ def prepare_engine(name: str, image: str, runtime: str | None = None) -> Engine:
     if not image_exists(path, image):
         if info is None:
             _engine_info(name, path)  # an engine that does not answer says so, not "no image"
-        import shlex
-
         raise UserError(f"{name} image {image!r} does not exist here (benchlab never pulls); "
-                        f"build or import it first, e.g. {name} import rootfs.tar "
-                        f"{shlex.quote(image)}")
+                        f"build or import it first, e.g. {name} import rootfs.tar {image}")
     if remembered:
         engine = Engine(name, path, *remembered)
         if _engine_cmd(trial_argv(engine, image)).returncode == 0:

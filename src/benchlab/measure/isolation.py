@@ -229,7 +229,8 @@ class Isolation:
         that cannot run ``true``. Returns self.
         """
         if self.mode == "wrap":
-            _check_wrapper(str(self.template))
+            from benchlab.measure.isolation_names import check_wrapper
+            check_wrapper(str(self.template))
         if self.mode in ("bare", "cgroup", "wrap"):
             return self
         if self.mode == "sandbox":
@@ -324,10 +325,8 @@ def _parse_container(kind: str, rest: str) -> Isolation:
     if not image or any(c.isspace() for c in image):
         raise UserError(f"--isolation {kind}:IMAGE needs an image name without spaces "
                         f"(got {rest!r}), e.g. {kind}:localhost/benchlab-busybox")
-    if image.startswith("-"):  # the engine would read it as an option (--privileged)
-        raise UserError(f"--isolation {kind}:{image}: an image name cannot begin with '-' "
-                        f"(the engine would take it as an option); give the image's name, "
-                        f"e.g. {kind}:localhost/benchlab-busybox")
+    from benchlab.measure.isolation_names import not_an_option
+    not_an_option(kind, rest, image, "an image")
     runtime = None
     for opt in options:
         key, _, value = opt.partition("=")
@@ -335,9 +334,7 @@ def _parse_container(kind: str, rest: str) -> Isolation:
             raise UserError(f"--isolation {kind}:{rest}: option {opt!r} is unknown; the one "
                             "option is ,runtime=NAME (e.g. runc)")
         runtime = value.strip()
-        if runtime.startswith("-"):
-            raise UserError(f"--isolation {kind}:{rest}: a runtime name cannot begin with '-'; "
-                            f"give the runtime's name (e.g. runc)")
+        not_an_option(kind, rest, runtime, "a runtime")
     return Isolation("container", tool=kind.removesuffix("-exec"), image=image,
                      per_run=not kind.endswith("-exec"), runtime=runtime,
                      runtime_forced=runtime is not None)
@@ -371,19 +368,6 @@ def parse_isolation(text: str | None) -> Isolation:
         raise UserError(f"--isolation {text} needs an image: {text}:IMAGE (a local image; "
                         "benchlab never pulls)")
     raise UserError(f"--isolation {text!r} is not understood; use one of {', '.join(LEVELS)}")
-
-
-def _check_wrapper(template: str) -> None:
-    """Refuse, before any session exists, a ``wrap:`` template whose program cannot start: every
-    run would fail the same way, after the session was stored."""
-    first = shlex.split(template)[0]
-    if "{" in first:
-        return  # {cmd} (or {meta}) first: the program itself starts
-    found = shutil.which(first) if "/" not in first else (
-        first if os.path.isfile(first) and os.access(first, os.X_OK) else None)
-    if found is None:
-        raise UserError(f"--isolation wrap:{template}: {first!r} is not an executable here; "
-                        f"install it or give its full path")
 
 
 def parse_isolate_meta(text: str) -> list[dict]:
