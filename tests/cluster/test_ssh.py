@@ -7,9 +7,12 @@ what this test machine cannot have.
 
 from __future__ import annotations
 
+import glob
 import os
 import socket
+import stat
 import subprocess
+import sys
 import time
 
 import pytest
@@ -109,12 +112,37 @@ def test_one_ssh_cluster_serves_several_sessions_and_is_stopped_after(sshd, db_p
         remote = [p for p in descendants(sshd_pid) if comm(p).startswith("python")]
         assert pids[0] <= set(remote), "the worker was not a process started through sshd"
         assert len(remote) >= 2, remote
+        _nobody_else_connects(shared.client)
+        # the hosts' copy of the cluster's certificates: a directory only this user opens
+        (certs,) = glob.glob(f"/tmp/benchlab-cluster-p{os.getpid()}-*-ssh")
+        assert stat.S_IMODE(os.stat(certs).st_mode) == 0o700
+        assert "client-key.pem" not in os.listdir(certs)
+    assert not os.path.exists(certs), "the hosts' certificates were left"
     assert pids[0] == pids[1] and len(pids[0]) == 1, pids
     deadline = time.monotonic() + 30
     while any(os.path.exists(f"/proc/{p}") for p in remote) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(os.path.exists(f"/proc/{p}") for p in remote), "a remote scheduler or worker is left"
     store.close()
+
+
+def _nobody_else_connects(client) -> None:
+    """Every address of the cluster (scheduler, workers) is TLS, and a plain Dask connection
+    to each, from another user (uid 65534), is refused."""
+    from tests.cluster.test_local_access import ATTACKER
+    from tests.conftest import require_tool
+
+    require_tool("setpriv")
+    info = client.scheduler_info()
+    addresses = [info["address"], *info["workers"]]
+    assert all(a.startswith("tls://") for a in addresses), addresses
+    attack = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+         ATTACKER, *(a.rsplit(":", 1)[1] for a in addresses)],
+        capture_output=True, text=True, timeout=120, cwd="/")
+    lines = attack.stdout.splitlines()
+    assert lines[0] == "attacker uid 65534" and len(lines) == 1 + len(addresses), attack
+    assert all(" refused " in line for line in lines[1:]), attack.stdout
 
 
 def test_the_cli_reaches_an_ssh_host_through_the_users_ssh_config(sshd, db_path, tmp_path):

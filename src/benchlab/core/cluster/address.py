@@ -165,11 +165,11 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
     _silence_dask_logs()
     started_before = _dask_clusters()
     scratch = _local_scratch(spec)
-    with dask.config.set(quiet_config()), dask.config.set(_local_config(scratch)):
+    with dask.config.set(quiet_config()), dask.config.set(_local_config(spec, scratch)):
         try:
             client, cluster = _start(spec, slots, connect_options, timeout_s, scratch)
         except UserError:
-            _remove(scratch)
+            _remove(scratch, spec, connect_options)
             raise
         except BaseException as exc:  # OSError, TimeoutError, asyncssh errors: one line for all
             # and Ctrl-C/SIGTERM while the cluster starts (its workers still 'init'): close what
@@ -177,7 +177,7 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
             # a signal meanwhile is held, not lost in _close_started's suppress(BaseException)
             with interrupts_deferred():
                 _close_started(started_before)
-                _remove(scratch)
+                _remove(scratch, spec, connect_options)
             if not isinstance(exc, Exception):
                 raise
             raise UserError(f"cannot reach the cluster {spec.text} ({_short(exc)}); start the "
@@ -208,7 +208,7 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
             with interrupts_deferred():
                 _close(client, cluster)
                 _close_started(started_before)
-                _remove(scratch)
+                _remove(scratch, spec, connect_options)
 
 
 def _start(spec: ClusterSpec, slots: int, connect_options: dict[str, Any] | None,
@@ -230,39 +230,44 @@ def _start(spec: ClusterSpec, slots: int, connect_options: dict[str, Any] | None
 
         cluster = start_local_cluster(spec.n_workers, {SLOT: slots}, str(scratch))
     else:
-        from distributed import SSHCluster
+        from benchlab.core.cluster.ssh import start_ssh_cluster
 
-        cluster = SSHCluster(
-            [spec.hosts[0], *spec.hosts], connect_options=connect_options or {},
-            worker_options={"nthreads": slots, "resources": {SLOT: slots}},
-            scheduler_options={"port": 0, "dashboard_address": ":0"},
-            remote_python=sys.executable)
+        cluster = start_ssh_cluster(spec.hosts, {SLOT: slots}, connect_options, str(scratch),
+                                    sys.executable)
     return Client(cluster, set_as_default=False), cluster
 
 
 def _local_scratch(spec: ClusterSpec) -> str | None:
-    """A ``local:N`` cluster's scratch directory (its certificates and Dask's temporary
-    directory, :mod:`benchlab.core.cluster.local`); None for a cluster benchlab does not start
-    on this machine."""
+    """The scratch directory of a cluster benchlab starts (``local:N``, ``ssh:``): its
+    certificates, and Dask's temporary directory for ``local:N``
+    (:mod:`benchlab.core.cluster.local`, :mod:`benchlab.core.cluster.ssh`); None for a team's
+    scheduler."""
     from benchlab.core.scratch import make_scratch
 
-    return make_scratch("cluster") if spec.kind == "local" else None
+    return make_scratch("cluster") if spec.kind in ("local", "ssh") else None
 
 
-def _local_config(scratch: str | None) -> dict[str, Any]:
+def _local_config(spec: ClusterSpec, scratch: str | None) -> dict[str, Any]:
     from benchlab.core.cluster.local import LOCAL, local_config
 
-    return local_config(scratch, LOCAL.dashboard) if scratch else {}
+    return local_config(scratch, LOCAL.dashboard) if scratch and spec.kind == "local" else {}
 
 
-def _remove(scratch: str | None) -> None:
-    """Remove a ``local:N`` cluster's scratch directory once its worker processes are gone."""
+def _remove(scratch: str | None, spec: ClusterSpec, connect_options: Any) -> None:
+    """Remove a started cluster's scratch directory once its worker processes are gone (and,
+    for ``ssh:``, its certificates' directory on each host)."""
     from benchlab.core.cluster.local import end_worker_processes
     from benchlab.core.scratch import remove_scratch
 
-    if scratch:
+    if scratch is None:
+        return
+    if spec.kind == "ssh":
+        from benchlab.core.cluster.ssh import remote_directory, remove_certificates
+
+        remove_certificates(spec.hosts, connect_options, remote_directory(scratch))
+    else:
         end_worker_processes()
-        remove_scratch(scratch)
+    remove_scratch(scratch)
 
 
 def _close(client: Any, cluster: Any | None) -> None:
