@@ -335,7 +335,7 @@ def run_session(writer: SessionWriter, plan: RunPlan, *, observer: Observer | No
                 observer.message(f"shell spawning time ({plan.shell}): "
                                  f"{cost['wall_ns'] / 1e6:.3f} ms (median of {cost['runs']}), "
                                  f"subtracted from wall")
-            with background_load(plan.placement.load) as load:
+            with background_load(execution.load) as load:
                 if load is not None:
                     merge_metadata(writer, {"load": load})
                 lanes.run()
@@ -356,13 +356,14 @@ def run_session(writer: SessionWriter, plan: RunPlan, *, observer: Observer | No
 
 
 @contextlib.contextmanager
-def background_load(load: str | None) -> Iterator[dict[str, Any] | None]:
-    """Run the background load ``load`` (``--load``; None: none) for the block; yield what ran
+def background_load(load: Any) -> Iterator[dict[str, Any] | None]:
+    """Run the background load ``load`` (the :class:`benchlab.control.load.LoadSpec` the
+    placement parsed from ``--load``; None: none) for the block; yield what ran
     (:meth:`benchlab.control.load.BackgroundLoad.to_dict`) or None."""
-    if not load:
+    if load is None:
         yield None
         return
-    from benchlab.control.load import BackgroundLoad, parse_load
+    from benchlab.control.load import BackgroundLoad
 
-    with BackgroundLoad(parse_load(load)) as running:
+    with BackgroundLoad(load) as running:
         yield running.to_dict()

@@ -38,6 +38,8 @@ class Execution:
     numa_prefix: list[str] = field(default_factory=list)
     perf_events: list[str] = field(default_factory=list)
     session_label: str = "run"
+    #: ``--load`` parsed once here (a :class:`benchlab.control.load.LoadSpec`), None: no load.
+    load: Any = None
 
     def setup_dict(self, shell: str | None = None) -> dict[str, Any]:
         """What is stored as the runs' setup (deduplicated in the store)."""
@@ -232,10 +234,11 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
     if perf_events:
         check_events(perf_events)  # perf installed, and it takes these events
     check_outside_tools(isolation, numa_prefix, perf_events)
+    load = None
     if options.load:
         from benchlab.control.load import parse_load
 
-        parse_load(options.load)
+        load = parse_load(options.load)  # one line, before any session; kept for the run
     limits = None
     use_cgroup = False
     reason = None
@@ -262,4 +265,4 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
             limits = None
     return Execution(options=options, worker_cpus=worker_cpus, isolation=isolation, limits=limits,
                      use_cgroup=use_cgroup, unconstrained_reason=reason, numa_prefix=numa_prefix,
-                     perf_events=perf_events, session_label=session_label)
+                     perf_events=perf_events, session_label=session_label, load=load)
