@@ -250,5 +250,29 @@ _add(Case("out-profile-onto-store", ("profile", "--methods", "int64", "-o", "{db
 _add(Case("out-calibrate-onto-store", ("calibrate", "--base", "{profile}", "--methods", "int64", "-o", "{db}", "--db",
                                        "{db}"), "store", MACHINES))
 
+# --- names that are not what they look like, files that are someone else's ---------------------
+
+# a libpq keyword string is a PostgreSQL database, never a file named after it (and its password)
+_add(Case("db-keywords-malformed", ("list", "--db", "a=b c"), "not a usable PostgreSQL", STORE))
+_add(Case("db-keywords-unreachable", ("run", "-q", "-r", "1", "/bin/true", "--db",
+                                      "host=127.0.0.1 port=1 dbname=x user=u password=S3cret"),
+          "cannot connect to PostgreSQL", STORE))
+# benchlab removes the samples file before each run: a file already there is someone's
+_add(Case("samples-csv-existing-file", ("run", "-q", "-r", "2", "--samples-csv", "{in}", "--db",
+                                        "{db}", "/bin/true"), "already exists", RUN,
+          input=("text", ".csv", "a,1\nimportant,3\n")))
+_add(Case("metric-harness-name", ("run", "-q", "-r", "2", "--metric", r"wall=(\d+)", "--db",
+                                  "{db}", "echo 5"), "--metric wall", RUN))
+_add(Case("value-varsys16-header-only", READERS["varsys16"][0], "no rows", MACHINES,
+          input=("text", ".csv", makers.VARSYS16_HEADER)))
+_add(Case("value-csv-quote-never-closed", READERS["csv"][0], "never closed", STORE,
+          input=("text", ".csv", 'label,value\na,1\n"open,5\nb,6\n')))
+_add(Case("isolation-image-option", ("run", "-q", "-r", "1", "--isolation", "podman:--privileged",
+                                     "--db", "{db}", "/bin/true"), "cannot begin with '-'",
+          CONTROL))
+_add(Case("isolation-wrap-missing", ("run", "-q", "-r", "1", "--isolation",
+                                     "wrap:no-such-isolator {cmd}", "--db", "{db}", "/bin/true"),
+          "not an executable here", CONTROL))
+
 _ids = [c.id for c in CASES]
 assert len(_ids) == len(set(_ids)), sorted({i for i in _ids if _ids.count(i) > 1})

@@ -265,6 +265,9 @@ BAD_SUITES: list[tuple[str, str, str]] = [
     ("quota-negative", _SUITE_HEAD + _WORKLOAD + "\n[matrix]\ncpu_quota_us = [-1]\n", "quota"),
     ("quota-nan", _SUITE_HEAD + _WORKLOAD + "\n[matrix]\ncpu_quota_us = [nan]\n", "quota"),
     ("affinity-int", _SUITE_HEAD + _WORKLOAD + "\n[matrix]\naffinity = [5]\n", "affinity"),
+    # refused with every cell's placement before the study session exists: no row is left
+    ("affinity-offline", _SUITE_HEAD + _WORKLOAD + '\n[matrix]\naffinity = ["none", '
+     '"cores:4095"]\n', "cpu 4095"),
     ("load-bad", _SUITE_HEAD + _WORKLOAD + '\n[matrix]\nload = ["cpu:-1"]\n', "load"),
     ("matrix-not-table", _SUITE_HEAD + _WORKLOAD + "matrix = 3\n", "matrix"),
     ("unknown-key", _SUITE_HEAD.replace("seed = 1", "seed = 1\nrunz = 3") + _WORKLOAD, "runz"),
