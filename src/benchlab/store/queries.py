@@ -11,6 +11,7 @@ outside ``benchlab.store`` (tests/test_concerns.py).
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 from benchlab.errors import UserError
@@ -415,14 +416,20 @@ class Queries:
         """A harness series (``metric`` of :data:`HARNESS_METRICS`, in its unit) over the
         benchmark's measured runs whose status is in ``statuses``, in execution order; NaN where
         a run lacks the value."""
+        import numpy as np
+
+        return np.array(self.harness_list(benchmark_id, metric, statuses), dtype=float)
+
+    def harness_list(self, benchmark_id: int, metric: str, statuses: tuple[str, ...]
+                     ) -> list[float]:
+        """:meth:`harness_series` as a list of floats (NaN where a run lacks the value), for a
+        caller that needs no numpy (``run``'s summary of one command)."""
         expr, _unit = HARNESS_METRICS[metric]
         marks = ",".join("?" * len(statuses))
         rows = self.conn.execute(
             f"SELECT {expr} FROM runs WHERE benchmark_id = ? AND warmup = 0 AND wall_ns IS NOT"
             f" NULL AND status IN ({marks}) ORDER BY seq", (benchmark_id, *statuses)).fetchall()
-        import numpy as np
-
-        return np.array([np.nan if r[0] is None else r[0] for r in rows], dtype=float)
+        return [math.nan if r[0] is None else float(r[0]) for r in rows]
 
     def newest_uid(self) -> str:
         """The uid of the newest session of any kind; UserError (one line: run or import
