@@ -202,3 +202,13 @@ def test_a_run_printing_to_a_pipe_loads_no_rich(home):
                               str(root / "r.db")])
     assert _imported(report, ("rich",)) == []
     assert "benchlab.report.run_summary" in report["modules"]  # the summary was printed
+
+
+def test_a_run_of_one_command_loads_no_numpy(home):
+    """One command has a summary and no verdict: its numbers are computed from the store's
+    values without numpy (importing it costs more CPU than a hundred runs of /bin/true)."""
+    root, env = home
+    report = _run(root, env, ["run", "-N", "-r", "3", "/bin/true", "--db",
+                              str(root / "r.db")])
+    assert _imported(report, ("numpy", "rich", "benchlab.stats")) == []
+    assert "benchlab.report.summary_numbers" in report["modules"]

@@ -10,7 +10,7 @@ import click
 
 from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
-from benchlab.cli.execute_options import cluster_options, print_machine_table, resume_run, start_run
+from benchlab.cli.execute_options import cluster_options, resume_run, start_run
 from benchlab.cli.hyperfine_options import (
     HyperfineCommand,
     HyperfineOptions,
@@ -22,9 +22,10 @@ from benchlab.cli.run_harness import harness_dispatch
 from benchlab.cli.run_outcome import (
     DEFAULT_MIN_RUNS,
     check_verdict_metric,
+    echo_json_outcome,
     exit_if_command_failed,
     min_runs_of,
-    print_verdict,
+    print_outcome,
     store_run_verdict,
     until_decided_alpha,
     verdict_margin,
@@ -302,49 +303,11 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
         if not quiet:
             click.echo(f"wrote {written.path} ({written.size / 1e6:.2f} MB)", err=True)
     if as_json:
-        _echo_json_outcome(store, result, verdict, summaries)
+        echo_json_outcome(store, result, verdict, summaries)
     elif not quiet:
-        _print_outcome(store, result, hf, summaries, reference, verdict, verdict_metric,
-                       conf_level)
+        print_outcome(store, result, hf, summaries, reference, verdict, verdict_metric,
+                      conf_level)
     store.close()
-
-
-def _echo_json_outcome(store, result, verdict, summaries) -> None:
-    """``--json``: the session, its status, verdict and each benchmark's summary, as JSON."""
-    from benchlab.cli.json_output import echo_json  # its printer only for this output
-
-    echo_json({"session": result.session.uid, "status": result.status,
-               "db": store.path, "until_decided": result.decision,
-               "verdict": verdict.to_dict() if verdict is not None else None,
-               "benchmarks": [s.to_dict() for s in summaries]}, indent=2)
-
-
-def _print_outcome(store, result, hf, summaries, reference, verdict, verdict_metric,
-                   conf_level) -> None:
-    """The text a run prints at its end: the summary and machine tables, the verdict (or the
-    sequential design's decision), where the session is stored."""
-    from benchlab.report.run_summary import render_summary_table
-
-    plain = hf.plain_tables(sys.stdout.isatty())
-    if plain and hf.color is not True:  # a pipe: plain lines, whole, and no rich to load
-        from benchlab.report.text_table import PlainConsole
-
-        out = PlainConsole()
-    else:
-        from rich.console import Console
-
-        out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
-    render_summary_table(summaries, out, plain=plain)
-    print_machine_table(store, result.session.id, out)
-    if result.decision is None:
-        print_verdict(store, result.session.id, hf, reference, out,
-                      metric=verdict_metric, confidence_level=conf_level, verdict=verdict)
-    else:  # the sequential design's own decision: a fixed-sample verdict is not valid here
-        from benchlab.report.verdict_text import sequential_lines
-
-        for line in sequential_lines(result.decision, [s.name for s in summaries]):
-            out.print(line, markup=False, highlight=False, soft_wrap=True)
-    out.print(f"[dim]stored as session {result.session.uid} in {store.path}[/dim]")
 
 
 def _until_decided(protocol: RunPlan, runs, max_runs, alpha, margin, look_every, metrics) -> None:

@@ -1,7 +1,8 @@
 """What ``benchlab run`` decides around the measurements, as hyperfine means it: the run-count
 bounds (``-M N`` alone runs N), options that only mean something together (``--alpha`` with
 ``--until-decided``), a failing command (exit 1 with its stderr tail; bad input exits 2), and
-the verdict printed at the end, on the series ``--verdict-metric`` names.
+the verdict printed at the end, on the series ``--verdict-metric`` names, and the text or JSON
+a run prints when it ends.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ if TYPE_CHECKING:  # only a type here: `benchlab run -q` never imports rich (~30
     from rich.console import Console
 
 from benchlab.cli.common import failed_runs
+from benchlab.cli.execute_options import print_machine_table
 from benchlab.cli.hyperfine_options import HyperfineOptions
 from benchlab.core.plan import RunPlan
 from benchlab.errors import UserError
@@ -158,3 +160,42 @@ def store_run_verdict(store, session_id: int, settings: dict, *, resumed: bool =
         session_metadata.merge(store, session_id, **{METADATA_KEY: {
             **stored_settings(store, session_id), "result": verdict.to_dict()}})
     return verdict
+
+
+def echo_json_outcome(store, result, verdict, summaries) -> None:
+    """``--json``: the session, its status, verdict and each benchmark's summary, as JSON."""
+    from benchlab.cli.json_output import echo_json  # its printer only for this output
+
+    echo_json({"session": result.session.uid, "status": result.status,
+               "db": store.path, "until_decided": result.decision,
+               "verdict": verdict.to_dict() if verdict is not None else None,
+               "benchmarks": [s.to_dict() for s in summaries]}, indent=2)
+
+
+def print_outcome(store, result, hf, summaries, reference, verdict, verdict_metric,
+                  conf_level) -> None:
+    """The text a run prints at its end: the summary and machine tables, the verdict (or the
+    sequential design's decision), where the session is stored."""
+    from benchlab.report.run_summary import render_summary_table
+
+    plain = hf.plain_tables(sys.stdout.isatty())
+    if plain and hf.color is not True:  # a pipe: plain lines, whole, and no rich to load
+        from benchlab.report.text_table import PlainConsole
+
+        out = PlainConsole()
+    else:
+        from rich.console import Console
+
+        out = Console(no_color=hf.color is False, force_terminal=True if hf.color else None)
+    render_summary_table(summaries, out, plain=plain)
+    print_machine_table(store, result.session.id, out)
+    if result.decision is None:
+        if len(summaries) > 1:  # one command has no verdict (and needs no numpy)
+            print_verdict(store, result.session.id, hf, reference, out,
+                          metric=verdict_metric, confidence_level=conf_level, verdict=verdict)
+    else:  # the sequential design's own decision: a fixed-sample verdict is not valid here
+        from benchlab.report.verdict_text import sequential_lines
+
+        for line in sequential_lines(result.decision, [s.name for s in summaries]):
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+    out.print(f"[dim]stored as session {result.session.uid} in {store.path}[/dim]")

@@ -14,15 +14,24 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
+from benchlab.report.summary_numbers import middle, summary_numbers
 
-from benchlab.stats.descriptive import median, summarize
+# the tables' text, also named here (run, show and demo print summaries through this module)
+from benchlab.report.summary_table import (  # noqa: F401
+    COLUMN_PRIORITY,
+    COLUMNS,
+    render_summary_table,
+    shared_warnings,
+)
 from benchlab.store.db import HARNESS_METRICS, Store
 from benchlab.store.formats.gather import TIMED_STATUSES
 from benchlab.store.queries import PRIMARY_METRICS
-from benchlab.units import format_kib, format_value, plural, time_unit_for
+from benchlab.units import format_value, plural
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: A process shorter than this is dominated by the cost of spawning it (fork+exec ~0.3-1 ms).
 SHORT_RUN_NS = 5_000_000
@@ -70,8 +79,17 @@ class BenchmarkSummary:
         return asdict(self)
 
 
-def summarize_series(values: np.ndarray, metric: str, unit: str) -> SeriesSummary:
-    """Robust and classic summary of one series; tolerant of n < 3 (fewer fields)."""
+def summarize_series(values: np.ndarray | Sequence[float], metric: str,
+                     unit: str) -> SeriesSummary:
+    """Robust and classic summary of one series; tolerant of n < 3 (fewer fields). A list is
+    summarised without numpy (:mod:`benchlab.report.summary_numbers`: the same numbers, bit
+    for bit), an array with :func:`benchlab.stats.descriptive.summarize`."""
+    if isinstance(values, (list, tuple)):
+        return SeriesSummary(metric, unit, **summary_numbers(values))
+    import numpy as np
+
+    from benchlab.stats.descriptive import median, summarize
+
     vals = np.asarray(values, dtype=float)
     vals = vals[np.isfinite(vals)]
     n = int(vals.size)
@@ -86,6 +104,11 @@ def summarize_series(values: np.ndarray, metric: str, unit: str) -> SeriesSummar
     s = summarize(vals)
     return SeriesSummary(metric, unit, n, median=s.median, mad=s.mad_raw, mean=s.mean, sd=s.sd,
                          min=s.min, max=s.max, p95=s.p95, p99=s.p99)
+
+
+def _median(values: Sequence[float]) -> float:
+    """``stats.descriptive.median`` of a list: NaN when a value is NaN."""
+    return math.nan if any(math.isnan(v) for v in values) else middle(sorted(values))
 
 
 def tolerates_failures(store: Store, session_id: int) -> bool:
@@ -117,6 +140,7 @@ def session_summaries(store: Store, session_id: int) -> list[BenchmarkSummary]:
         load_warning = (f"load average was {load[0]:.2f} at start ({load[0] / cores:.2f} per core): "
                         f"other work competed for the CPU; results may be noisy")
     failed_too = tolerates_failures(store, session_id)
+    statuses = TIMED_STATUSES if failed_too else ("ok",)
     from benchlab.store.formats.tool_metadata import repetition_hint
 
     hint = repetition_hint(store.get_session(session_id).get("metadata"))
@@ -126,14 +150,15 @@ def session_summaries(store: Store, session_id: int) -> list[BenchmarkSummary]:
         by_status: dict[str, int] = {}
         for r in runs:
             by_status[r["status"]] = by_status.get(r["status"], 0) + 1
-        wall, user, sys_, rss = (measured_values(store, bench["id"], m, with_failed=failed_too)
+        # lists, not arrays: a run of one command prints these numbers and needs no numpy
+        wall, user, sys_, rss = (store.harness_list(bench["id"], m, statuses)
                                  for m in ("wall", "user", "sys", "max_rss"))
         summary = BenchmarkSummary(
             name=bench["name"], command=bench["command"], runs_by_status=by_status,
             wall=summarize_series(wall, "wall", "ns"),
-            user=summarize_series(user, "user", "ns") if user.size else None,
-            sys=summarize_series(sys_, "sys", "ns") if sys_.size else None,
-            max_rss_kib=median(rss) if rss.size and np.isfinite(rss).any() else None)
+            user=summarize_series(user, "user", "ns") if user else None,
+            sys=summarize_series(sys_, "sys", "ns") if sys_ else None,
+            max_rss_kib=_median(rss) if any(math.isfinite(v) for v in rss) else None)
         for metric in store.sample_metrics(bench["id"]):
             vals, _ = store.sample_values(bench["id"], metric)
             summary.program.append(summarize_series(vals, metric,
@@ -148,7 +173,7 @@ def session_summaries(store: Store, session_id: int) -> list[BenchmarkSummary]:
     return out
 
 
-def _warnings(store: Store, bench: dict, runs: list[dict], wall: np.ndarray,
+def _warnings(store: Store, bench: dict, runs: list[dict], wall: list[float],
               summary: BenchmarkSummary, load_warning: str | None,
               failed_too: bool) -> list[str]:
     w: list[str] = []
@@ -162,8 +187,8 @@ def _warnings(store: Store, bench: dict, runs: list[dict], wall: np.ndarray,
                if timed else "only ok runs are summarised")
         w.append(f"{sum(bad.values())} of {plural(len(runs), 'run')} did not succeed ({parts}); "
                  f"{how}")
-    if wall.size >= 3:
-        rest = median(wall[1:])
+    if len(wall) >= 3:
+        rest = _median(wall[1:])
         if rest > 0 and wall[0] > FIRST_RUN_FACTOR * rest:
             w.append(f"the first run took {wall[0] / rest:.1f}x the median of the others: "
                      f"caches or lazy loading; consider --warmup 1 or more")
@@ -182,141 +207,6 @@ def _warnings(store: Store, bench: dict, runs: list[dict], wall: np.ndarray,
     return w
 
 
-def _num(value: float | None, scale: float) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    v = value / scale
-    if v == 0:
-        return "0"
-    if not math.isfinite(v) or not 1e-3 <= abs(v) < 1e15:  # 1e300 in 9 characters, not 301
-        return f"{v:.4g}"
-    digits = 4 - max(1, int(math.floor(math.log10(abs(v)))) + 1)
-    return f"{v:.{max(0, digits)}f}"
-
-
-#: Columns of a summary table after the row label (the metric and its unit).
-COLUMNS = ("n", "median", "MAD", "mean ± sd", "min", "max", "p95", "p99")
-
-
-def _rows(s: BenchmarkSummary) -> list[tuple[str, list[str]]]:
-    """(label with unit, cells under :data:`COLUMNS`) for each series of a benchmark."""
-    rows = [("wall", s.wall)] + [(x.metric, x) for x in (s.user, s.sys) if x is not None]
-    rows += [(p.metric, p) for p in s.program]
-    if s.wall.n == 0 and s.program:  # an import: its tool's series, no wall time to show
-        rows = rows[1:]
-    out = []
-    for label, x in rows:
-        if x.n == 0:
-            out.append((label, ["0", *["-"] * (len(COLUMNS) - 1)]))
-            continue
-        if x.unit == "ns":
-            uname, scale = time_unit_for(x.median or x.mean or x.max or 0.0)
-        else:
-            uname, scale = x.unit, 1.0
-        fmt = (lambda v, k=scale: _num(v, k))
-        mean_sd = fmt(x.mean) + (" ± " + fmt(x.sd) if x.sd is not None and not
-                                 math.isnan(x.sd) else "")
-        out.append((f"{label} [{uname}]" if uname else label,
-                    [str(x.n), fmt(x.median), fmt(x.mad), mean_sd, fmt(x.min), fmt(x.max),
-                     fmt(x.p95), fmt(x.p99)]))
-    return out
-
-
-def _status_text(s: BenchmarkSummary) -> str:
-    return ", ".join(f"{v} {k}" for k, v in sorted(s.runs_by_status.items()))
-
-
-def shared_warnings(summaries: list[BenchmarkSummary]) -> list[str]:
-    """Warnings every benchmark carries (the machine's load at start): said once per session,
-    not once per command."""
-    if len(summaries) < 2:
-        return []
-    first = summaries[0].warnings
-    return [w for w in first if all(w in x.warnings for x in summaries[1:])]
-
-
-def render_summary_table(summaries: list[BenchmarkSummary], console, *,
-                         plain: bool | None = None) -> None:
-    """Print the summaries and their warnings (a warning every benchmark shares, once).
-
-    ``plain`` (default: when ``console`` is not a terminal) prints one aligned text table for
-    all benchmarks, as wide as its widest cell: a pipe or a CI log gets every digit and one
-    line per row, however narrow it is. Otherwise one rich table per benchmark.
-    """
-    if plain is None:
-        plain = not console.is_terminal
-    shared = shared_warnings(summaries)
-    if plain:
-        _render_plain(summaries, shared, console)
-    else:
-        _render_rich(summaries, shared, console)
-    for warning in shared:
-        console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
-    if shared or plain:
-        console.print()
-
-
-def _render_plain(summaries: list[BenchmarkSummary], shared: list[str], console) -> None:
-    from benchlab.report.text_table import aligned_lines, printable
-
-    rows = []
-    for s in summaries:
-        status = _status_text(s)
-        rss = format_kib(s.max_rss_kib) if s.max_rss_kib else "-"
-        for i, (label, cells) in enumerate(_rows(s)):
-            rows.append([printable(s.name) if i == 0 else "", label, *cells,
-                         status if i == 0 else "", rss if i == 0 else ""])
-    header = ["command", "metric", *COLUMNS, "runs", "peak RSS"]
-    lines = aligned_lines(header, rows, right=range(2, 2 + len(COLUMNS)))
-    console.print(lines[0], markup=False, highlight=False, soft_wrap=True, style="bold")
-    for line in lines[1:]:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
-    for s in summaries:
-        for warning in s.warnings:
-            if warning not in shared:
-                console.print(f"warning: {printable(s.name)}: {warning}", markup=False,
-                              highlight=False, soft_wrap=True)
-
-
-def _render_rich(summaries: list[BenchmarkSummary], shared: list[str], console) -> None:
-    from rich.markup import escape
-    from rich.padding import Padding
-    from rich.table import Table
-    from rich.text import Text
-
-    from benchlab.report.text_table import column_blocks
-
-    for s in summaries:
-        title = f"[bold]{escape(s.name)}[/bold]"
-        if s.command and s.command != s.name:
-            title += f"  [dim]{escape(s.command)}[/dim]"
-        rows = _rows(s)
-        blocks = column_blocks([label for label, _ in rows],
-                               [[cells[i] for _, cells in rows] for i in range(len(COLUMNS))],
-                               COLUMNS, console.width, COLUMN_PRIORITY)
-        for b, block in enumerate(blocks):
-            table = Table(title=title if b == 0 else None, title_justify="left",
-                          show_edge=False, pad_edge=False)
-            table.add_column("", justify="left", no_wrap=True)
-            for i in block:
-                table.add_column(COLUMNS[i], justify="right", no_wrap=True)
-            for label, cells in rows:
-                table.add_row(escape(label), *(cells[i] for i in block))
-            console.print(table)
-        rss = f"; peak RSS {format_kib(s.max_rss_kib)} (median)" if s.max_rss_kib else ""
-        console.print(f"  [dim]runs: {_status_text(s)}{rss}[/dim]")
-        for warning in s.warnings:
-            if warning not in shared:  # wrapped lines stay indented under their warning
-                console.print(Padding(Text.from_markup(
-                    f"[yellow]warning:[/yellow] {escape(warning)}"), (0, 0, 0, 2)))
-        console.print()
-
-
-#: The order in which a narrow terminal keeps the summary's columns (indices into COLUMNS):
-#: the median and its spread first, then n and the mean, then the tails.
-COLUMN_PRIORITY = (1, 2, 0, 3, 4, 5, 6, 7)
-
-
 def verdict_series(store: Store, session_id: int, metric: str = "wall"
                    ) -> list[tuple[str, np.ndarray]]:
     """(benchmark name, values) in command order for the verdict on ``metric``: a harness
@@ -324,6 +214,8 @@ def verdict_series(store: Store, session_id: int, metric: str = "wall"
     with ``-i``, as the summary and the exports: :func:`tolerates_failures`), or a program metric (``instructions`` from
     ``--count``, a ``--metric`` NAME) in its unit. Non-finite values and benchmarks without
     values are left out. Raises UserError for a metric no benchmark has."""
+    import numpy as np
+
     from benchlab.errors import UserError
 
     out = []
@@ -368,6 +260,10 @@ def count_lines(store: Store, session_id: int, baseline: str | None = None) -> l
     baseline, as lines of text: counts are exact, so their difference needs no test. Baseline:
     ``baseline`` (a benchmark name), else the fastest median wall time (the verdict's default).
     [] when fewer than two benchmarks were counted."""
+    import numpy as np
+
+    from benchlab.stats.descriptive import median
+
     try:
         counted = dict(verdict_series(store, session_id, "instructions"))
     except Exception:  # no benchmark counted: nothing to say
