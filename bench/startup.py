@@ -1,11 +1,12 @@
-"""Start-up and per-session cost of ``benchlab`` beside hyperfine's (issues 8 and 19). Prints
-figures.
+"""Start-up and per-session cost of ``benchlab`` beside hyperfine's. Prints figures.
 
 Median wall time of each command line over N runs, the commands interleaved round by round (so
 machine load drifts across all of them alike), each run a fresh process with the environment's
 PYTHONDONTWRITEBYTECODE as it is (the setup compiles bytecode, so it must not matter). Targets:
 ``--version`` and ``--help`` <= 0.15 s; ``run -q -N -r 1 /bin/true`` <= 0.15 s; ``run -q -N -r
-100 /bin/true`` <= 2x ``hyperfine -N -r 100 /bin/true`` (whole processes); ``show``, ``compare``
+100 /bin/true`` <= 2x ``hyperfine -N -r 100 /bin/true`` (whole processes); the same with its
+full output (the summary, and the verdict of two commands), one and two commands, <= 2.5x
+hyperfine's with its output, both to a pipe; ``show``, ``compare``
 and ``list`` on the demo's store <= 0.3 s. Then where the time of ``run -q -N -r 1`` goes: CPU
 time of the imports and of each phase of the session (environment probe, system checks, the
 store, the runs), measured in one process. Commands run in a temporary directory (outside any
@@ -41,6 +42,12 @@ BIG_STORE_RUNS = 2000
 FLOOR_PROGRAM = Path(__file__).resolve().parent / "floor_program.py"
 FLOOR = "floor: python+click+sqlite, 100 runs"
 FLOOR_NO_CLICK = "  the same without click"
+#: The everyday run with its full output, one and two commands, beside hyperfine's (goal 2.5x).
+FULL1 = "benchlab run -N -r 100 /bin/true"
+FULL2 = "benchlab run -N -r 100 /bin/true /bin/true"
+HF1 = "hyperfine -N -r 100 /bin/true (output)"
+HF2 = "hyperfine -N -r 100 /bin/true /bin/true"
+FULL_GOAL = 2.5
 HEAVY = ("numpy", "scipy", "pandas", "matplotlib", "rich", "dask", "jinja2", "bokeh", "psycopg")
 
 
@@ -320,6 +327,10 @@ def main() -> None:
                                                    "--db", db], "run1"),
             "benchlab run -q -N -r 100 /bin/true": ([bl, "run", "-q", "-N", "-r", "100",
                                                      "/bin/true", "--db", db], None),
+            # what a hyperfine user types: no -q, the summary and the verdict printed (to a
+            # pipe here, as hyperfine's lines below: plain text)
+            FULL1: ([bl, "run", "-N", "-r", "100", "/bin/true", "--db", db], None),
+            FULL2: ([bl, "run", "-N", "-r", "100", "/bin/true", "/bin/true", "--db", db], None),
             # the environment probe records the git commit and dirty state of the cwd: two
             # forks of git that the other lines (run in a temporary directory) do not pay
             "  the same -r 1 in a git work tree": ([bl, "run", "-q", "-N", "-r", "1", "/bin/true",
@@ -333,6 +344,8 @@ def main() -> None:
                                              "--style", "none"], None),
             "hyperfine -N -r 100 /bin/true": ([hyperfine, "-N", "-r", "100", "/bin/true",
                                                "--style", "none"], None),
+            HF1: ([hyperfine, "-N", "-r", "100", "/bin/true"], None),
+            HF2: ([hyperfine, "-N", "-r", "100", "/bin/true", "/bin/true"], None),
             "python -c pass": ([sys.executable, "-c", "pass"], None),
             # the least a Python tool of benchlab's design can do (bench/floor_program.py)
             FLOOR: ([sys.executable, str(FLOOR_PROGRAM), "100", str(Path(tmp) / "floor.db")],
@@ -385,6 +398,11 @@ def main() -> None:
               f"{hf_per_run * 1e3:.2f} ms; fixed cost: benchlab "
               f"{(medians['benchlab run -q -N -r 1 /bin/true'] - per_run) * 1e3:.0f} ms, "
               f"bare interpreter {medians['python -c pass'] * 1e3:.0f} ms")
+        for ours, theirs in ((FULL1, HF1), (FULL2, HF2)):
+            wall_ratio = medians[ours] / medians[theirs]
+            print(f"ratio {ours} / hyperfine (full output, to a pipe): wall {wall_ratio:4.2f}x "
+                  f"(goal <= {FULL_GOAL:g}x{'' if wall_ratio <= FULL_GOAL else ': OVER'}), "
+                  f"CPU {cpu[ours] / cpu[theirs]:4.2f}x")
         print_floor(medians, cpu)
         print()
         print("where `benchlab run -q -N -r 1 /bin/true` spends its CPU (one process, ms):")
