@@ -91,6 +91,8 @@ class _Job:
         self.scratch = make_scratch(writer.ref.uid)
         #: what executes each run and each count (the core's seam: processes, or a script)
         self.runner = (runner or ProcessRunner)(plan, self.execution, self.scratch)
+        #: the shell's start-up time (ns), subtracted from wall as run subtracts it
+        self.shell_ns = self.runner.shell_cost()["wall_ns"] if plan.shell else None
         #: each benchmark's looks: pairs, seconds since its first run, z, outcome by metric
         self.looks: dict[str, list[dict[str, Any]]] = {}
         #: timed values of each benchmark index's measured ok runs, as the store holds them
@@ -100,7 +102,7 @@ class _Job:
         """Execute and store one run; the failure's one line, or None when it ran ok."""
         planned = PlannedRun(index, warmup, iteration)
         run = self.runner.run(planned, 0)
-        fields = run_fields(run.measurement, run.extra, None)
+        fields = run_fields(run.measurement, run.extra, self.shell_ns)
         self.writer.add_run(self.bench_ids[index], seq=self.seq, iteration=iteration,
                             warmup=warmup, worker=0, setup_id=self.setup_ids[index],
                             fields=fields, samples=run.samples, measurements=run.measurements)

@@ -61,6 +61,8 @@ class AbOptions:
     count_runs: int = 3
     seed: int = 0
     timeout_s: float | None = None
+    #: the shell that runs each command (a command line, as ``run -S``); None: no shell (-N)
+    shell: str | None = "sh"
 
     def validate(self) -> None:
         """One-line UserError for a value out of range."""
@@ -79,6 +81,42 @@ class AbOptions:
             raise UserError(f"--count {self.count!r} is not known; use --count instructions")
         if not 1 <= self.count_runs <= 10:
             raise UserError(f"--count-runs must be 1..10 (got {self.count_runs})")
+
+
+def effective_shell(commands: Sequence[str], shell: str | None) -> str | None:
+    """The shell a job's plan runs its commands with: ``shell``, except that under the default
+    ``sh`` a job whose every command is plain words naming a program (no shell syntax, no
+    builtin) runs them directly, as ``sh`` would exec them: neither wall times nor instruction
+    counts then include the shell, and baselines recorded before stay comparable."""
+    if shell != "sh":
+        return shell
+    import shutil
+
+    from benchlab.measure.shell_syntax import find_shell_syntax
+
+    for command in commands:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return shell
+        if not words or find_shell_syntax(command) or (
+                "/" not in words[0] and shutil.which(words[0]) is None):
+            return shell
+    return None
+
+
+def check_commands(benchmarks: Sequence[AbBenchmark], shell: str | None) -> None:
+    """Before anything is built: without a shell (-N) a command holding shell syntax would run
+    with that syntax as literal arguments, so it is refused in one line (exit 2)."""
+    if shell is not None:
+        return
+    from benchlab.measure.shell_syntax import require_no_shell_syntax
+
+    for bench in benchmarks:
+        try:
+            require_no_shell_syntax(bench.command)
+        except UserError as exc:
+            raise UserError(f"benchmark {bench.name}: {exc}") from None
 
 
 def plan_metrics(benchmarks: Sequence[AbBenchmark]) -> list:
@@ -105,5 +143,6 @@ def build_plan(benchmarks: Sequence[AbBenchmark], base: Revision, head: Revision
                    max_runs=options.max_pairs, max_time_s=options.max_time_s,
                    order="interleaved", seed=options.seed, timeout_s=options.timeout_s,
                    metrics=plan_metrics(benchmarks),
+                   shell=effective_shell([s.command for s in specs], options.shell),
                    count="instructions" if options.count or any(
                        "instructions" in b.metrics for b in benchmarks) else None)

@@ -232,17 +232,20 @@ def gate_sessions(store: Store, baseline: dict[str, Any], candidate: dict[str, A
 
 
 def fresh_plan(benches: Sequence[Any], runs: int, warmup: int, count: str | None,
-               timeout_s: float | None, root: str = ".") -> RunPlan:
+               timeout_s: float | None, root: str = ".", shell: str | None = "sh") -> RunPlan:
     """The plan of a fresh run to gate: every benchmark (an ``AbBenchmark``) ``runs`` times
     interleaved after ``warmup`` runs, ``{root}`` replaced by ``root`` (quoted; ``.`` for
     ``gate``, the head revision's tree for ``ab --baseline``); instructions counted when any
-    benchmark gates on them or ``count`` asks; ``timeout_s`` per run (s)."""
-    from benchlab.ci.ab_plan import plan_metrics
+    benchmark gates on them or ``count`` asks; ``timeout_s`` per run (s); ``shell`` as run's
+    ``-S`` (None: no shell)."""
+    from benchlab.ci.ab_plan import effective_shell, plan_metrics
 
     where = root if root == "." else shlex.quote(root)
-    return RunPlan(benchmarks=[BenchmarkSpec(name=b.name, command=b.command.replace(
-        "{root}", where)) for b in benches], runs=runs, warmup=warmup, order="interleaved",
-        timeout_s=timeout_s, metrics=plan_metrics(benches), count="instructions" if any(
+    specs = [BenchmarkSpec(name=b.name, command=b.command.replace("{root}", where))
+             for b in benches]
+    return RunPlan(benchmarks=specs, runs=runs, warmup=warmup, order="interleaved",
+        timeout_s=timeout_s, metrics=plan_metrics(benches),
+        shell=effective_shell([s.command for s in specs], shell), count="instructions" if any(
             "instructions" in b.metrics for b in benches) or count else None)
 
 

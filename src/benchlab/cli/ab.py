@@ -109,6 +109,12 @@ def measure_options(f):
                      help="Kill a run after this long (a failure: exit 3)."),
         click.option("--seed", type=params.SEED, default=0, show_default=True,
                      help="Seed of the order within pairs."),
+        click.option("-S", "--shell", "shell", default=None, metavar="SHELL",
+                     help="The shell that runs each command, as run -S (default sh; its "
+                          "start-up time is subtracted from wall time)."),
+        click.option("-N", "no_shell", is_flag=True,
+                     help="No shell (--shell none): a command with shell syntax is refused "
+                          "before anything is built."),
         click.option("--build-timeout", type=params.SECONDS, default=None, metavar="DURATION",
                      help="Kill a build that runs longer (with its process group) and fail "
                           "(exit 3); a suite file's [gate] build_timeout otherwise."),
@@ -119,13 +125,24 @@ def measure_options(f):
 
 
 def options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count, timeout,
-                 seed, **_ignored):
-    """AbOptions from the shared measuring options."""
+                 seed, shell=None, no_shell=False, **_ignored):
+    """AbOptions from the shared measuring options (the shell as ``run`` takes it)."""
     from benchlab.ci.ab import AbOptions
 
     return AbOptions(warmup=warmup, max_time_s=max_time, min_pairs=min_pairs,
                      max_pairs=max_pairs, look_every=look_every, alpha=alpha, count=count,
-                     seed=seed, timeout_s=timeout)
+                     seed=seed, timeout_s=timeout, shell=shell_of(shell, no_shell))
+
+
+def shell_of(shell: str | None, no_shell: bool) -> str | None:
+    """The plan's shell from ``-S/--shell`` and ``-N`` (None: no shell); checked as run
+    checks it."""
+    import shlex
+
+    from benchlab.cli.hyperfine_options import resolve_shell
+
+    argv = resolve_shell(shell, no_shell, None)
+    return None if argv is None else shlex.join(argv)
 
 
 def build_timeout_for(option: float | None, suite: str | None) -> float | None:
@@ -221,8 +238,8 @@ def failure_report(failure: str, fail_undecided: bool):
 @db_option
 def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, force, max_time,
            warmup, min_pairs, max_pairs, look_every, alpha, threshold, instructions_threshold,
-           cpu_threshold, count, gate_metrics, better, timeout, seed, build_timeout,
-           fail_undecided, json_path,
+           cpu_threshold, count, gate_metrics, better, timeout, seed, shell, no_shell,
+           build_timeout, fail_undecided, json_path,
            junit_path, markdown_path, session_name, quiet, db):
     """Measure COMMANDS on two revisions side by side and gate: did head get slower?
 
@@ -239,6 +256,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     """
     from benchlab.ci import revisions as rv
     from benchlab.ci.ab import run_ab
+    from benchlab.ci.ab_plan import check_commands
     from benchlab.ci.gate import exit_status
     from benchlab.ci.report_model import GateReport
     from benchlab.core.session import interruptible
@@ -246,8 +264,9 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
                                gate_metrics, cpu_threshold, better)
     options = options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count,
-                           timeout, seed)
+                           timeout, seed, shell, no_shell)
     options.validate()
+    check_commands(benches, options.shell)
     if baseline is not None:
         if base is not None:
             raise UserError("give --base REV (build and measure it beside head) or --baseline "
@@ -255,7 +274,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
         return _ab_against_baseline(benches, repo, head, build, baseline, runs or 30, force,
                                     warmup, alpha, count, timeout, fail_undecided, json_path,
                                     junit_path, markdown_path, session_name, quiet, db,
-                                    build_timeout_for(build_timeout, suite))
+                                    build_timeout_for(build_timeout, suite), options.shell)
     if runs is not None or force:
         raise UserError("-r/--runs and --force go with --baseline SESSION; without it ab "
                         "measures pairs until the gate decides (--max-time)")
@@ -292,7 +311,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
 
 def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warmup, alpha,
                          count, timeout, fail_undecided, json_path, junit_path, markdown_path,
-                         session_name, quiet, db, build_timeout=None):
+                         session_name, quiet, db, build_timeout=None, shell="sh"):
     """``ab --baseline``: build head only, run it as ``gate`` runs a fresh run, gate it."""
     from benchlab.ci import baseline as bl
     from benchlab.ci import revisions as rv
@@ -310,7 +329,8 @@ def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warm
         built, failure = build_revisions(trees, build, head, message)
         if failure is None:
             head_tree = built["head"]
-            plan = bl.fresh_plan(benches, runs, warmup, count, timeout, root=head_tree.root)
+            plan = bl.fresh_plan(benches, runs, warmup, count, timeout, root=head_tree.root,
+                                 shell=shell)
             with exit_when_interrupted():
                 cand, failure = bl.run_fresh(
                     store, plan, argv=["benchlab", "ab", *sys.argv[2:]],

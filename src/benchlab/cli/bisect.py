@@ -42,7 +42,8 @@ from benchlab.errors import UserError
 @db_option
 def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time, warmup, min_pairs,
                max_pairs, look_every, alpha, threshold, instructions_threshold, cpu_threshold,
-               count, gate_metrics, better, timeout, seed, build_timeout, fail_undecided,
+               count, gate_metrics, better, timeout, seed, shell, no_shell, build_timeout,
+               fail_undecided,
                json_path, junit_path,
                markdown_path, quiet, db):
     """Find the first commit between --good and --bad whose COMMAND got slower.
@@ -58,6 +59,7 @@ def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time,
     main line.
     """
     from benchlab.ci import revisions as rv
+    from benchlab.ci.ab_plan import check_commands
     from benchlab.ci.bisect import bisect
     from benchlab.ci.exits import EXIT_FAILED
     from benchlab.ci.gate import exit_status
@@ -70,8 +72,9 @@ def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time,
                                instructions_threshold, count, gate_metrics, cpu_threshold,
                                better)
     options = options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count,
-                           timeout, seed)
+                           timeout, seed, shell, no_shell)
     options.validate()
+    check_commands([bench], options.shell)
     store = open_store(db)
     root = rv.repo_root(repo)
     message = message_printer(quiet)

@@ -51,6 +51,10 @@ from benchlab.errors import UserError
 @click.option("--alpha", type=params.PROBABILITY, default=0.01, show_default=True,
               help="Error of the interval (a false regression: alpha/2).")
 @click.option("--timeout", type=params.SECONDS, default=None, help="Kill a run after this long.")
+@click.option("-S", "--shell", "shell", default=None, metavar="SHELL",
+              help="The shell that runs each command, as run -S (default sh).")
+@click.option("-N", "no_shell", is_flag=True,
+              help="No shell (--shell none): a command with shell syntax is refused.")
 @click.option("--force", is_flag=True,
               help="Gate even when the baseline ran on another machine (CPU model, logical "
                    "CPUs, kernel, CPU quota differ).")
@@ -60,7 +64,7 @@ from benchlab.errors import UserError
 @db_option
 def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, warmup,
              threshold, cpu_threshold, instructions_threshold, gate_metrics, better, count, alpha,
-             timeout, force, fail_undecided, json_path, junit_path, markdown_path,
+             timeout, shell, no_shell, force, fail_undecided, json_path, junit_path, markdown_path,
              session_name, quiet, db):
     """Gate a fresh run of COMMANDS (or --candidate SESSION) against --baseline.
 
@@ -70,11 +74,12 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     the branch's newest baseline (a nightly job on main: --record main).
     """
     from benchlab.ci import baseline as bl
+    from benchlab.ci.ab_plan import check_commands
     from benchlab.ci.exits import EXIT_FAILED
     from benchlab.ci.gate import exit_status
     from benchlab.ci.report_model import GateReport
     from benchlab.ci.reported import missing_reported, stored_metric_names
-    from benchlab.cli.ab import parse_benchmarks
+    from benchlab.cli.ab import parse_benchmarks, shell_of
 
     if not baseline and not record_branch:
         raise UserError("give --baseline SESSION (or branch:NAME) to gate against, or "
@@ -89,12 +94,14 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     else:
         benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold,
                                    count, gate_metrics, cpu_threshold, better)
+        plan_shell = shell_of(shell, no_shell)
+        check_commands(benches, plan_shell)
     base = bl.find_baseline(store, baseline) if baseline else None
     failure = None
     if benches is not None:
         with exit_when_interrupted():
             cand, failure = bl.run_fresh(store, bl.fresh_plan(benches, runs, warmup, count,
-                                                              timeout),
+                                                              timeout, shell=plan_shell),
                                          argv=["benchlab", "gate", *sys.argv[2:]],
                                          name=session_name,
                                          on_start=lambda ref: message(f"session {ref.uid}"))
