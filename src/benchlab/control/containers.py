@@ -25,10 +25,12 @@ import uuid
 from dataclasses import dataclass, field
 
 from benchlab.control.container_choice import remember_choice, remembered_choice
+from benchlab.control.container_engines import ENGINE_KINDS
 from benchlab.errors import UserError
 from benchlab.processes import pid_alive
 
-ENGINES = ("podman", "docker")
+#: The engines benchlab drives (:data:`benchlab.control.container_engines.ENGINE_KINDS`).
+ENGINES = tuple(ENGINE_KINDS)
 OWNER_LABEL = "benchlab.owner"
 #: Without explicit limits runc cannot copy this host's rlimits into the container here
 #: ("error setting rlimit type 7: operation not permitted").
@@ -51,13 +53,14 @@ class Engine:
 
     def base(self) -> list[str]:
         """The engine's argv prefix (podman's ``--runtime`` is global, when it is forced)."""
-        if self.runtime_forced and self.name == "podman":
+        if self.runtime_forced and ENGINE_KINDS[self.name].runtime_option_is_global:
             return [self.path, "--runtime", self.runtime]
         return [self.path]
 
     def run_flags(self) -> list[str]:
         """Options of ``run`` (docker's ``--runtime`` belongs to ``run``, when it is forced)."""
-        return ["--runtime", self.runtime] if self.runtime_forced and self.name == "docker" else []
+        return (["--runtime", self.runtime] if self.runtime_forced
+                and not ENGINE_KINDS[self.name].runtime_option_is_global else [])
 
 
 @dataclass
@@ -108,7 +111,7 @@ def tool_version(tool: str) -> str | None:
 def engine_path(name: str) -> str:
     """Path of engine ``name``; UserError (one line) when it is unknown or not installed."""
     if name not in ENGINES:
-        raise UserError(f"container engine {name!r} is unknown; use podman or docker")
+        raise UserError(f"container engine {name!r} is unknown; use {' or '.join(ENGINES)}")
     path = shutil.which(name)
     if path is None:
         raise UserError(f"{name} is not installed here; install it (apt-get install {name}) or "
@@ -178,9 +181,7 @@ def prepare_engine(name: str, image: str, runtime: str | None = None) -> Engine:
 def _engine_info(name: str, path: str) -> str:
     """The engine's default OCI runtime and cgroup manager (``"crun cgroupfs"``); UserError
     when the engine does not answer."""
-    info = _engine_cmd([path, "info", "--format",
-                        "{{.Host.OCIRuntime.Name}} {{.Host.CgroupManager}}" if name == "podman"
-                        else "{{.DefaultRuntime}} {{.CgroupDriver}}"])
+    info = _engine_cmd([path, "info", "--format", ENGINE_KINDS[name].info_format])
     if info.returncode != 0:
         raise UserError(f"{name} does not answer ({_first_error_line(info.stderr)}); start its "
                         "daemon or choose another --isolation")
@@ -317,9 +318,8 @@ def owned_containers(path: str, owner: int | None = None) -> list[tuple[str, int
     """(container id, owner pid) of benchlab's containers known to the engine at ``path``;
     only those of ``owner`` when given."""
     label = OWNER_LABEL if owner is None else f"{OWNER_LABEL}={owner}"
-    # docker's ps gives .Labels as text and has .Label NAME; podman's .Labels is a map
-    field = (f'.Label "{OWNER_LABEL}"' if os.path.basename(path) == "docker"
-             else f'index .Labels "{OWNER_LABEL}"')
+    kind = ENGINE_KINDS.get(os.path.basename(path), ENGINE_KINDS["podman"])
+    field = kind.owner_label_field.format(label=OWNER_LABEL)
     proc = _engine_cmd([path, "ps", "--all", "--filter", f"label={label}", "--format",
                         f"{{{{.ID}}}} {{{{{field}}}}}"])
     out = []
