@@ -21,7 +21,6 @@ gives the gate the same shape a regex does.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -33,8 +32,6 @@ MEASURED = ("wall", "cpu", "instructions")
 #: One run's readings: {benchmark: {metric: (values in that run, unit)}}.
 Readings = dict[str, dict[str, tuple[list[float], str]]]
 
-_PER_SECOND = re.compile(r"(/\s*(s|sec|second)\b|\bper\s+s(ec(ond)?)?\b|^(k|m|g)?hz$)",
-                         re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -55,8 +52,11 @@ class ReportedMetric:
 
 
 def direction_of(unit: str) -> str:
-    """``higher`` for a unit per second (a throughput: MB/s, ops/s, Hz), else ``lower``."""
-    return HIGHER if _PER_SECOND.search(unit.strip()) else LOWER
+    """``higher`` for a unit per time (a throughput: MB/s, ops/s, Hz), else ``lower``
+    (:func:`benchlab.units.higher_is_better`, the one rule)."""
+    from benchlab.units import higher_is_better
+
+    return HIGHER if higher_is_better(unit) else LOWER
 
 
 def parse_better(texts: Iterable[str]) -> dict[str, str]:
