@@ -55,10 +55,20 @@ def samples(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
     return (np.round(rng.lognormal(13.0, 0.3, n)), np.round(rng.lognormal(13.02, 0.3, n)))
 
 
+def forget() -> None:
+    """Empty the statistics' memories of selected differences and ranks: each call is timed
+    cold, as a new process's first verdict (within one verdict they are reused)."""
+    from benchlab.stats import rank, rank_selection
+
+    rank_selection._KNOWN.clear()
+    rank._KNOWN_RANKS.clear()
+
+
 def cpu_s(fn: Callable[[], Any], repeat: int) -> float:
-    """Median CPU seconds of ``fn()`` over ``repeat`` calls."""
+    """Median CPU seconds of ``fn()`` over ``repeat`` calls, each cold (:func:`forget`)."""
     times = []
     for _ in range(repeat):
+        forget()
         start = time.process_time()
         fn()
         times.append(time.process_time() - start)
