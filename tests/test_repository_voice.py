@@ -103,6 +103,14 @@ def test_no_machine_path_or_process_word_in_src_docs_and_tests():
     assert not problems, "\n".join(problems)
 
 
+def test_no_file_is_named_after_a_ticket_or_a_document_number():
+    """A test file says what it checks: ``test_issue15_run_checks.py`` tells a newcomer
+    nothing."""
+    named = re.compile(r"issue_?\d|seed_?00\d", re.I)
+    bad = [rel for rel, _ in _text_files() if named.search(Path(rel).name)]
+    assert not bad, bad
+
+
 def test_each_rule_catches_what_it_names_and_spares_the_product_words():
     """The rules on lines a repository could hold: each bad line is caught by its rule, and
     the product's own words ("exec helper", "build helpers", "stop the session", "seed 42",
