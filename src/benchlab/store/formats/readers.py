@@ -221,8 +221,8 @@ def check_prefix(path: str | os.PathLike, fmt: str) -> None:
     (a 5 GB file used to be hashed whole before its first byte was looked at). A directory,
     a missing file and a format with kind None are left to the importer."""
     kind = PREFIX_KINDS.get(fmt, "text")
-    if kind is None or os.path.isdir(path):
-        return
+    if kind is None or not os.path.isfile(path):
+        return  # a directory, a missing file: the importer's own message says which
     what = f"{fmt} input"
     with open_text(path, what) as fh:
         if kind == "lines":
