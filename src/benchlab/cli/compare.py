@@ -39,6 +39,38 @@ def _environment(store, series) -> dict | None:
     return sess.get("environment") if isinstance(sess.get("environment"), dict) else None
 
 
+def _effect_of(min_effect: str | None, iterations: int | None,
+               clock_ghz: float | None) -> tuple[str, float]:
+    """(kind, value) of the smallest effect worth detecting: ``--min-effect`` (a duration, ns,
+    or a fraction), else 1 % relative; UserError for a contradictory combination."""
+    if (iterations is None) != (clock_ghz is None):
+        raise UserError("--iterations and --clock-ghz go together (min effect = iterations / "
+                        "GHz ns); give both or neither")
+    if min_effect is not None and iterations is not None:
+        raise UserError("give --min-effect or --iterations/--clock-ghz, not both")
+    return (parse_effect(min_effect, what="--min-effect")
+            if min_effect is not None else ("relative", 0.01))
+
+
+def _series_to_compare(store, names: list[str], baseline: str, metric: str | None):
+    """(baseline series, candidate series, instruction-count series, metric). Series counted
+    with ``--count instructions`` alone are judged on wall time with the exact counts beside,
+    as ``run`` does; UserError when the series are in different units."""
+    base = store.resolve_series(baseline, metric)
+    counted = []
+    if metric is None and base.metric == "instructions" and not any(
+            n.endswith("/instructions") for n in [*names, baseline]):
+        counted = [store.resolve_series(n, "instructions") for n in [*names, baseline]]
+        metric = "wall"
+        base = store.resolve_series(baseline, metric)
+    cands = [store.resolve_series(n, metric) for n in names]
+    for c in cands:
+        if c.unit != base.unit:
+            raise UserError(f"{c.label} is in {c.unit or 'no unit'} but {base.label} in "
+                            f"{base.unit or 'no unit'}; compare series of one unit (--metric)")
+    return base, cands, counted, metric
+
+
 @click.command("compare")
 @click.argument("series", nargs=-1, required=True)
 @click.option("--baseline", default=None, metavar="SERIES",
@@ -81,13 +113,7 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
     Each SERIES is [SESSION:]BENCHMARK[/METRIC]. Several candidates against one baseline
     get Holm's correction. A single SESSION compares its benchmarks as run and show do.
     """
-    if (iterations is None) != (clock_ghz is None):
-        raise UserError("--iterations and --clock-ghz go together (min effect = iterations / "
-                        "GHz ns); give both or neither")
-    if min_effect is not None and iterations is not None:
-        raise UserError("give --min-effect or --iterations/--clock-ghz, not both")
-    effect_kind, effect = (parse_effect(min_effect, what="--min-effect")
-                           if min_effect is not None else ("relative", 0.01))
+    effect_kind, effect = _effect_of(min_effect, iterations, clock_ghz)
     names = list(series)
     if len(names) == 1 and baseline is None:
         store = open_store(db)
@@ -100,19 +126,7 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
                             "benchlab compare array map")
         baseline = names.pop()
     store = open_store(db)
-    base = store.resolve_series(baseline, metric)
-    counted = []
-    if metric is None and base.metric == "instructions" and not any(
-            n.endswith("/instructions") for n in [*names, baseline]):
-        # --count instructions alone: judge wall time with the exact counts beside, as run does
-        counted = [store.resolve_series(n, "instructions") for n in [*names, baseline]]
-        metric = "wall"
-        base = store.resolve_series(baseline, metric)
-    cands = [store.resolve_series(n, metric) for n in names]
-    for c in cands:
-        if c.unit != base.unit:
-            raise UserError(f"{c.label} is in {c.unit or 'no unit'} but {base.label} in "
-                            f"{base.unit or 'no unit'}; compare series of one unit (--metric)")
+    base, cands, counted, metric = _series_to_compare(store, names, baseline, metric)
     if effect_kind == "absolute" and base.unit not in (None, "", "ns"):  # no unit: read as ns
         raise UserError(f"--min-effect {min_effect} is a duration but {base.label} is in "
                         f"{base.unit or 'no unit'}; give a percentage, e.g. --min-effect 2%")
