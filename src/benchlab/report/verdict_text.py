@@ -499,6 +499,13 @@ def candidate_line(v: Any, c: Any, *, more_runs: str | None = None) -> str:
         return _too_few_words(c, v, more_runs)
     if c.decided:
         return _decided_words(c, v)
+    if c.reason == "dependence_unresolved":
+        how = more_runs or f"use -r {c.runs_to_decide} or more"
+        return (f"cannot tell {c.name} and {v.baseline} apart yet: {_ratio_words(c, v)} "
+                f"({p_equals(c.p_adjusted)}), but their runs depend on one another and "
+                f"{plural(min(c.n, c.n_baseline), 'run')} each cannot show how much: the "
+                f"difference holds only if they depend little; {how} (at least "
+                f"{c.runs_to_decide} each) so the runs can estimate their own dependence")
     if c.outcome == "equivalent":
         m = max(len(v.candidates), 1)
         eq = (f"ratio {_factor(c.ratio)}, {_level(1 - 2 * v.alpha / m)} "
@@ -530,7 +537,14 @@ def verdict_note_lines(v: Any) -> list[str]:
                        f"autocorrelation {d['lag1']:.2f} pooled over {d['n']} runs of "
                        f"{d['series']} commands): the intervals and p-values above are widened "
                        "for it")
+    said = any(n.code in ("autocorrelated", "session_autocorrelated") for n in v.notes)
     for c in v.candidates:
+        if c.has_note("widened") and not said:
+            # widened without a series' own evidence: a series that reads one value throughout
+            # beside one that varies on the same grid (its drift lies below the clock's tick)
+            out.append(f"WARNING: {c.name} against {v.baseline}: one of them reads the same "
+                       "value in every run on a clock grid the other crosses, so its drift is "
+                       "not resolved; the interval and p-value above are widened for it")
         if c.has_note("open_end"):
             out.append(f"({c.name}: the interval's end at exactly 1 is excluded by the test "
                        "itself: ties on the clock's grid)")
@@ -546,7 +560,13 @@ def verdict_header(v: Any) -> str:
     what = "pairs" if v.baseline_rule == "fastest" else "comparisons"
     holm = f", Holm over {v.family} {what}" if v.correction == "holm" else ""
     metric = "" if v.metric == "wall" else f" on {v.metric}"
-    return (f"verdict{metric} (baseline: {v.baseline}, {why}; Mann-Whitney test{holm}; "
+    test = "Mann-Whitney test"
+    if any(c.test == "inflated" for c in v.candidates):
+        # the header names the test the p-values come from (it said Mann-Whitney above a
+        # widened Wald test's p = 0.0055 where wilcox.test gives 0.039)
+        test = ("Mann-Whitney test, and for autocorrelated runs a Wald test of the ratio "
+                "widened for them")
+    return (f"verdict{metric} (baseline: {v.baseline}, {why}; {test}{holm}; "
             "Hodges-Lehmann ratio with the interval of that test):")
 
 

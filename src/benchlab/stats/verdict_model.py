@@ -51,6 +51,7 @@ import numpy as np
 from benchlab.errors import UserError
 from benchlab.stats.descriptive import as_sample, median
 from benchlab.stats.verdict_pair import (
+    DEPENDENCE_MIN_RUNS,
     MIN_RUNS_DEPENDENCE,
     PairStatistic,
     as_ratio,
@@ -59,6 +60,7 @@ from benchlab.stats.verdict_pair import (
     grid_step,
     pair_p_value,
     pair_statistic,
+    robust_to_dependence,
     scale_of,
     series_dependence,
     session_dependence,
@@ -249,6 +251,15 @@ def verdict_model(
                    None if equivalence_margin_abs is None else float(equivalence_margin_abs))
 
 
+def pair_inflation(a: np.ndarray, b: np.ndarray) -> float:
+    """The variance inflation the verdict widens a against b by (1: not widened): the larger
+    of the two series' own and their pooled one, on evidence of dependence only, as
+    :func:`verdict_model` does for two commands. ``run --until-decided`` tests with it, so the
+    sequential decision counts dependent runs as the fixed-n verdict does."""
+    infl, _ = _dependence({"a": a, "b": b}, False)
+    return max(infl["a"], infl["b"])
+
+
 def _dependence(data: dict[str, np.ndarray],
                 jaybeams_compatible: bool) -> tuple[dict[str, float], tuple[Note, ...]]:
     """Each series' variance inflation (the larger of its own and the session's pooled one)
@@ -286,6 +297,30 @@ def unresolved_inflation(data: dict[str, np.ndarray]) -> dict[str, float]:
         return {}
     return {k: float(v.size) for k, v in data.items()
             if v.size >= MIN_RUNS_DEPENDENCE and v.min() == v.max()}
+
+
+def _outcome(st: PairStatistic, notes: list[Note], p_adj: float, alpha: float, inside: bool,
+             margin: float) -> tuple[str, str]:
+    """(outcome, reason) of one comparison from its test (Holm-adjusted ``p_adj`` against
+    ``alpha``) and its equivalence interval (``inside`` the margin); notes appended."""
+    rejects = p_adj < alpha
+    if st.method == "constant":
+        notes.append(Note("identical"))
+        return "equivalent", "identical"
+    if any(n.code == "too_few_runs" for n in notes):
+        return "undecided", "too_few_runs"
+    if rejects and st.excludes_no_change:
+        if st.low_open or st.high_open:
+            notes.append(Note("open_end"))
+        if inside:
+            notes.append(Note("within_margin", {"margin": margin}))
+        return ("faster" if (st.high < 0 or (st.high == 0 and st.high_open)) else "slower",
+                "significant")
+    if inside:
+        return "equivalent", "inside_margin"
+    if rejects:
+        notes.append(Note("test_interval_disagree", {"p_adjusted": p_adj}))
+    return "undecided", "not_significant"
 
 
 def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: int, m: int,
@@ -328,27 +363,16 @@ def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: in
     def r(v: float) -> float | None:
         return as_ratio(v, scale, med_b)
 
-    if st.method == "constant":
-        outcome, reason = "equivalent", "identical"
-        notes.append(Note("identical"))
-    elif any(n.code == "too_few_runs" for n in notes):
-        outcome, reason = "undecided", "too_few_runs"
-    elif p_adj < alpha and st.excludes_no_change:
-        outcome = "faster" if (st.high < 0 or (st.high == 0 and st.high_open)) else "slower"
-        reason = "significant"
-        if st.low_open or st.high_open:
-            notes.append(Note("open_end"))
-        if margin_scale > 0 and -margin_scale < eq.low and eq.high < margin_scale:
-            notes.append(Note("within_margin", {"margin": margin}))
-    elif margin_scale > 0 and -margin_scale < eq.low and eq.high < margin_scale:
-        outcome, reason = "equivalent", "inside_margin"
-    else:
-        outcome, reason = "undecided", "not_significant"
-        if p_adj < alpha:
-            notes.append(Note("test_interval_disagree", {"p_adjusted": p_adj}))
+    inside = margin_scale > 0 and -margin_scale < eq.low and eq.high < margin_scale
+    outcome, reason = _outcome(st, notes, p_adj, alpha, inside, margin)
+    if reason == "significant" and not robust_to_dependence(a, b, st, 1 - level_alpha):
+        outcome, reason = "undecided", "dependence_unresolved"
     needed = additional = eq_runs = None
     plan, effect = "", None
-    if outcome == "undecided":
+    if reason == "dependence_unresolved":
+        needed, plan = max(DEPENDENCE_MIN_RUNS, n_have + 1), "dependence"
+        additional = needed - n_have
+    elif outcome == "undecided":
         needed, plan, eff, eq_runs = _plan(st, n_have, alpha / family, eq_alpha, margin_scale, power,
                                   min_n)
         effect = (math.expm1(eff) if scale == "ratio" else

@@ -68,15 +68,18 @@ class CandidateVerdict:
     outcome : {"faster", "slower", "equivalent", "undecided"}
         The candidate relative to the baseline.
     reason : str
-        "significant", "inside_margin", "identical", "not_significant", "too_few_runs".
+        "significant", "inside_margin", "identical", "not_significant", "too_few_runs",
+        "dependence_unresolved" (a widened test decided, but fewer than 30 runs cannot
+        estimate their dependence well enough to stand by it).
     equivalence_low, equivalence_high : float or None
         The (1 - 2 alpha / m) ratio interval of the equivalence test (TOST).
     runs_to_decide, additional_runs : int or None
         Runs per command that would likely decide an undecided comparison, and how many more
         that is than the fewer of the two has.
-    plan : {"difference", "equivalence", ""}
-        What ``runs_to_decide`` aims at: detect the observed difference ``plan_effect``, or show
-        equivalence within the margin if there is no difference.
+    plan : {"difference", "equivalence", "dependence", ""}
+        What ``runs_to_decide`` aims at: detect the observed difference ``plan_effect``, show
+        equivalence within the margin if there is no difference, or enough runs to estimate
+        their own dependence.
     plan_effect : float or None
         The relative difference (fraction, 0.03 = 3 %) the plan is for.
     runs_to_equivalence : int or None
