@@ -21,10 +21,25 @@ with Clopper-Pearson 95 % intervals:
 5. Clock grid with drift: how often a 2x / 1.1x / 1.03x difference is decided (n = 12, 20),
    with wrong directions and words against their own interval (goal 0).
 
+Section ``dependence`` (the verdict under dependence, ties and repeated looks):
+
+6. A/A on a 1 µs clock grid (50 µs runs, 3 % CV, the fastest as baseline), k = 3 / 5 at
+   n = 30 / 50 / 100: false-claim rate (goal <= 5 %) and the share of sessions widened.
+7. A/A with AR(1) runs (phi 0.3 / 0.5 / 0.8) at n = 12 / 20 / 50, k = 2 / 3 / 5: false-claim
+   rate (goal <= 5 %) and the share of sets said "cannot tell yet" for unresolved dependence.
+8. Independent runs, a true 3 % difference, two commands at n = 20 / 50: the verdict's power
+   beside plain Mann-Whitney's on the same data (goal: within 3 points), the share widened,
+   and the coverage of the true ratio by the verdict's 95 % interval (goal 94-96 %; n = 12
+   too).
+9. ``run --until-decided`` A/A: two commands whose own runs are AR(1) (phi 0 / 0.3 / 0.5, 30 %
+   spread on a log scale, budget 200, looks every 5 rounds from 20, margin 1 %) at alpha 0.05
+   and 0.01: sessions claiming a difference (goal <= alpha).
+
 Usage::
 
     .venv/bin/python bench/verdict_calibration.py            # 1000 per cell, a few minutes
     .venv/bin/python bench/verdict_calibration.py --quick    # 60 per cell, for a test
+    nice -n 10 .venv/bin/python bench/verdict_calibration.py --sections dependence --sims 1000
 
 Each verdict is the real ``verdict_model`` (no shortcut), so the figures are the shipped rules.
 """
@@ -182,12 +197,102 @@ def grid_drift_decided(rng: np.random.Generator, sims: int, ratio: float, n: int
     return slower, faster, contradictions
 
 
+def ar1_runs(rng: np.random.Generator, n: int, phi: float, scale: float = 1.0) -> np.ndarray:
+    """n run times (ns) whose log follows AR(1) with coefficient ``phi``, 5 % spread."""
+    return MEDIAN_NS * np.exp(0.05 * _ar1(rng, n, phi)) * scale
+
+
+def _widened(v) -> bool:
+    return any(c.test == "inflated" for c in v.candidates)
+
+
+def dependence_aa(make, rng: np.random.Generator, sims: int, k: int, n: int):
+    """(claims, widened, 'cannot tell yet' for dependence) over ``sims`` A/A sets."""
+    claims = widened = unresolved = 0
+    for _ in range(sims):
+        v = verdict_model({f"c{i}": make(rng, n) for i in range(k)})
+        claims += any(c.decided for c in v.candidates)
+        widened += _widened(v)
+        unresolved += any(c.reason == "dependence_unresolved" for c in v.candidates)
+    return claims, widened, unresolved
+
+
+def iid_power(family: str, rng: np.random.Generator, sims: int, n: int):
+    """(verdict says slower, plain Mann-Whitney rejects towards slower, widened, interval
+    covers the true 1.03) for two commands, the candidate 3 % slower."""
+    from benchlab.stats.rank import mann_whitney_u
+
+    out = [0, 0, 0, 0]
+    for _ in range(sims):
+        base, cand = draw(family, rng, n), draw(family, rng, n, SHIFT)
+        c = verdict_model({"base": base, "cand": cand}, reference="base").candidates[0]
+        out[0] += c.outcome == "slower"
+        out[1] += bool(mann_whitney_u(cand, base).p_value < 0.05
+                       and np.median(cand) >= np.median(base))
+        out[2] += c.test == "inflated"
+        out[3] += bool(c.ratio_low is not None and c.ratio_low <= SHIFT <= c.ratio_high)
+    return out
+
+
+def sequential_aa(rng: np.random.Generator, sims: int, phi: float, alpha: float,
+                  budget: int = 200) -> int:
+    """Sessions of ``run --until-decided`` (its SequentialDesign, looks every 5 rounds) on
+    two identical commands with AR(1) runs that claim a difference."""
+    from benchlab.stats.sequential import SequentialDesign
+
+    claims = 0
+    for _ in range(sims):
+        a, b = (5e6 * np.exp(0.3 * _ar1(rng, budget, phi)) for _ in range(2))
+        design = SequentialDesign(max_samples=budget, alpha=alpha, equivalence_margin=0.01)
+        for n in range(20, budget + 1, 5):
+            d = design.look(a[:n], b[:n])
+            if d.stop:
+                claims += d.action == "different"
+                break
+    return claims
+
+
+def dependence_sections(rng: np.random.Generator, sims: int) -> None:
+    """Sections 6-9 (see the module docstring)."""
+    print("\n6. A/A on a 1 us clock grid (50 us runs, the fastest as baseline): false-claim "
+          "rate (goal <= 5%), widened")
+    for k in (3, 5):
+        for n in (30, 50, 100):
+            c, w, _ = dependence_aa(lambda r, m: draw("grid", r, m), rng, sims, k, n)
+            print(f"   grid k={k} n={n:3d}: false-claim rate {rate(c, sims)}; widened "
+                  f"{rate(w, sims)}", flush=True)
+    print("\n7. A/A with AR(1) runs: false-claim rate (goal <= 5%), 'cannot tell yet' for "
+          "unresolved dependence")
+    for phi in (0.3, 0.5, 0.8):
+        for n in (12, 20, 50):
+            for k in (2, 3, 5):
+                c, w, u = dependence_aa(lambda r, m: ar1_runs(r, m, phi), rng, sims, k, n)
+                print(f"   phi={phi} n={n:2d} k={k}: false-claim rate {rate(c, sims)}; "
+                      f"cannot tell yet {rate(u, sims)}; widened {rate(w, sims)}", flush=True)
+    print("\n8. independent runs, 3% slower candidate, two commands: verdict against plain "
+          "Mann-Whitney on the same data (goal within 3 points); coverage of 1.03 (goal 94-96%)")
+    for family in ("lognormal", "bimodal", "heavy", "grid"):
+        for n in (12, 20, 50):
+            said, mw, w, cover = iid_power(family, rng, sims, n)
+            print(f"   {family:9s} n={n:2d}: verdict {rate(said, sims)}; Mann-Whitney "
+                  f"{rate(mw, sims)}; widened {rate(w, sims)}; coverage {rate(cover, sims)}",
+                  flush=True)
+    print("\n9. run --until-decided A/A, commands with their own AR(1) runs (budget 200): "
+          "sessions claiming a difference (goal <= alpha)")
+    for alpha in (0.05, 0.01):
+        for phi in (0.0, 0.3, 0.5):
+            print(f"   alpha={alpha:g} phi={phi}: {rate(sequential_aa(rng, sims, phi, alpha), sims)}",
+                  flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=1000, help="simulations per cell")
     parser.add_argument("--quick", action="store_true", help="60 per cell (a smoke test)")
     parser.add_argument("--seed", type=int, default=20261126)
     parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--sections", default="verdict,dependence",
+                        help="verdict (1-5), dependence (6-9), or both")
     args = parser.parse_args(argv)
     sims = 60 if args.quick else args.sims
     families = args.families.split(",")
@@ -195,6 +300,17 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     print(f"verdict calibration: {sims} simulations per cell, alpha 0.05, seed {args.seed}, "
           f"load average {os.getloadavg()[0]:.1f}")
+    sections = args.sections.split(",")
+    if "verdict" in sections:
+        verdict_sections(rng, sims, families)
+    if "dependence" in sections:
+        dependence_sections(rng, sims)
+    print(f"\n{time.perf_counter() - started:.0f} s, load average {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+def verdict_sections(rng: np.random.Generator, sims: int, families: list[str]) -> None:
+    """Sections 1-5 (see the module docstring)."""
     print("\n1. A/A false claims (any 'faster'/'slower' among k identical commands, n = 20; "
           "goal <= 5%), and the plan of undecided pairs (goal: equivalence)")
     for family in families:
@@ -231,8 +347,6 @@ def main(argv: list[str] | None = None) -> int:
                 slower, faster, bad = grid_drift_decided(rng, sims, ratio, n)
                 print(f"   {ratio:4g}x n={n}: decided {rate(slower, sims)}; wrong direction "
                       f"{rate(faster, sims)}; against its interval {rate(bad, sims)}")
-    print(f"\n{time.perf_counter() - started:.0f} s, load average {os.getloadavg()[0]:.1f}")
-    return 0
 
 
 if __name__ == "__main__":

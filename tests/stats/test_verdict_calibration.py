@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_quick_calibration_prints_every_figure_and_no_contradiction():
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verdict_calibration.py"),
-                           "--quick", "--families", "lognormal,grid"], capture_output=True,
+                           "--quick", "--families", "lognormal,grid", "--sections", "verdict"], capture_output=True,
                           text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout

@@ -112,8 +112,9 @@ def test_ar1_five_commands_false_claims_near_alpha():
 
 def test_session_wide_autocorrelation_is_said_when_no_single_series_is_flagged():
     """Four AR(1) series (phi 0.35) of 20 runs, none beyond its own band: the pooled lag-1 is,
-    and the verdict widens and says so in words."""
-    rng = np.random.default_rng(1)
+    and the verdict widens and says so in words. (Seed 9: the series' own check reads the
+    bias-corrected lag-1 now, and one of seed 1's four series passed its band on its own.)"""
+    rng = np.random.default_rng(9)
 
     def ar(n: int, phi: float = 0.35) -> np.ndarray:
         x = np.empty(n)
@@ -126,5 +127,5 @@ def test_session_wide_autocorrelation_is_said_when_no_single_series_is_flagged()
     assert [n.code for n in v.notes] == ["session_autocorrelated"]
     assert v.notes[0].data["n"] == 80 and v.notes[0].data["series"] == 4
     assert any(c.test == "inflated" for c in v.candidates)
-    assert "drift together (lag-1 autocorrelation 0.20 pooled over 80 runs of 4 commands)" in (
+    assert "drift together (lag-1 autocorrelation 0.13 pooled over 80 runs of 4 commands)" in (
         "\n".join(verdict_lines(v)))

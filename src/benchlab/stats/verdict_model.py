@@ -264,7 +264,7 @@ def _dependence(data: dict[str, np.ndarray],
                 jaybeams_compatible: bool) -> tuple[dict[str, float], tuple[Note, ...]]:
     """Each series' variance inflation (the larger of its own and the session's pooled one)
     and the autocorrelation notes."""
-    deps = {k: series_dependence(v, jaybeams_compatible=jaybeams_compatible)
+    deps = {k: series_dependence(v, jaybeams_compatible=jaybeams_compatible, family=len(data))
             for k, v in data.items()}
     pooled = session_dependence([] if jaybeams_compatible else list(data.values()))
     infl = {k: max(d.inflation, pooled.inflation(d.n)) for k, d in deps.items()}

@@ -63,13 +63,26 @@ from benchlab.stats.independence import JAYBEAMS_MAX_ACF, independence_and_acf
 #: on independent runs to about 1 in 100 series whatever n (max |ACF| >= 0.05 fires on
 #: 97-100 % of independent series of up to 1000 runs, |r| being about 1/sqrt(n)).
 LJUNG_BOX_LEVEL = 0.01
-#: One-sided 99 % band of one series' lag-1 autocorrelation, in units of 1 / sqrt(n): each
-#: series is checked on its own and the session's pooled estimate (:data:`SESSION_BAND_Z`) is
-#: the steadier one, so a series alone needs stronger evidence (with 95 % bands for both,
-#: 12 % of pairs of independent series were widened, and power at a true 3 % fell 9 points).
-LAG1_BAND_Z = 2.326
+#: One-sided 95 % band of one series' lag-1 autocorrelation (bias-corrected), in units of
+#: 1 / sqrt(n). (A 99 % band widened fewer independent pairs, 7 % against 12 %, but let AR(1)
+#: pairs of 12 runs through unwidened: 10-12 % false claims at alpha 5 %.)
+LAG1_BAND_Z = 1.645
 #: One-sided 95 % band of the session's pooled lag-1 autocorrelation (units of 1 / sqrt(N)).
 SESSION_BAND_Z = 1.645
+#: Below this many runs per series the bands are the one-sided 80 % ones (:data:`SHORT_BAND_Z`):
+#: the lag-1 estimate of 10-19 runs is too uncertain (standard error >= 0.22) for the 95 %
+#: band to find AR(1) runs (phi 0.3 at n = 10: coverage 0.917 of a 95 % interval, AR(1) pairs
+#: of 12 runs 10-12 % false claims at alpha 5 % with a 99 % band).
+SHORT_SERIES = 20
+#: One-sided 80 % band for series shorter than :data:`SHORT_SERIES`.
+SHORT_BAND_Z = 0.84
+
+
+def band_z(n: int, z: float) -> float:
+    """The band (units of 1 / sqrt(n)) the lag-1 estimate of series of ``n`` runs must pass to
+    count as evidence of dependence: ``z`` from :data:`SHORT_SERIES` runs on, else
+    :data:`SHORT_BAND_Z`."""
+    return z if n >= SHORT_SERIES else SHORT_BAND_Z
 #: Fewest runs for an autocorrelation check (Ljung-Box with n // 5 lags needs a few).
 MIN_RUNS_DEPENDENCE = 10
 #: Fewer runs than this cannot estimate their own dependence well enough to decide on a widened
@@ -156,7 +169,8 @@ def session_dependence(samples: list[np.ndarray]) -> SessionDependence:
     # only beyond the 95 % band (not the 80 % one as before) keeps independent runs unwidened
     # in about 19 of 20 sessions: widened on 39 % of them, power at a true 3 % fell from
     # Mann-Whitney's 42 % to 31 % at n = 20
-    evidence = lag1 > 0 and max(latent, rho) * math.sqrt(n_total) > SESSION_BAND_Z
+    evidence = lag1 > 0 and max(latent, rho) * math.sqrt(n_total) > band_z(round(n),
+                                                                             SESSION_BAND_Z)
     return SessionDependence(float(lag1), n_total, len(used), float((1 + rho) / (1 - rho)),
                              bool(evidence), bool(evidence))
 
@@ -186,13 +200,14 @@ def _lag1(x: np.ndarray) -> float:
     return float(np.einsum("i,i->", d[:-1], d[1:]) / np.einsum("i,i->", d, d))
 
 
-def series_dependence(x: np.ndarray, *, jaybeams_compatible: bool = False) -> Dependence:
+def series_dependence(x: np.ndarray, *, jaybeams_compatible: bool = False,
+                      family: int = 1) -> Dependence:
     """Whether ``x`` (values in run order) is autocorrelated enough to distrust i.i.d. intervals.
 
     Flagged when the lag-1 autocorrelation r1 is positive and either it or its bias-corrected
-    form rho (below) is above the one-sided 99 % band 2.326 / sqrt(n) or Ljung-Box (min(10, n // 5) lags) rejects at
+    form rho (below) is above the one-sided 95 % band 1.645 / sqrt(n) or Ljung-Box (min(10, n // 5) lags) rejects at
     :data:`LJUNG_BOX_LEVEL`: thresholds that shrink with n, so independent series are flagged
-    about 1 % of the time at any n. With ``jaybeams_compatible`` the JayBeams max |ACF| >= 0.05.
+    about 5 % of the time at any n. With ``jaybeams_compatible`` the JayBeams max |ACF| >= 0.05.
     ``adjusted`` (the verdict widens its interval) is ``flagged``: widening on independent
     runs cost power and over-covered (the 80 % band widened 39 % of i.i.d. sessions).
     ``effective_n`` is n over the larger of two variance-inflation factors: Geyer's initial
@@ -216,7 +231,8 @@ def series_dependence(x: np.ndarray, *, jaybeams_compatible: bool = False) -> De
     else:
         # the band is on the bias-corrected estimate (see session_dependence): the raw r1 at
         # n = 20 misses most AR(1) series with phi 0.5, which then gave 8-17 % false claims
-        flagged = r1 > 0 and (max(r1, rho) * math.sqrt(n) > LAG1_BAND_Z
+        z = LAG1_BAND_Z if family <= 1 else _ndtri(1 - 0.05 / family)
+        flagged = r1 > 0 and (max(r1, rho) * math.sqrt(n) > band_z(n, z)
                               or lb.p_value < LJUNG_BOX_LEVEL)
     adjusted = flagged
     vif = max(n / report.effective_n if report.effective_n > 0 else 1.0, (1 + rho) / (1 - rho))
