@@ -248,8 +248,9 @@ def sequence_figure(key: str, name: str, values: np.ndarray, unit: str, colour: 
 
 def acf_figure(key: str, name: str, acf_values: np.ndarray, colour: str,
                threshold: float = 0.05) -> Figure:
-    """Correlogram: autocorrelation at lags 1..k as stems, with the JayBeams ±0.05 line."""
-    lags = np.arange(1, acf_values.size + 1)
+    """Correlogram: ``acf_values`` at lags 0..k (lag 0 is 1, as R's ``acf`` plot draws it) as
+    stems, with the JayBeams ±0.05 line."""
+    lags = np.arange(acf_values.size)  # acf_values[0] is lag 0: from 1, every stem sat one right
     fig = Figure(key, f"Autocorrelation: {name}", "lag (runs)", "autocorrelation")
     fig.layers.append(Layer("segment", {"x0": lags, "x1": lags, "y0": np.zeros(lags.size),
                                         "y1": acf_values}, colour, size=2, label="ACF"))
