@@ -89,6 +89,12 @@ def _plan(c: Comparison, check: Check, factor: int, unit: str) -> str:
     if check.status == "PASSED":
         return (f"{plan.n_required} samples detect {what} ({delta}) {ctx}; have "
                 f"{check.data['have']}")
+    if check.status == "INFO" and c.outcome != "undecided":
+        # quieted because the comparison decided: "not enough samples" beside a 9.96x result
+        # at p < 1e-4 read as a contradiction
+        return (f"a power analysis would want {plan.n_required} samples to detect {what} "
+                f"({delta}) {ctx}; the decision does not need them (a rejection holds "
+                "whatever the power)")
     verb = "need >=" if factor == 10 else "should be >="
     return (f"not enough samples to detect {what} ({delta}): {verb} {plan.n_required}"
             f"{_mc_range(c, plan)}, have {c.name_a}={c.n_a} {c.name_b}={c.n_b} {ctx}")
@@ -154,7 +160,8 @@ def _dependence_line(c: Comparison, status: str) -> str:
             flagged.append(f"{name}'s {d.n} runs count as about {d.effective_n:.0f} independent "
                            "ones")
     if status == "PASSED":
-        return ("no sign of autocorrelation beyond chance (lag-1 band 1.645/sqrt(n), Ljung-Box "
+        return ("no sign of autocorrelation beyond chance (lag-1 band 1.96/sqrt(n), 0.84/sqrt(n) "
+                "below 20 runs, Ljung-Box "
                 f"at 1%; {'; '.join(parts)})")
     return (f"autocorrelated runs ({'; '.join(parts)}): {', '.join(flagged)}; the verdict's "
             "interval and p are widened for it, the check lines' test is not")
@@ -462,8 +469,10 @@ def _too_few_words(c: Any, v: Any, more_runs: str | None = None) -> str:
     n, fam = note.data["n"], note.data["family"]
     across = "" if fam == 1 else f" across {_NUMBER_WORDS.get(fam, str(fam))} comparisons"
     interval = f"{_ratio_words(c, v)}; " if c.ratio_low is not None else ""
-    text = (f"cannot tell {c.name} and {v.baseline} apart: {interval}with {plural(n, 'run')} "
-            f"each no result can reach p < {v.alpha:g}{across}")
+    runs = (f"{plural(n, 'run')} each" if c.n == c.n_baseline else  # the counts as they are
+            f"{plural(c.n, 'run')} of {c.name} and {c.n_baseline} of {v.baseline}")
+    text = (f"cannot tell {c.name} and {v.baseline} apart: {interval}with {runs} "
+            f"no result can reach p < {v.alpha:g}{across}")
     if more_runs:  # an import: its tool's own way to get repetitions, not run's -r
         return f"{text} (at least {note.data['attainable_min_n']} values each): {more_runs}"
     return text + f"; use -r {note.data['attainable_min_n']} or more"

@@ -102,7 +102,8 @@ def analyse(a: Any, b: Any, name_a: str, name_b: str, o: CompareOptions) -> Comp
     from benchlab.stats.verdict_pair import series_dependence
 
     deps = [None if x.min() == x.max() else
-            series_dependence(x, jaybeams_compatible=o.jaybeams_compatible) for x in (xa, xb)]
+            series_dependence(x, jaybeams_compatible=o.jaybeams_compatible, family=2)
+            for x in (xa, xb)]  # the two series' bands as the verdict of two commands sets them
     return Comparison(name_a, name_b, o, summary_a, summary_b, ind_a, ind_b, spread,
                       spread_method, sd, min_effect, source, plan_10x, plan_1x, mw, hl, ratio,
                       ratio_problem, notes=notes, dependence_a=deps[0], dependence_b=deps[1])

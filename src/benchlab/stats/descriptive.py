@@ -263,7 +263,9 @@ def summarize(x: ArrayLike, *, method: str = DEFAULT_QUANTILE_METHOD) -> Summary
     arr = as_sample(x, min_n=3)
     qs = percentile(arr, [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9], method=method)
     mean = float(arr.mean())
-    sd = float(arr.std(ddof=1))
+    top = float(np.max(np.abs(arr)))  # scaled by a power of two (exact): values near 1e300
+    e = math.frexp(top)[1] if top > 0 and math.isfinite(top) else 0  # squared overflow to inf
+    sd = float(np.ldexp(np.ldexp(arr, -e).std(ddof=1), e))
     raw = median(np.abs(arr - median(arr)))
     return Summary(
         n=int(arr.size),

@@ -11,7 +11,7 @@ values. Series with a value <= 0 (corrected times clamped at 0, counts of 0) use
 the raw values; the ratio is then 1 + shift / median(baseline), a monotone map of the same
 interval.
 
-Autocorrelated runs (lag-1 autocorrelation above its 1.645 / sqrt(n) band, or Ljung-Box p below
+Autocorrelated runs (lag-1 autocorrelation above its band, :func:`band_z`, or Ljung-Box p below
 :data:`LJUNG_BOX_LEVEL`: thresholds that scale with n, unlike the JayBeams fixed max |ACF| >=
 0.05, which :func:`series_dependence` keeps for ``jaybeams_compatible``) make every i.i.d.
 interval too narrow. The variance-inflation factor n / n_eff (:attr:`Dependence.inflation`, at
@@ -57,7 +57,7 @@ import numpy as np
 
 from benchlab.stats.descriptive import median
 from benchlab.stats.distributions import stdtr, stdtrit
-from benchlab.stats.independence import JAYBEAMS_MAX_ACF, independence_and_acf
+from benchlab.stats.independence import JAYBEAMS_MAX_ACF, independence_and_acf, unit_scaled
 
 #: Level of the Ljung-Box test that flags a series as autocorrelated: 1 % keeps false alarms
 #: on independent runs to about 1 in 100 series whatever n (max |ACF| >= 0.05 fires on
@@ -196,7 +196,7 @@ def latent_lag1(x: np.ndarray, r1: float) -> float:
 
 
 def _lag1(x: np.ndarray) -> float:
-    d = x - x.mean()
+    d = unit_scaled(x - x.mean())  # exact; values near 1e300 do not overflow
     return float(np.einsum("i,i->", d[:-1], d[1:]) / np.einsum("i,i->", d, d))
 
 
@@ -205,7 +205,8 @@ def series_dependence(x: np.ndarray, *, jaybeams_compatible: bool = False,
     """Whether ``x`` (values in run order) is autocorrelated enough to distrust i.i.d. intervals.
 
     Flagged when the lag-1 autocorrelation r1 is positive and either it or its bias-corrected
-    form rho (below) is above the one-sided 95 % band 1.645 / sqrt(n) or Ljung-Box (min(10, n // 5) lags) rejects at
+    form rho (below) is above the one-sided 95 % band 1.645 / sqrt(n) (see ``family`` and
+    :func:`band_z`) or Ljung-Box (min(10, n // 5) lags) rejects at
     :data:`LJUNG_BOX_LEVEL`: thresholds that shrink with n, so independent series are flagged
     about 5 % of the time at any n. With ``jaybeams_compatible`` the JayBeams max |ACF| >= 0.05.
     ``adjusted`` (the verdict widens its interval) is ``flagged``: widening on independent
