@@ -18,7 +18,7 @@ from benchlab.stats.descriptive import cdf_points, summarize
 from benchlab.stats.independence import check_independence
 from benchlab.stats.outliers import mad_filtered_summary, tukey_outliers
 from benchlab.stats.steady import detect_steady_state
-from benchlab.stats.verdict_pair import LAG1_BAND_Z, series_dependence
+from benchlab.stats.verdict_pair import LAG1_BAND_Z, band_z, series_dependence
 from benchlab.store.db import Series
 from benchlab.units import format_value
 
@@ -70,7 +70,7 @@ def analyze_series(series: Series, *, mad_k: float = 3.0, seed: int = 1,
         dep = series_dependence(x)
         result["independence"] = {
             "max_abs_acf": ind.max_abs_acf, "at_lag": ind.max_abs_acf_lag, "max_lag": ind.max_lag,
-            "threshold": LAG1_BAND_Z / float(np.sqrt(x.size)), "passed": not dep.flagged,
+            "threshold": band_z(int(x.size), LAG1_BAND_Z) / float(np.sqrt(x.size)), "passed": not dep.flagged,
             "ljung_box_statistic": ind.ljung_box.statistic,
             "ljung_box_p": ind.ljung_box.p_value,
             "effective_n": dep.effective_n if dep.flagged else ind.effective_n}
@@ -124,7 +124,8 @@ def render_analysis(a: dict[str, Any], console) -> None:
         status = "PASSED" if ind["passed"] else "WARNING"
         console.print(f"[bold]independence[/bold] {status}: max |ACF| {ind['max_abs_acf']:.4f} at "
                       f"lag {ind['at_lag']} (lags 1..{ind['max_lag']}; warns when lag 1 is above "
-                      f"{ind['threshold']:.3g} = 1.645/sqrt(n) or Ljung-Box p < 0.01); Ljung-Box "
+                      f"{ind['threshold']:.3g} = 1.645/sqrt(n), 0.84/sqrt(n) below 20 runs, or "
+                      "Ljung-Box p < 0.01); Ljung-Box "
                       f"Q {ind['ljung_box_statistic']:.4g}, p {ind['ljung_box_p']:.3g}; "
                       f"effective n {ind['effective_n']:.1f}"
                       + ("" if ind["passed"] else ": intervals that assume independent runs "
