@@ -44,3 +44,13 @@ def test_values_near_1e300_give_finite_numbers_and_no_warnings():
     scaled = compare(a / 1e300, b / 1e300)
     assert scaled.independence_a.max_abs_acf == pytest.approx(c.independence_a.max_abs_acf,
                                                               rel=1e-12)
+
+
+def test_the_fastest_baseline_is_named_by_the_verdicts_own_estimate():
+    """B's median is lower (101 against 131.5) but its Hodges-Lehmann ratio against A is above
+    1: before, "baseline: B, the fastest" and then "A ran ... faster than B"-style lines."""
+    a = 1e6 * np.array([100, 100, 100, 130, 131, 132, 133, 134, 135, 136.0])
+    b = 1e6 * np.array([101, 101, 101, 101, 101, 101, 140, 141, 142, 143.0])
+    v = verdict_model({"A": a, "B": b})
+    assert v.baseline == "A" and v.baseline_rule == "fastest"
+    assert v.candidate("B").ratio >= 1.0
