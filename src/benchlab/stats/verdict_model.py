@@ -11,7 +11,7 @@ Rules (each numbered rule is tested in ``tests/stats/test_verdict_model.py``):
 
 1. **Baseline** (:func:`choose_baseline`): ``reference`` if given, else the first command with
    ``sort="command"``, else the fastest by the Hodges-Lehmann ratio against the command with
-   the smallest median (:func:`_fastest_by_ratio`). A fixed baseline (the first
+   the smallest median (:func:`benchlab.stats.verdict_pair.fastest_by_ratio`). A fixed baseline (the first
    two rules) makes a family of k - 1 comparisons; the fastest, chosen by looking at the data,
    makes the family all k (k - 1) / 2 pairs, so the chance of any false claim stays <= alpha
    whichever command the data made fastest (with k - 1 only, 5 identical commands at n = 50
@@ -58,6 +58,7 @@ from benchlab.stats.verdict_pair import (
     as_ratio,
     attainable_min_runs,
     attainable_p,
+    fastest_by_ratio,
     grid_step,
     pair_p_value,
     pair_statistic,
@@ -97,25 +98,16 @@ def choose_baseline(medians: Mapping[str, float], *, reference: str | None = Non
     return min(names, key=lambda k: medians[k]), "fastest"
 
 
-def _fastest_by_ratio(data: dict[str, np.ndarray], base: str) -> str:
-    """The fastest command by the verdict's own estimate: of the command with the smallest
-    median and every other, the one whose Hodges-Lehmann ratio against it is smallest (below
-    1). Medians and the Hodges-Lehmann ratio can disagree on skewed or tied runs, and "baseline:
-    A, the fastest" was followed by "B ran 1.031x faster than A". Series with fewer than 3
-    values or a value <= 0 keep the median's choice."""
-    from benchlab.stats.rank import hodges_lehmann
-
-    if any(v.size < 3 or v.min() <= 0 for v in data.values()):
-        return base
-    logs = {k: np.log(v) for k, v in data.items()}
-    best, lowest = base, 0.0
-    for k in data:
-        if k == base or (data[k].min() == data[k].max() == data[base].min() == data[base].max()):
-            continue
-        shift = hodges_lehmann(logs[k], logs[base], conf_level=0.5).estimate
-        if shift < lowest:
-            best, lowest = k, shift
-    return best
+def _baseline(data: dict[str, np.ndarray], medians: dict[str, float], baseline: str | None,
+              reference: str | None, sort: str) -> tuple[str, str]:
+    """The baseline and its rule (given, or :func:`choose_baseline` and :func:`fastest_by_ratio`)."""
+    if baseline is not None:
+        if baseline not in data:
+            raise UserError(f"baseline {baseline!r} is not one of the series "
+                            f"({', '.join(map(repr, data))}); pick one of them")
+        return baseline, "given"
+    base, rule = choose_baseline(medians, reference=reference, sort=sort)
+    return (fastest_by_ratio(data, base) if rule == "fastest" else base), rule
 
 
 def _holm_levels(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -235,15 +227,7 @@ def verdict_model(
     if len(data) != len(items):
         raise UserError("two series have the same name; give them distinct names")
     medians = {k: median(v) for k, v in data.items()}
-    if baseline is not None:
-        if baseline not in data:
-            raise UserError(f"baseline {baseline!r} is not one of the series "
-                            f"({', '.join(map(repr, data))}); pick one of them")
-        base, rule = baseline, "given"
-    else:
-        base, rule = choose_baseline(medians, reference=reference, sort=sort)
-        if rule == "fastest":
-            base = _fastest_by_ratio(data, base)
+    base, rule = _baseline(data, medians, baseline, reference, sort)
     alpha = 1 - confidence_level
     names = list(data)
     cands = [k for k in names if k != base]
@@ -276,10 +260,8 @@ def verdict_model(
 
 
 def pair_inflation(a: np.ndarray, b: np.ndarray) -> float:
-    """The variance inflation the verdict widens a against b by (1: not widened): the larger
-    of the two series' own and their pooled one, on evidence of dependence only, as
-    :func:`verdict_model` does for two commands. ``run --until-decided`` tests with it, so the
-    sequential decision counts dependent runs as the fixed-n verdict does."""
+    """The variance inflation :func:`verdict_model` widens a against b by (1: not widened), for
+    ``run --until-decided``'s looks: they count dependent runs as the fixed-n verdict does."""
     infl, _ = _dependence({"a": a, "b": b}, False)
     return max(infl["a"], infl["b"])
 
