@@ -81,12 +81,13 @@ def _comparison(c, figure_dir: Path | None, base: Path) -> list[str]:
                      f(hl.estimate, c.unit) if hl else "-",
                      f"{f(hl.ci_low, c.unit)} .. {f(hl.ci_high, c.unit)}" if hl else "-",
                      "-" if q["estimate"] is None else f"{q['estimate']:.4f}",
-                     "-" if q["estimate"] is None else f"{q['low']:.4f} .. {q['high']:.4f}",
+                     "-" if q["estimate"] is None else
+                     f"{q['low']:.4f} .. {q['high']:.4f} ({100 * q['level']:.4g} %)",
                      f"{q['p_adjusted']:.3g}", r.outcome,
                      f"{c.instructions[r.name_a]:,.0f}" if r.name_a in c.instructions
                      else "-"])
     out += _table(["command", "n", "median", f"HL shift vs {c.reference}", "95 % interval",
-                   "relative time", f"{100 * c.ratio_confidence:.4g} % interval (Holm)",
+                   "relative time", "interval (its Holm level)",
                    "p", "outcome", "instructions / run"], rows)
     for r in c.results:
         out += [f"**{esc(r.name_a)} vs {esc(r.name_b)}** — power: "

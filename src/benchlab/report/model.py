@@ -228,9 +228,9 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
                        verdict: Any = None) -> ComparisonSection | None:
     """The JayBeams comparison of every series against ``series[reference]`` (Holm when several).
 
-    Relative speed = median(candidate) / median(reference) with a BCa bootstrap interval at
-    level 1 - (1 - 0.95) / m for m candidates: Bonferroni-level intervals, the simultaneous
-    intervals that match Holm's first (strictest) step, so all m hold together with >= 95 %.
+    Relative speed = the verdict's Hodges-Lehmann ratio candidate / reference with its interval
+    at the level of its Holm step (each row states it), the numbers run, show and compare print
+    (docs/verdict.md); ``ratio_confidence`` is the family-wise level.
     """
     if len(series) < 2:
         return None
@@ -241,7 +241,6 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
                         f" compare series of one metric (--metric)")
     if len(set(labels)) != len(labels):
         raise UserError("two selected series have the same name; select them as SESSION:NAME")
-    from benchlab.stats.rank import median_ratio
     from benchlab.stats.verdict import CompareOptions, compare, compare_many
 
     options = options or CompareOptions()
@@ -262,25 +261,35 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
                                 confidence_level=options.resolved().confidence_level)
     for r in results:
         r.verdict = verdict
-    confidence = 1 - 0.05 / len(cands)
+    # The relative time and its interval are the verdict's (Hodges-Lehmann ratio, each at its
+    # Holm level, stated per row): a bootstrap ratio of medians at the Bonferroni level here
+    # put a third pair of numbers beside the headline's and the analysis's for one comparison.
+    table = verdict
+    if table is None or table.baseline != labels[reference]:
+        from benchlab.stats.verdict_model import verdict_model
+
+        table = verdict_model([(labels[i], clean(s)) for i, s in enumerate(series)],
+                              baseline=labels[reference], metric=ref.metric,
+                              unit=ref.unit or "ns",
+                              confidence_level=options.resolved().confidence_level)
+    confidence = table.confidence_level
     ratios = []
     for (name, s), r in zip(cands, results):
-        try:
-            ci = median_ratio(clean(s), clean(ref), confidence_level=confidence,
-                              n_resamples=2000, seed=options.seed)
-            est, low, high = ci.estimate, ci.low, ci.high
-        except UserError:  # a reference median of 0: no ratio; the HL shift still says it
-            est = low = high = None
-        ratios.append({"name": name, "estimate": est, "low": low, "high": high,
-                       "colour": colours(name), "outcome": r.outcome,
-                       "p_adjusted": r.p_adjusted if r.p_adjusted is not None else r.p_value})
+        vc = table.candidate(name)
+        known = vc.ratio is not None and vc.ratio_low is not None and vc.ratio_high is not None
+        ratios.append({"name": name, "estimate": vc.ratio if known else None,
+                       "low": vc.ratio_low if known else None,
+                       "high": vc.ratio_high if known else None,
+                       "level": vc.interval_level if known else None,
+                       "colour": colours(name), "outcome": vc.outcome,
+                       "p_adjusted": vc.p_adjusted})
     fig = F.interval_figure(
-        "comparison-relative-speed", f"Relative time vs {labels[reference]} (median ratio)",
-        f"median(command) / median({labels[reference]}) — below 1 is faster",
+        "comparison-relative-speed", f"Relative time vs {labels[reference]} (the verdict's ratio)",
+        f"Hodges-Lehmann ratio command / {labels[reference]} — below 1 is faster",
         [q for q in ratios if q["estimate"] is not None], reference=1.0,
         reference_label=f"{labels[reference]} (reference)")
-    fig.caption = (f"Intervals: BCa bootstrap at {100 * confidence:.4g} % each "
-                   f"(Bonferroni level for {len(cands)} comparisons, matching Holm's first step).")
+    fig.caption = ("Intervals: the verdict's, each at the level of its Holm step (family-wise "
+                   f"{100 * confidence:.4g} %), as run, show and compare print them.")
     instr = {lab: b.instructions for lab, b in zip(labels, sections)
              if b.instructions is not None}
     both = [(lab, clean(s)) for lab, s in zip(labels, series)]
