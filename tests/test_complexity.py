@@ -27,8 +27,6 @@ KNOWN: dict[str, int] = {
     "cli/main.py:_build_group": 19,
     "cli/profile.py:profile_cmd": 15,
     "cli/run.py:run_cmd": 19,
-    "cli/show.py:_print_session": 15,
-    "environment/virtualization.py:virtualization_section": 15,
     "measure/spawn/fallback.py:spawn_in_python": 15,
     "report/plots.py:draw": 15,
     "stats/rank_selection.py:_select": 16,

@@ -77,6 +77,21 @@ def _print_grid(console, rows: list[tuple[str, str]], key_style: str) -> None:
     console.print(grid)
 
 
+def _print_failures(console, failures: list[dict]) -> None:
+    """The session's last failed runs, each with why and the tail of its stderr."""
+    from rich.markup import escape
+
+    console.print(f"\n[bold]failed runs[/bold] (the last {len(failures)})")
+    for f in failures:
+        why = f["error"] or (f"exit code {f['exit_code']}" if f["exit_code"] is not None
+                             else f"signal {f['signal']}")
+        console.print(f"  {escape(f['benchmark'])} run {f['seq']}: {f['status']}, "
+                      f"{escape(str(why))}", highlight=False)
+        tail = (f["stderr_tail"] or "").splitlines()[-TAIL_LINES:]
+        for line in tail:
+            console.print(f"    [dim]{escape(line)}[/dim]", highlight=False)
+
+
 def _print_session(info: dict, summaries: list, verdict: list[str], failures: list[dict]) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -101,15 +116,7 @@ def _print_session(info: dict, summaries: list, verdict: list[str], failures: li
     for line in verdict:  # one line each, never wrapped: a pipe or a CI log keeps every number
         console.print(escape(line), highlight=False, soft_wrap=True)
     if failures:
-        console.print(f"\n[bold]failed runs[/bold] (the last {len(failures)})")
-        for f in failures:
-            why = f["error"] or (f"exit code {f['exit_code']}" if f["exit_code"] is not None
-                                 else f"signal {f['signal']}")
-            console.print(f"  {escape(f['benchmark'])} run {f['seq']}: {f['status']}, "
-                          f"{escape(str(why))}", highlight=False)
-            tail = (f["stderr_tail"] or "").splitlines()[-TAIL_LINES:]
-            for line in tail:
-                console.print(f"    [dim]{escape(line)}[/dim]", highlight=False)
+        _print_failures(console, failures)
 
     env = info["environment_summary"]
     console.print("\n[bold]environment[/bold]")

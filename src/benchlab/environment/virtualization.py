@@ -20,6 +20,19 @@ from benchlab.environment.cpu import cpuinfo_first_block
 _CONTAINER_CGROUP_PATTERNS = ("docker", "kubepods", "containerd", "lxc", "libpod", "podman")
 
 
+def _vm_from_evidence(vm: Any, hypervisor_flag: Any, dmi: dict[str, Any]) -> Any:
+    """What the cpuinfo flag and DMI say about a virtual machine when systemd-detect-virt
+    could not (``vm``: its unknown answer, kept when they say nothing either)."""
+    if hypervisor_flag is True:
+        return unknown("systemd-detect-virt unavailable; cpuinfo 'hypervisor' flag says this is "
+                       "a virtual machine of unknown type")
+    if hypervisor_flag is False and is_unknown(dmi["sys_vendor"]):
+        return unknown("systemd-detect-virt unavailable; no hypervisor flag and no DMI data")
+    if hypervisor_flag is False:
+        return "none"
+    return vm
+
+
 def virtualization_section(detect_vm: Probe | None, detect_container: Probe | None,
                             deadline: float, hypervisor_flag: Any) -> dict[str, Any]:
     evidence: list[str] = []
@@ -59,17 +72,10 @@ def virtualization_section(detect_vm: Probe | None, detect_container: Probe | No
 
     # Without systemd-detect-virt, fall back to what the evidence shows, saying what it is.
     if is_unknown(vm):
-        if hypervisor_flag is True:
-            vm = unknown("systemd-detect-virt unavailable; cpuinfo 'hypervisor' flag says this is "
-                         "a virtual machine of unknown type")
-        elif hypervisor_flag is False and is_unknown(dmi["sys_vendor"]):
-            vm = unknown("systemd-detect-virt unavailable; no hypervisor flag and no DMI data")
-        elif hypervisor_flag is False:
-            vm = "none"
-    if is_unknown(container):
-        if markers or hits:
-            container = unknown("systemd-detect-virt unavailable; container markers found: "
-                                + ", ".join(markers + hits))
+        vm = _vm_from_evidence(vm, hypervisor_flag, dmi)
+    if is_unknown(container) and (markers or hits):
+        container = unknown("systemd-detect-virt unavailable; container markers found: "
+                            + ", ".join(markers + hits))
     return {
         "vm": vm,
         "container": container,
