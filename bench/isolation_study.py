@@ -1,4 +1,4 @@
-"""The grading platform's isolation findings (seed 000), checked on this machine.
+"""The grading platform's isolation findings (the stability study), checked on this machine.
 
 Runs the built-in ``isolation`` study suite (bare, cgroup, bwrap, podman on benchlab's local
 busybox image, and isolate where installed; 1 and 2 workers; a CPU-bound and a memory-bound
@@ -11,7 +11,7 @@ shows:
 3. the SD with and without a sandbox or container;
 4. the effect of 2 workers on a memory-bound vs a CPU-bound workload, and the parallel-run ratio.
 
-Agreement is not expected (2 shared vCPUs under other engineers' load, not the platform's bare
+Agreement is not expected (2 shared vCPUs under other processes' load, not the platform's bare
 metal; no VirtualBox here; no isolate): the table is what it is. The load average is printed
 beside the figures.
 

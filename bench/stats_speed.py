@@ -1,6 +1,6 @@
 """Speed of benchlab's comparison statistics vs R, with the same numbers (prints figures).
 
-1. Seed 001's full analysis of vm-results.csv (2 x 100,000 samples): benchlab's compare()
+1. The JayBeams analysis of vm-results.csv (2 x 100,000 samples): benchlab's compare()
    (seed-compatible with 10,000 bootstrap resamples as the post, and the default flow), and
    the same steps in R (acf, boot(R = 10000) of the sd per group with parallel = "multicore",
    boot.ci, power.t.test, wilcox.test(conf.int = TRUE)), with their results side by side.
@@ -121,7 +121,7 @@ def seed_analysis(data_dir: Path, skip_r: bool) -> None:
         print(f"1. skipped: {path} is absent")
         return
     a, m = load(path)
-    print(f"1. Seed 001 analysis of {path.name}: {a.size} + {m.size} samples")
+    print(f"1. The JayBeams analysis of {path.name}: {a.size} + {m.size} samples")
     seed_opts = CompareOptions(iterations=20_000, clock_ghz=3.0, jaybeams_compatible=True,
                                bootstrap_resamples=10_000, seed=1)
     compat, t_compat = timed(compare, a, m, name_a="array", name_b="map", options=seed_opts)
@@ -156,7 +156,7 @@ def seed_analysis(data_dir: Path, skip_r: bool) -> None:
     r = run_r(path)
     if r is None:
         return
-    print("   R (seed 001's steps):")
+    print("   R (the JayBeams steps):")
     print(f"     max |ACF| {r['max_acf'][0]:.4f} {r['max_acf'][1]:.4f}; normal upper bounds "
           f"{r['normal_upper'][0]:.3f} {r['normal_upper'][1]:.3f} -> sd "
           f"{r['estimated_sd'][0]:g}; power n {r['power_n'][0]:.1f} / {r['power_n'][1]:.1f}")
