@@ -115,6 +115,12 @@ def profile_cmd(methods, duration, repeat, target_cv, max_repeat, time_budget, o
         store.close()
     if output:
         prof.save(output)
+    _print_profile(prof)
+    if output:
+        click.echo(f"written to {output}")
+
+def _print_profile(prof) -> None:
+    """The profile's methods with their value (bogo-ops/s), CV and runs, and the CV summary."""
     cvs = [m.cv for m in prof.methods.values() if not math.isnan(m.cv)]
     click.echo(f"profile {prof.name} (session {prof.metadata.get('session_uid')}): {len(prof.methods)} methods, "
                f"{prof.metadata['runs']} runs in {prof.metadata['elapsed_s']:.0f} s, stress-ng "
@@ -131,8 +137,6 @@ def profile_cmd(methods, duration, repeat, target_cv, max_repeat, time_budget, o
                    f"{within}/{len(cvs)} methods at or below 2%")
     if prof.metadata.get("failed_methods"):
         click.echo(f"failed: {', '.join(prof.metadata['failed_methods'])}")
-    if output:
-        click.echo(f"written to {output}")
 
 
 commands = [profile_cmd]
