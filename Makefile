@@ -13,7 +13,8 @@ SERIAL_TESTS = tests/bundle/test_reproduce.py tests/cli/test_hyperfine_compat.py
 	tests/cli/test_run_control.py tests/cli/test_verdict_drift_run.py \
 	tests/cli/test_verdict_everywhere.py \
 	tests/cluster/test_faults.py tests/control/test_load.py tests/control/test_system.py \
-	tests/machines/test_profile.py tests/test_startup.py tests/workloads/test_workloads.py
+	tests/machines/test_profile.py tests/test_startup.py tests/workloads/test_workloads.py \
+	tests/ci/test_contention.py
 
 # Lint (pyflakes rules, import order), then two phases: everything in parallel, then the timing-sensitive tests alone on a quiet machine.
 # The parallel phase hands tests out in the order tests/scheduling.py gives (longest first, the users

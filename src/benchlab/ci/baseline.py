@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -193,10 +193,12 @@ def gate_sessions(store: Store, baseline: dict[str, Any], candidate: dict[str, A
     Returns the decisions and notes (benchmarks missing from the baseline, noise learned or
     assumed, imported series). One-line UserError when a metric has no values on one side.
     """
-    from benchlab.ci.gate import decide_oriented, default_threshold
+    from benchlab.ci.contention import beyond_history
+    from benchlab.ci.gate import UNDECIDED, decide_oriented, default_threshold
     from benchlab.ci.reported import direction_of
 
     better = better or {}
+    contended: dict[str, str | None] = {}
     past = history(store, baseline)
     notes: list[str] = [f"{role} {s['uid']} is imported ({s['source']}): its values gate as an "
                         f"unpaired series, widened by the between-session variance"
@@ -217,10 +219,19 @@ def gate_sessions(store: Store, baseline: dict[str, Any], candidate: dict[str, A
             noise = session_noise(store, past, name, metric)
             threshold = thresholds.get(name, {}).get(metric, default_threshold(metric))
             unit = store.metric_unit(candidate["id"], metric)
-            decisions.append(decide_oriented(
+            decision = decide_oriented(
                 base_values, cand_values, benchmark=name, metric=metric, threshold=threshold,
                 alpha=alpha, session_sd=noise.sd, unit=unit,
-                direction=better.get(metric, direction_of(unit))))
+                direction=better.get(metric, direction_of(unit)))
+            why = None if metric == "instructions" else contended.setdefault(
+                name, beyond_history(store, past, candidate, name))
+            if why:
+                decision = replace(decision, outcome=UNDECIDED, reason="contention beyond the "
+                                   "baseline's history")
+                notes.append(f"{name} ({metric}): not decided: the fresh session ran under more "
+                             f"contention than the baseline's history covers ({why}); benchlab "
+                             f"ab pairs the runs of both revisions and is immune to it")
+            decisions.append(decision)
             how = (f"learned from {noise.sessions} sessions" if noise.learned else
                    f"assumed: {noise.sessions} of {MIN_HISTORY} sessions of history")
             notes.append(f"{name} ({metric}): between-session SD {100 * noise.sd:.2f} % ({how})")
@@ -254,13 +265,19 @@ def run_fresh(store: Store, plan: RunPlan, *, argv: Sequence[str], name: str | N
     """Execute ``plan`` as a normal session: (the session with its environment, None), or
     (None, the failure line) when a benchmark failed once the session existed (exit 3); bad
     input raises UserError before anything is stored."""
+    from benchlab.ci.contention import sample, summarise
     from benchlab.core.execute import execute
     from benchlab.core.session_types import RunFailed
 
+    before = sample()
     try:
         result = execute(plan, store, argv=argv, name=name, on_start=on_start)
     except RunFailed as exc:
         return None, str(exc)
+    from benchlab.store import session_metadata
+
+    # what the runs ran beside, for a later gate against this session
+    session_metadata.merge(store, result.session.uid, contention=summarise(before, sample()))
     return store.get_session(result.session.uid), None
 
 
