@@ -4,9 +4,10 @@ podman-exec:IMAGE | docker:IMAGE | docker-exec:IMAGE | wrap:TEMPLATE``.
 - ``bare`` runs the program directly; ``cgroup`` in a fresh benchlab cgroup per run (limits from
   ``--cpu-quota`` etc., or none, always with cgroup CPU and memory accounting).
 - **Sandboxes** (the grading platform's isolate-like level), one per run:
-  ``bwrap`` (bubblewrap: read-only root, fresh /dev and /proc, writable /tmp, new PID (the
-  program is its init), IPC, UTS and network namespaces, killed with its parent); ``firejail`` (no profile, no network,
-  all capabilities dropped, seccomp, no new privileges); ``isolate`` (IOI's sandbox, box = the
+  ``bwrap`` (bubblewrap: read-only root, fresh /dev and /proc, private /tmp, /var/tmp and
+  /dev/shm, new PID (the program is its init), IPC, UTS and network namespaces, killed with its
+  parent); ``firejail`` (no profile, no network, all capabilities dropped, seccomp, no new
+  privileges, private /tmp, /var/tmp and /dev/shm); ``isolate`` (IOI's sandbox, box = the
   worker's number; its meta file is read as the isolator's own view of the run).
 - **Containers**: ``podman:IMAGE`` / ``docker:IMAGE`` run every run in a fresh container
   (``run --rm``, the platform's model); ``podman-exec:IMAGE`` / ``docker-exec:IMAGE`` ``exec``
