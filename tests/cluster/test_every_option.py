@@ -5,6 +5,7 @@ machine is what this test machine cannot have)."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import pytest
@@ -93,13 +94,13 @@ def test_count_instructions_counts_each_benchmark_on_each_machine(db_path, two_w
 @pytest.mark.timeout(120)
 def test_a_load_whose_client_is_gone_ends_once_no_run_comes(monkeypatch):
     """A killed client (SIGKILL) cannot stop its load on a team's worker: the worker ends it
-    after LOAD_IDLE_S without a run. Called here as the worker calls it (a worker process of
+    after IDLE_S without a run. Called here as the worker calls it (a worker process of
     this machine: what runs it is not the point)."""
     import time
 
     from benchlab.core.cluster import worker_side
 
-    monkeypatch.setattr(worker_side, "LOAD_IDLE_S", 1.0)
+    monkeypatch.setattr(worker_side, "IDLE_S", 1.0)
     plan = plan_of("true", runs=1)
     plan.placement.load = "spin:1"
     begun = worker_side.begin_machine(plan.to_dict(), "idle-load-test")
@@ -113,6 +114,26 @@ def test_a_load_whose_client_is_gone_ends_once_no_run_comes(monkeypatch):
     while any(_alive(p) for p in spinners) and time.monotonic() < deadline:
         time.sleep(0.1)  # released: its processes are being killed and reaped
     assert not any(_alive(p) for p in spinners), "load processes outlived their session"
+
+
+@pytest.mark.timeout(120)
+def test_a_session_whose_client_is_gone_leaves_no_scratch_on_the_worker(monkeypatch):
+    """Without --load too: a killed client's session state on a team's worker (which lives on)
+    is released after IDLE_S without a run, and its scratch directory removed."""
+    import time
+
+    from benchlab.core.cluster import worker_side
+
+    monkeypatch.setattr(worker_side, "IDLE_S", 1.0)
+    plan = plan_of("true", runs=1)
+    worker_side.begin_machine(plan.to_dict(), "idle-scratch-test")
+    scratch = worker_side._states["idle-scratch-test"].scratch
+    assert os.path.isdir(scratch)
+    deadline = time.monotonic() + 60
+    while "idle-scratch-test" in worker_side._states and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "idle-scratch-test" not in worker_side._states, "the idle session was kept"
+    assert not os.path.exists(scratch)
 
 
 def _alive(pid: int) -> bool:

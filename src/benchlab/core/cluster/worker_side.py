@@ -56,6 +56,9 @@ def _state(uid: str, plan_dict: dict[str, Any]) -> _SessionState:
             created = False
     if created:  # an interrupted client's stop ends the session here: its scratch goes too
         on_stop(uid, lambda: release_machine(uid))
+        # and a killed client's (SIGKILL: nobody stops it) once no run of it comes
+        threading.Thread(target=_release_when_idle, args=(uid, state), daemon=True,
+                         name=f"benchlab-idle-{uid}").start()
     return state
 
 
@@ -91,9 +94,6 @@ def _ensure_load(uid: str, state: _SessionState) -> dict[str, Any] | None:
             state.load = BackgroundLoad(parse_load(state.plan.placement.load)).__enter__()
         load = state.load.to_dict()
     on_stop(uid, lambda: release_machine(uid))  # an interrupted client stops the load too
-    if started:
-        threading.Thread(target=_end_load_when_idle, args=(uid, state), daemon=True,
-                         name=f"benchlab-load-{uid}").start()
     return load
 
 
@@ -194,26 +194,28 @@ def finish_machine(plan_dict: dict[str, Any], uid: str) -> dict[str, Any]:
     return {"host": socket.gethostname()}
 
 
-#: A session's background load ends after this long without any of its runs here (s): its
-#: client was killed (SIGKILL: nobody stops it) or gave the machine up.
-LOAD_IDLE_S = 120.0
+#: A session's state here (its background load, its scratch directory) is released after this
+#: long without any of its runs (s): its client was killed (SIGKILL: nobody stops it) or gave
+#: the machine up. A run that comes later makes the state again.
+IDLE_S = 120.0
 
 
-def _end_load_when_idle(uid: str, state: _SessionState) -> None:
-    """Watch session ``uid``'s load on this worker: release the session once no run of it has
-    begun or ended for :data:`LOAD_IDLE_S` (a load must not outlive a killed client)."""
+def _release_when_idle(uid: str, state: _SessionState) -> None:
+    """Watch session ``uid`` on this worker: release it once no run of it has begun or ended
+    for :data:`IDLE_S` (a load or a scratch directory must not outlive a killed client on a
+    team's worker, which lives on)."""
     import time
 
     from benchlab.core.cluster.stop import idle_for
 
     began = time.monotonic()
     while True:
-        time.sleep(min(5.0, LOAD_IDLE_S / 4))
+        time.sleep(min(5.0, IDLE_S / 4))
         with _lock:
             if _states.get(uid) is not state:
                 return  # released by its client (finished or stopped)
         idle = idle_for(uid)
-        if (idle if idle is not None else time.monotonic() - began) > LOAD_IDLE_S:
+        if (idle if idle is not None else time.monotonic() - began) > IDLE_S:
             release_machine(uid)
             return
 
