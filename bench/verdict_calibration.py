@@ -252,8 +252,8 @@ def sequential_aa(rng: np.random.Generator, sims: int, phi: float, alpha: float,
     return claims
 
 
-def dependence_sections(rng: np.random.Generator, sims: int) -> None:
-    """Sections 6-9 (see the module docstring)."""
+def grid_section(rng: np.random.Generator, sims: int) -> None:
+    """Section 6 (see the module docstring)."""
     print("\n6. A/A on a 1 us clock grid (50 us runs, the fastest as baseline): false-claim "
           "rate (goal <= 5%), widened")
     for k in (3, 5):
@@ -261,6 +261,10 @@ def dependence_sections(rng: np.random.Generator, sims: int) -> None:
             c, w, _ = dependence_aa(lambda r, m: draw("grid", r, m), rng, sims, k, n)
             print(f"   grid k={k} n={n:3d}: false-claim rate {rate(c, sims)}; widened "
                   f"{rate(w, sims)}", flush=True)
+
+
+def ar1_section(rng: np.random.Generator, sims: int) -> None:
+    """Section 7 (see the module docstring)."""
     print("\n7. A/A with AR(1) runs: false-claim rate (goal <= 5%), 'cannot tell yet' for "
           "unresolved dependence")
     for phi in (0.3, 0.5, 0.8):
@@ -269,6 +273,10 @@ def dependence_sections(rng: np.random.Generator, sims: int) -> None:
                 c, w, u = dependence_aa(lambda r, m: ar1_runs(r, m, phi), rng, sims, k, n)
                 print(f"   phi={phi} n={n:2d} k={k}: false-claim rate {rate(c, sims)}; "
                       f"cannot tell yet {rate(u, sims)}; widened {rate(w, sims)}", flush=True)
+
+
+def power_section(rng: np.random.Generator, sims: int) -> None:
+    """Section 8 (see the module docstring)."""
     print("\n8. independent runs, 3% slower candidate, two commands: verdict against plain "
           "Mann-Whitney on the same data (goal within 3 points); coverage of 1.03 (goal 94-96%)")
     for family in ("lognormal", "bimodal", "heavy", "grid"):
@@ -277,6 +285,10 @@ def dependence_sections(rng: np.random.Generator, sims: int) -> None:
             print(f"   {family:9s} n={n:2d}: verdict {rate(said, sims)}; Mann-Whitney "
                   f"{rate(mw, sims)}; widened {rate(w, sims)}; coverage {rate(cover, sims)}",
                   flush=True)
+
+
+def sequential_section(rng: np.random.Generator, sims: int) -> None:
+    """Section 9 (see the module docstring)."""
     print("\n9. run --until-decided A/A, commands with their own AR(1) runs (budget 200): "
           "sessions claiming a difference (goal <= alpha)")
     for alpha in (0.05, 0.01):
@@ -292,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20261126)
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--sections", default="verdict,dependence",
-                        help="verdict (1-5), dependence (6-9), or both")
+                        help="verdict (1-5), dependence (6-9) or any of grid (6), ar1 (7), "
+                             "power (8), sequential (9); comma-separated")
     args = parser.parse_args(argv)
     sims = 60 if args.quick else args.sims
     families = args.families.split(",")
@@ -303,8 +316,10 @@ def main(argv: list[str] | None = None) -> int:
     sections = args.sections.split(",")
     if "verdict" in sections:
         verdict_sections(rng, sims, families)
-    if "dependence" in sections:
-        dependence_sections(rng, sims)
+    for name, section in (("grid", grid_section), ("ar1", ar1_section),
+                          ("power", power_section), ("sequential", sequential_section)):
+        if "dependence" in sections or name in sections:
+            section(rng, sims)
     print(f"\n{time.perf_counter() - started:.0f} s, load average {os.getloadavg()[0]:.1f}")
     return 0
 

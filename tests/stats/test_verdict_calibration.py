@@ -24,3 +24,17 @@ def test_quick_calibration_prints_every_figure_and_no_contradiction():
     # by construction the word never contradicts its own interval
     assert not re.search(r"(decided with 1 inside|word against its interval) +[1-9]", out), out
     assert not re.search(r"wrong direction +[1-9]", out), out
+
+
+def test_dependence_sections_print_every_cell():
+    """Sections 6-9 (grid, AR(1), power beside Mann-Whitney, sequential A/A) run on the real
+    verdict and SequentialDesign and print every cell; 3 simulations a cell (a smoke test:
+    the figures are in docs/verdict.md)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verdict_calibration.py"),
+                           "--sections", "dependence", "--sims", "3"], capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert len(re.findall(r"\d: false-claim rate", out)) == 6 + 27
+    assert out.count("; Mann-Whitney ") == 12 and len(re.findall(r"; coverage +\d", out)) == 12
+    assert len(re.findall(r"alpha=0\.0[15] phi=0\.[035]: ", out)) == 6
