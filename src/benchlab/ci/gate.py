@@ -22,7 +22,7 @@ The interval: for pairs measured together (``ab``, ``bisect``), the Hodges-Lehma
 of the within-pair log ratio with its signed-rank interval (:mod:`benchlab.stats.paired`); for
 two independent samples (a fresh run against a stored baseline), the Hodges-Lehmann ratio with
 its Mann-Whitney interval of the structured verdict (:func:`benchlab.stats.verdict_model.
-verdict_model`, issue 16: the same numbers ``compare`` shows, autocorrelation included; the
+verdict_model`: the same numbers ``compare`` shows, autocorrelation included; the
 Verdict has no paired form, hence :mod:`benchlab.stats.paired` for pairs). Either interval is
 taken at the level of the group-sequential critical value of this look (:class:`Looks`,
 O'Brien-Fleming spending, as ``run --until-decided``): a look that has spent the fraction
@@ -277,7 +277,7 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
 
         ps = paired_shift(lh - lb, z=min(critical, 37.0))
         ratio, low, high = math.exp(ps.estimate), math.exp(ps.ci_low), math.exp(ps.ci_high)
-    else:  # two samples: the structured verdict's Hodges-Lehmann ratio (issue 16)
+    else:  # two samples: the structured verdict's Hodges-Lehmann ratio, as compare shows it
         from benchlab.stats.verdict_model import verdict_model
 
         verdict = verdict_model({"base": b, "head": h}, reference="base", metric=metric,
