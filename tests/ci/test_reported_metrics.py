@@ -84,6 +84,9 @@ def test_a_higher_is_better_metric_is_a_regression_when_it_drops():
                         metric="speed", threshold=0.02, paired=True)
     assert d.regression and d.ratio == pytest.approx(0.95) and d.high < 1 / 1.02
     assert d.base_median == pytest.approx(100.0) and not d.no_regression
+    early = decide_oriented(base[:10], head[:10], direction=HIGHER, benchmark="b", metric="s",
+                            threshold=0.02, paired=True, critical=4.6)  # no bound yet: open
+    assert early.outcome == "undecided" and early.low >= 0.0
     up = decide_oriented(base, [v * 1.05 for v in base], direction=HIGHER, unit="MB/s",
                          benchmark="b", metric="speed", threshold=0.02, paired=True)
     assert up.improvement and up.no_regression

@@ -316,8 +316,11 @@ def decide_oriented(base: Any, head: Any, *, direction: str = LOWER, unit: str =
     b, h = np.asarray(base, dtype=np.float64), np.asarray(head, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         d = decide(1.0 / b, 1.0 / h, **kwargs)
-    return replace(d, ratio=1.0 / d.ratio, low=1.0 / d.high, high=1.0 / d.low,
-                   base_median=1.0 / d.base_median, head_median=1.0 / d.head_median,
+    def inverse(x: float) -> float:  # an interval's open end (0 or inf) stays open
+        return math.inf if x == 0.0 else 1.0 / x
+
+    return replace(d, ratio=inverse(d.ratio), low=inverse(d.high), high=inverse(d.low),
+                   base_median=inverse(d.base_median), head_median=inverse(d.head_median),
                    direction=HIGHER, unit=unit)
 
 
