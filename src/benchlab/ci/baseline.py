@@ -102,6 +102,16 @@ def values_of(store: Store, session_id: int, benchmark: str, metric: str) -> np.
     return np.array([])
 
 
+def measuring_seconds(store: Store, session: dict[str, Any]) -> dict[str, float]:
+    """Each benchmark's measuring time in a session (s): the sum of its measured runs' wall
+    times (what a JUnit test case's ``time`` reports)."""
+    out = {}
+    for bench in store.benchmarks(session["id"]):
+        wall = store.harness_values(bench["id"], "wall")[0]
+        out[bench["name"]] = round(float(np.nansum(wall)) / 1e9, 3)
+    return out
+
+
 def _metric_names(store: Store, session_id: int, benchmark: str) -> list[str]:
     """The metrics a session has values of for ``benchmark`` (for the one-line refusal)."""
     names = [m for m in ("wall", "cpu") if values_of(store, session_id, benchmark, m).size]

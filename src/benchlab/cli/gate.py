@@ -78,7 +78,7 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     from benchlab.ci.exits import EXIT_FAILED
     from benchlab.ci.gate import exit_status
     from benchlab.ci.report_model import GateReport
-    from benchlab.ci.reported import missing_reported, stored_metric_names
+    from benchlab.ci.reported import missing_reported
     from benchlab.cli.ab import parse_benchmarks, shell_of
 
     if not baseline and not record_branch:
@@ -112,18 +112,8 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
         report = GateReport("gate", None, {}, [], EXIT_FAILED, failure=failure,
                             fail_undecided=fail_undecided)
     else:
-        thresholds, metrics = {}, {}
-        if benches is None:
-            stored = stored_metric_names(gate_metrics)
-            if count and "instructions" not in stored:
-                stored.append("instructions")
-            defaults = stored_thresholds(stored, threshold, cpu_threshold,
-                                         instructions_threshold)
-            for b in store.benchmarks(cand["id"]):
-                thresholds[b["name"]], metrics[b["name"]] = defaults, stored
-        else:
-            for b in benches:
-                thresholds[b.name], metrics[b.name] = b.thresholds, b.metrics
+        thresholds, metrics = gated_metrics(store, cand, benches, gate_metrics, count,
+                                            threshold, cpu_threshold, instructions_threshold)
         decisions, notes = [], []
         revisions = {"candidate": bl.session_revision(cand)}
         if base is not None:
@@ -139,9 +129,30 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
             notes.append(f"session {cand['uid']} recorded as the baseline of {record_branch}")
         report = GateReport("gate", cand["uid"], revisions, decisions,
                             exit_status(decisions, fail_undecided=fail_undecided),
+                            seconds=bl.measuring_seconds(store, cand),
                             fail_undecided=fail_undecided, notes=notes)
     finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
            quiet=quiet)
+
+
+def gated_metrics(store, cand, benches, gate_metrics, count, threshold, cpu_threshold,
+                  instructions_threshold):
+    """({benchmark: {metric: threshold}}, {benchmark: metrics}) of the gate: a fresh run's
+    benchmarks' own, or for a stored candidate the ``--metric`` names and thresholds given."""
+    from benchlab.ci.reported import stored_metric_names
+
+    thresholds, metrics = {}, {}
+    if benches is not None:
+        for b in benches:
+            thresholds[b.name], metrics[b.name] = b.thresholds, b.metrics
+        return thresholds, metrics
+    stored = stored_metric_names(gate_metrics)
+    if count and "instructions" not in stored:
+        stored.append("instructions")
+    defaults = stored_thresholds(stored, threshold, cpu_threshold, instructions_threshold)
+    for b in store.benchmarks(cand["id"]):
+        thresholds[b["name"]], metrics[b["name"]] = defaults, stored
+    return thresholds, metrics
 
 
 def directions(benches, better) -> dict[str, str]:

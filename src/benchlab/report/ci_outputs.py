@@ -73,16 +73,50 @@ def _beyond(d: GateDecision) -> str:
     return f"> {1 + d.threshold:g}"
 
 
+#: Decisions listed on the terminal before the rest is only counted (one screen).
+SCREEN_ROWS = 20
+#: Markdown is kept under this many characters (GitHub's PR comment and summary limit is 65,536).
+MARKDOWN_LIMIT = 60_000
+#: Regressions named in the one summary line before the rest is counted.
+NAMED_REGRESSIONS = 5
+
+
+def _order(report: GateReport) -> list[GateDecision]:
+    """Regressions first, then undecided results that could still be one, then the rest."""
+    def rank(d: GateDecision) -> int:
+        if d.regression:
+            return 0
+        return 1 if d.outcome == "undecided" and not d.no_regression else 2
+    return sorted(report.decisions, key=rank)
+
+
+def _rest_text(rest: list[GateDecision]) -> str:
+    """``183 more: 150 equivalent, 30 undecided, 3 improvement`` for the decisions not listed."""
+    counts: dict[str, int] = {}
+    for d in rest:
+        word = _outcome_words(d).split(" (")[0]
+        counts[word] = counts.get(word, 0) + 1
+    return f"{len(rest)} more: " + ", ".join(f"{n} {w}" for w, n in sorted(counts.items()))
+
+
 def terminal_table(report: GateReport) -> str:
-    """One screen: a line per decision, then the verdict and why."""
+    """One screen: a line per decision (past :data:`SCREEN_ROWS` decisions: the regressions,
+    then the undecided, then a count of the rest), then the verdict and why."""
     rows = [("benchmark", "metric", "head/base [interval]", "change", "threshold", "outcome",
              _count_header(report))]
-    for d in report.decisions:
+    shown = report.decisions
+    rest: list[GateDecision] = []
+    if len(shown) > SCREEN_ROWS:
+        ordered = _order(report)
+        shown, rest = ordered[:SCREEN_ROWS], ordered[SCREEN_ROWS:]
+    for d in shown:
         rows.append((d.benchmark, metric_text(d), ratio_text(d), _pct(d.ratio),
                      f"{100 * d.threshold:g} %", _outcome_words(d), _count(report, d)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    if rest:
+        lines.append(f"... {_rest_text(rest)} (all in --json and --junit)")
     lines.append("")
     lines += [f"note: {n}" for n in report.notes[:6]]
     lines.append(summary_line(report))
@@ -108,8 +142,17 @@ def summary_line(report: GateReport) -> str:
                 f"good build [exit {report.exit_status}]")
     if regressions:
         named = "; ".join(f"{d.benchmark} ({d.metric}) {_pct(d.ratio)}, head/base "
-                          f"{ratio_text(d)} {_beyond(d)}" for d in regressions)
+                          f"{ratio_text(d)} {_beyond(d)}"
+                          for d in regressions[:NAMED_REGRESSIONS])
+        if len(regressions) > NAMED_REGRESSIONS:
+            named += f"; and {len(regressions) - NAMED_REGRESSIONS} more"
         return f"REGRESSION: {named} [exit {report.exit_status}]"
+    if undecided and report.fail_undecided and report.exit_status:
+        open_ = [d for d in undecided if not d.no_regression]
+        return (f"FAILED under --fail-undecided: {len(open_)} undecided result(s) could still "
+                f"be a regression ({', '.join(d.benchmark for d in open_[:NAMED_REGRESSIONS])}"
+                f"{', ...' if len(open_) > NAMED_REGRESSIONS else ''}) [exit "
+                f"{report.exit_status}]")
     text = "passed: no regression beyond its threshold was decided"
     if undecided:
         fails = " (--fail-undecided: fails)" if report.fail_undecided and \
@@ -128,9 +171,17 @@ def markdown(report: GateReport) -> str:
            summary_line(report), ""]
     out += ["| benchmark | metric | head/base [interval] | change | threshold | outcome | "
             f"{_count_header(report)} |", "|---|---|---|---|---|---|---|"]
-    for d in report.decisions:
-        out.append(f"| {d.benchmark} | {metric_text(d)} | {ratio_text(d)} | {_pct(d.ratio)} | "
-                   f"{100 * d.threshold:g} % | {_outcome_words(d)} | {_count(report, d)} |")
+    size = sum(len(line) + 1 for line in out) + 4_000  # room for revisions and notes
+    decisions = report.decisions if len(report.decisions) <= SCREEN_ROWS else _order(report)
+    for i, d in enumerate(decisions):
+        row = (f"| {d.benchmark} | {metric_text(d)} | {ratio_text(d)} | {_pct(d.ratio)} | "
+               f"{100 * d.threshold:g} % | {_outcome_words(d)} | {_count(report, d)} |")
+        if size + len(row) + 200 > MARKDOWN_LIMIT:
+            out.append(f"\n{_rest_text(decisions[i:])}: not listed, to fit a pull request's "
+                       f"comment (the JSON and JUnit outputs list every benchmark)")
+            break
+        out.append(row)
+        size += len(row) + 1
     out.append("")
     for label, rev in report.revisions.items():
         commit = str(rev.get("commit") or rev.get("session") or "")[:12]
@@ -139,7 +190,11 @@ def markdown(report: GateReport) -> str:
     if report.session:
         out.append(f"- session: `{report.session}` (`benchlab show {report.session}`)")
     for note in report.notes:
+        if size + len(note) + 200 > MARKDOWN_LIMIT:
+            out.append("- (more notes in the JSON output)")
+            break
         out.append(f"- {note}")
+        size += len(note) + 3
     return "\n".join(out) + "\n"
 
 
