@@ -342,11 +342,15 @@ def test_outside_a_git_work_tree_git_is_not_run_and_says_the_same(tmp_path):
 
 def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
     """compare needs scipy.special, not scipy.stats (~0.5 s) or scipy.optimize (~0.2 s); a
-    quiet run prints nothing, so it computes no statistics and imports neither numpy nor rich
-    (its random order is pure Python: tests/core/test_planner_rng.py)."""
+    quiet run of one command prints nothing and has no verdict, so it computes no statistics
+    and imports neither numpy nor rich (its random order is pure Python:
+    tests/core/test_planner_rng.py). A quiet run of two stores their verdict, as without -q."""
     db = str(tmp_path / "b.db")
+    two, _ = _modules_after(["run", "-q", "-N", "-r", "5", "/bin/true", "/bin/echo", "--db", db],
+                            tmp_path, cwd=tmp_path)  # the session compare and show read
+    assert two.returncode == 0, two.stderr
     run_proc, run_modules = _modules_after(
-        ["run", "-q", "-N", "-r", "5", "/bin/true", "/bin/echo", "--db", db], tmp_path,
+        ["run", "-q", "-N", "-r", "5", "/bin/true", "--db", str(tmp_path / "one.db")], tmp_path,
         cwd=tmp_path)  # outside a git work tree, where the probe runs no git
     assert run_proc.returncode == 0, run_proc.stderr
     assert "numpy" not in run_modules  # the planner's order, the store: no numpy (~80 ms)
