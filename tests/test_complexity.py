@@ -27,7 +27,6 @@ KNOWN: dict[str, int] = {
     "cli/main.py:_build_group": 19,
     "cli/run.py:run_cmd": 19,
     "measure/spawn/fallback.py:spawn_in_python": 15,
-    "report/plots.py:draw": 15,
     "stats/rank_selection.py:_select": 16,
     "store/connection.py:open": 17,
     "store/formats/gbench.py:parse_gbench": 15,

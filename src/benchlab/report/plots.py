@@ -25,31 +25,7 @@ def draw(spec: Figure):
                     layout="constrained")
     ax = fig.add_subplot()
     for layer in spec.layers:
-        d, c, ls = layer.data, layer.color, _DASH.get(layer.dash, "-")
-        kw = {"color": c, "alpha": layer.alpha, "label": layer.label}
-        if layer.kind == "line":
-            ax.plot(d["x"], d["y"], linestyle=ls, linewidth=1.6, **kw)
-        elif layer.kind == "step":
-            ax.step(d["x"], d["y"], where="post", linewidth=1.6, **kw)
-        elif layer.kind == "scatter":
-            ax.scatter(d["x"], d["y"], s=layer.size ** 2 * 0.8, linewidths=0, **kw)
-        elif layer.kind == "quad":
-            ax.bar(d["left"], d["top"] - d["bottom"], width=d["right"] - d["left"],
-                   bottom=d["bottom"], align="edge", linewidth=0, **kw)
-        elif layer.kind == "segment":
-            for i in range(len(d["x0"])):
-                ax.plot([d["x0"][i], d["x1"][i]], [d["y0"][i], d["y1"][i]], linestyle=ls,
-                        linewidth=layer.size * 0.8, color=c, alpha=layer.alpha,
-                        label=layer.label if i == 0 else None)
-        elif layer.kind == "band":
-            ax.fill_between(d["x"], d["low"], d["high"], linewidth=0, **kw)
-        elif layer.kind in ("vline", "hline"):
-            line = ax.axvline if layer.kind == "vline" else ax.axhline
-            for i, v in enumerate(d["x" if layer.kind == "vline" else "y"]):
-                line(v, color=c, linestyle=ls, linewidth=1.4, alpha=layer.alpha,
-                     label=layer.label if i == 0 else None)
-        else:
-            raise ValueError(f"unknown layer kind {layer.kind!r}")
+        _draw_layer(ax, layer)
     ax.set_title(spec.title)
     ax.set_xlabel(spec.x_label)
     ax.set_ylabel(spec.y_label)
@@ -65,6 +41,35 @@ def draw(spec: Figure):
     if any(layer.label for layer in spec.layers):
         fig.legend(loc="outside lower center", ncols=3, fontsize=7, frameon=False)
     return fig
+
+
+def _draw_layer(ax, layer) -> None:
+    """One layer of a figure specification on matplotlib axes ``ax``, by its kind."""
+    d, c, ls = layer.data, layer.color, _DASH.get(layer.dash, "-")
+    kw = {"color": c, "alpha": layer.alpha, "label": layer.label}
+    if layer.kind == "line":
+        ax.plot(d["x"], d["y"], linestyle=ls, linewidth=1.6, **kw)
+    elif layer.kind == "step":
+        ax.step(d["x"], d["y"], where="post", linewidth=1.6, **kw)
+    elif layer.kind == "scatter":
+        ax.scatter(d["x"], d["y"], s=layer.size ** 2 * 0.8, linewidths=0, **kw)
+    elif layer.kind == "quad":
+        ax.bar(d["left"], d["top"] - d["bottom"], width=d["right"] - d["left"],
+               bottom=d["bottom"], align="edge", linewidth=0, **kw)
+    elif layer.kind == "segment":
+        for i in range(len(d["x0"])):
+            ax.plot([d["x0"][i], d["x1"][i]], [d["y0"][i], d["y1"][i]], linestyle=ls,
+                    linewidth=layer.size * 0.8, color=c, alpha=layer.alpha,
+                    label=layer.label if i == 0 else None)
+    elif layer.kind == "band":
+        ax.fill_between(d["x"], d["low"], d["high"], linewidth=0, **kw)
+    elif layer.kind in ("vline", "hline"):
+        line = ax.axvline if layer.kind == "vline" else ax.axhline
+        for i, v in enumerate(d["x" if layer.kind == "vline" else "y"]):
+            line(v, color=c, linestyle=ls, linewidth=1.4, alpha=layer.alpha,
+                 label=layer.label if i == 0 else None)
+    else:
+        raise ValueError(f"unknown layer kind {layer.kind!r}")
 
 
 def write_plots(figures: list[Figure], directory: str | os.PathLike, *,
