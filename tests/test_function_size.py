@@ -22,8 +22,6 @@ LIMIT = 80
 #: splitting into named steps; lower the number when one shrinks, remove it when it fits.
 LONGER_TODAY: dict[str, int] = {
     "cli/run.py:run_cmd": 110,
-    "measure/shell_syntax.py:find_shell_syntax": 113,
-    "cli/compare.py:compare_cmd": 93,
     "measure/spawn/fallback.py:spawn_in_python": 107,
     "stats/verdict_model.py:verdict_model": 99,
     "core/suite.py:load_suite": 100,
