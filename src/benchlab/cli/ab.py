@@ -14,6 +14,7 @@ import sys
 import click
 
 from benchlab.cli import params
+from benchlab.cli.ab_harness import harness_option
 from benchlab.cli.ci_outputs import emit_outputs, finish, output_options  # noqa: F401
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
@@ -236,6 +237,7 @@ def failure_report(failure: str, fail_undecided: bool):
 @click.option("--session-name", default=None, help="Name of the stored session.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @db_option
+@harness_option
 def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, force, max_time,
            warmup, min_pairs, max_pairs, look_every, alpha, threshold, instructions_threshold,
            cpu_threshold, count, gate_metrics, better, timeout, seed, shell, no_shell,

@@ -28,8 +28,9 @@ class HarnessSessionResult:
     harness_runs: int
 
 
-class _Writer:
-    """Adds benchmarks and metrics to a session as harness runs first report them."""
+class HarnessRunWriter:
+    """Adds benchmarks and metrics to a session as harness runs first report them, and each
+    harness run's results as runs (``run --harness`` and ``ab --harness`` store through it)."""
 
     def __init__(self, writer: SessionWriter, command: str) -> None:
         self.writer = writer
@@ -38,8 +39,10 @@ class _Writer:
         self.units: dict[str, str] = {}
         self.next_seq = 0
 
-    def add(self, imported: Any, harness_run: int, wall_ns: int) -> None:
-        """Store one harness run's parsed output (one transaction)."""
+    def add(self, imported: Any, harness_run: int, wall_ns: int, *, suffix: str = "",
+            warmup: bool = False) -> None:
+        """Store one harness run's parsed output (one transaction); each benchmark's name gets
+        ``suffix`` (``@base``, ``@head`` in an A/B session)."""
         from benchlab.errors import UserError
 
         store = self.writer.store
@@ -55,17 +58,17 @@ class _Writer:
                                     f"{metric.unit!r}, an earlier run in {known!r}; keep one "
                                     f"unit per metric")
             for bench in imported.benchmarks:
-                if bench.name not in self.bench_ids:
-                    self.bench_ids[bench.name] = self.writer.add_benchmark(
-                        bench.name, command=self.command)
+                name = bench.name + suffix
+                if name not in self.bench_ids:
+                    self.bench_ids[name] = self.writer.add_benchmark(name, command=self.command)
                 for run in bench.runs:
                     extra = {**run.fields.get("extra", {}), "harness_run": harness_run,
                              "harness_wall_ns": wall_ns}
                     fields = {**run.fields, "extra": extra}
                     if fields.get("status") == "imported":
                         fields["status"] = "ok"
-                    self.writer.add_run(self.bench_ids[bench.name], seq=self.next_seq,
-                                        iteration=harness_run, fields=fields,
+                    self.writer.add_run(self.bench_ids[name], seq=self.next_seq,
+                                        iteration=harness_run, fields=fields, warmup=warmup,
                                         samples=run.samples)
                     self.next_seq += 1
 
@@ -111,7 +114,7 @@ def run_harness_session(store: Store, kind: str, command: str, *, runs: int = 1,
                                       protocol=protocol, environment=environment,
                                       load_before=list(load_average()),
                                       metadata={"harness": kind})
-    sink = _Writer(writer, command)
+    sink = HarnessRunWriter(writer, command)
     status = "failed"
     try:
         with interruptible():

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchlab.measure.harnesses import HarnessFailed, get_harness
+from benchlab.measure.harnesses import HarnessFailed, Prepared, get_harness
 from benchlab.processes import interrupts_deferred
 from benchlab.store.formats.common import ImportedSession
 from benchlab.store.formats.reported import Reported, reported_of
@@ -76,36 +76,47 @@ def run_harness(kind: str, command: str, *, cwd: str | os.PathLike | None = None
     """
     harness = get_harness(kind)
     workdir = Path(tempfile.mkdtemp(prefix="benchlab-harness-"))
-    source = f"{kind} run{' (' + label + ')' if label else ''}"
     try:
         prepared = harness.prepare(command, workdir)
-        out_path, err_path = workdir / "stdout", workdir / "stderr"
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            start = time.monotonic_ns()
-            with interrupts_deferred():  # its pid must never be lost to a Ctrl-C
-                proc = subprocess.Popen(["/bin/sh", "-c", prepared.command], cwd=cwd,
-                                        stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                        env={**os.environ, **prepared.env},
-                                        start_new_session=True)
-            try:
-                code = proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                _stop(proc)
-                raise HarnessFailed(f"{source}: `{command}` ran longer than {timeout_s:g} s and "
-                                    f"was stopped; raise the timeout or shorten the "
-                                    f"benchmarks") from None
-            except BaseException:  # Ctrl-C, SIGTERM: the harness goes too
-                _stop(proc)
-                raise
-            wall_ns = time.monotonic_ns() - start
-        stdout = out_path.read_text(encoding="utf-8", errors="replace")
-        if code != 0:
-            tail = err_path.read_text(encoding="utf-8", errors="replace")[-_ERR_KEEP:].strip()
-            tail = tail or stdout[-_ERR_KEEP:].strip()
-            raise HarnessFailed(f"{source}: `{command}` exited with status {code}"
-                                f"{': ' + ' | '.join(tail.splitlines()[-4:]) if tail else ''}")
-        imported = harness.parse(prepared, stdout, source)
-        return HarnessRun(imported=imported, reported=reported_of(imported, harness.primary),
-                          wall_ns=wall_ns)
+        return run_prepared(kind, prepared, command, workdir, cwd=cwd, timeout_s=timeout_s,
+                            label=label)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_prepared(kind: str, prepared: Prepared, command: str, workdir: Path, *,
+                 cwd: str | os.PathLike | None = None, timeout_s: float | None = None,
+                 label: str = "") -> HarnessRun:
+    """One run of a command already made by :meth:`Harness.prepare` (``workdir``: where its
+    standard output and error go; the gates reuse one per side). ``command`` is the user's
+    command, for messages. Raises :class:`HarnessFailed` as :func:`run_harness`."""
+    harness = get_harness(kind)
+    source = f"{kind} run{' (' + label + ')' if label else ''}"
+    out_path, err_path = workdir / "stdout", workdir / "stderr"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        start = time.monotonic_ns()
+        with interrupts_deferred():  # its pid must never be lost to a Ctrl-C
+            proc = subprocess.Popen(["/bin/sh", "-c", prepared.command], cwd=cwd,
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    env={**os.environ, **prepared.env},
+                                    start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _stop(proc)
+            raise HarnessFailed(f"{source}: `{command}` ran longer than {timeout_s:g} s and "
+                                f"was stopped; raise the timeout or shorten the "
+                                f"benchmarks") from None
+        except BaseException:  # Ctrl-C, SIGTERM: the harness goes too
+            _stop(proc)
+            raise
+        wall_ns = time.monotonic_ns() - start
+    stdout = out_path.read_text(encoding="utf-8", errors="replace")
+    if code != 0:
+        tail = err_path.read_text(encoding="utf-8", errors="replace")[-_ERR_KEEP:].strip()
+        tail = tail or stdout[-_ERR_KEEP:].strip()
+        raise HarnessFailed(f"{source}: `{command}` exited with status {code}"
+                            f"{': ' + ' | '.join(tail.splitlines()[-4:]) if tail else ''}")
+    imported = harness.parse(prepared, stdout, source)
+    return HarnessRun(imported=imported, reported=reported_of(imported, harness.primary),
+                      wall_ns=wall_ns)

@@ -1,0 +1,113 @@
+"""``benchlab ab --harness KIND COMMAND``: gate every benchmark a harness reports
+(:mod:`benchlab.ci.ab_harness`)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Callable
+
+import click
+
+from benchlab.errors import UserError
+
+#: ab's parameters that do not go with --harness -> (option, value when not given).
+_NOT_WITH_HARNESS = {
+    "names": ("-n/--name", ()), "suite": ("--suite", None), "baseline": ("--baseline", None),
+    "runs": ("-r/--runs", None), "force": ("--force", False), "count": ("--count", None),
+    "instructions_threshold": ("--instructions-threshold", None),
+    "cpu_threshold": ("--cpu-threshold", None),
+}
+
+
+def harness_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The ``--harness KIND`` option of ``ab``, and the dispatch to :func:`ab_with_harness`
+    when it is given (``ab`` itself never sees it)."""
+    @functools.wraps(f)
+    def dispatch(**given: Any) -> Any:
+        if given.get("harness") is None:
+            given.pop("harness", None)
+            return f(**given)
+        return ab_with_harness(given)
+
+    return click.option(
+        "--harness", default=None, metavar="go|gbench|criterion|pytest-benchmark",
+        help="COMMAND runs a benchmark harness: gate every benchmark it reports, each on "
+             "its own, on the harness's time per operation (or --metric NAME of its "
+             "metrics); --max-time is the whole job's budget.")(dispatch)
+
+
+def _check(given: dict[str, Any]) -> None:
+    for param, (option, default) in _NOT_WITH_HARNESS.items():
+        if given.get(param, default) not in (default, None, ()):
+            raise UserError(f"{option} does not go with --harness (the harness names and "
+                            f"runs its own benchmarks); drop {option}")
+    if len(given["commands"]) != 1:
+        raise UserError(f"--harness gates one command (the harness's), got "
+                        f"{len(given['commands'])}; give one command that runs them all")
+
+
+def ab_with_harness(given: dict[str, Any]) -> None:
+    """``ab --harness``: ``given`` holds ab's parameters by name."""
+    import tempfile
+    from pathlib import Path
+
+    from benchlab.ci import revisions as rv
+    from benchlab.ci.ab_harness import run_ab_harness
+    from benchlab.ci.gate import check_threshold, exit_status
+    from benchlab.ci.report_model import GateReport
+    from benchlab.ci.reported import parse_better
+    from benchlab.cli.ab import (
+        build_revisions,
+        build_timeout_for,
+        exit_when_interrupted,
+        failure_report,
+        finish,
+        message_printer,
+        options_from,
+        tree_label,
+    )
+    from benchlab.cli.common import open_store
+    from benchlab.core.session import interruptible
+    from benchlab.measure.harnesses import get_harness
+
+    _check(given)
+    kind, command = given["harness"], given["commands"][0]
+    # a command the harness cannot read is refused before anything is built
+    get_harness(kind).prepare(command, Path(tempfile.gettempdir()))
+    metrics = [m for m in dict.fromkeys(given["gate_metrics"]) if m != "wall"]
+    threshold = (check_threshold(given["threshold"], "--threshold")
+                 if given["threshold"] is not None else None)
+    options = options_from(**given)
+    options.validate()
+    store = open_store(given["db"])
+    root = rv.repo_root(given["repo"])
+    message = message_printer(given["quiet"])
+    trees_of = rv.Trees(root, build_timeout_s=build_timeout_for(given["build_timeout"], None))
+    with interruptible(), trees_of as trees:
+        built, failure = build_revisions(trees, given["build"], given["head"], message,
+                                         base=given["base"] or rv.default_base(root))
+        if failure is None:
+            base_tree, head_tree = built["base"], built["head"]
+            with exit_when_interrupted():
+                result = run_ab_harness(
+                    store, kind, command, base_tree, head_tree, options, repo=str(root),
+                    metrics=metrics, better=parse_better(given["better"]),
+                    threshold=threshold, argv=["benchlab", "ab", *sys.argv[2:]],
+                    name=given["session_name"] or f"ab {base_tree.commit[:8]}.."
+                                                  f"{tree_label(head_tree)}",
+                    message=message, on_start=lambda ref: message(f"session {ref.uid}"))
+            revisions = {"base": base_tree.to_dict(), "head": head_tree.to_dict()}
+            for rev in revisions.values():
+                rev.pop("build_log", None)
+            fail_undecided = given["fail_undecided"]
+            report = GateReport("ab", result.session.uid, revisions, result.decisions,
+                                exit_status(result.decisions, failed=bool(result.failure),
+                                            fail_undecided=fail_undecided),
+                                pairs=result.pairs, seconds=result.seconds,
+                                failure=result.failure, fail_undecided=fail_undecided,
+                                notes=result.notes)
+    if failure is not None:
+        report = failure_report(failure, given["fail_undecided"])
+    finish(report, markdown_path=given["markdown_path"], junit_path=given["junit_path"],
+           json_path=given["json_path"], quiet=given["quiet"])

@@ -1,0 +1,103 @@
+"""``benchlab ab --harness go`` end to end: a throwaway git repository holding a Go package of
+two benchmarks, one of which does 30 % more work at the head commit. The job runs the command
+of a CI job as written, one harness run per side per pair; it fails (exit 1) naming only that
+benchmark in JUnit and Markdown, and an A/A head (a README change) passes (exit 0).
+
+30 %, not 5 %: Go's ns/op is wall time, and beside the other test processes (load 14-21 on 2
+vCPUs when this was written) single pairs of harness runs spread by +-20 %: 30 % is decided
+within the budget, 5 % mostly stays undecided there. The 5 % case is measured, with its rate,
+by bench/gate_quality_harness.py (docs/ci.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.ci.conftest import git
+from tests.conftest import BENCHLAB, require_tool
+
+pytestmark = pytest.mark.slow
+
+GO_TEST = """package tiny
+
+import "testing"
+
+var sink int
+
+func work(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i * i
+	}
+	return s
+}
+
+func BenchmarkSum(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink = work(SUM)
+	}
+}
+
+func BenchmarkProduct(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink = work(2000) * 3
+	}
+}
+"""
+COMMAND = "go -C {root} test -run ^$ -bench . -benchtime 100ms ./..."
+
+
+def _repo(tmp_path: Path, head_sum: int | None) -> Path:
+    """Base: Sum loops 2000 times; head: ``head_sum`` times, or a README (A/A)."""
+    require_tool("go", why="(the go harness runs go test -bench)")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@benchlab.invalid")
+    git(repo, "config", "user.name", "ci")
+    (repo / "go.mod").write_text("module example.com/tiny\n\ngo 1.19\n")
+    (repo / "tiny_test.go").write_text(GO_TEST.replace("SUM", "2000"))
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "base")
+    if head_sum is None:
+        (repo / "README").write_text("docs only\n")
+    else:
+        (repo / "tiny_test.go").write_text(GO_TEST.replace("SUM", str(head_sum)))
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "head")
+    return repo
+
+
+def _ab(repo: Path, max_time: str) -> subprocess.CompletedProcess:
+    out = repo.parent / "gate"
+    return subprocess.run([BENCHLAB, "ab", "-q", "--harness", "go", "--base", "HEAD~1",
+                           "--max-time", max_time, "--min-pairs", "10", "--look-every", "5",
+                           "--junit", f"{out}.xml", "--markdown",
+                           f"{out}.md", COMMAND], cwd=repo, capture_output=True, text=True,
+                          timeout=900)
+
+
+def test_a_slower_go_benchmark_fails_the_gate_alone(tmp_path, cache_env):
+    repo = _repo(tmp_path, 2600)
+    res = _ab(repo, "100")
+    assert res.returncode == 1, res.stdout + res.stderr
+    suite = ET.parse(tmp_path / "gate.xml").getroot()
+    failed = [case.get("name") for case in suite.iter("testcase")
+              if case.find("failure") is not None]
+    names = [case.get("name") for case in suite.iter("testcase")]
+    assert len(failed) == 1 and "Sum" in failed[0] and "Product" not in failed[0], names
+    assert any("Product" in n for n in names)
+    markdown = (tmp_path / "gate.md").read_text()
+    regressed = [line for line in markdown.splitlines() if "REGRESSION" in line.upper()]
+    assert regressed and all("Product" not in line for line in regressed), markdown
+    assert any("Sum" in line for line in regressed), markdown
+
+
+def test_an_a_a_go_gate_passes(tmp_path, cache_env):
+    res = _ab(_repo(tmp_path, None), "40")
+    assert res.returncode == 0, res.stdout + res.stderr
+    suite = ET.parse(tmp_path / "gate.xml").getroot()
+    assert not any(case.find("failure") is not None for case in suite.iter("testcase"))
