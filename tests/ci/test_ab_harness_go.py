@@ -1,12 +1,12 @@
 """``benchlab ab --harness go`` end to end: a throwaway git repository holding a Go package of
-two benchmarks, one of which does 30 % more work at the head commit. The job runs the command
+two benchmarks, one of which does 3x the work at the head commit. The job runs the command
 of a CI job as written, one harness run per side per pair; it fails (exit 1) naming only that
 benchmark in JUnit and Markdown, and an A/A head (a README change) passes (exit 0).
 
-30 %, not 5 %: Go's ns/op is wall time, and beside the other test processes (load 14-21 on 2
-vCPUs when this was written) single pairs of harness runs spread by +-20 %: 30 % is decided
-within the budget, 5 % mostly stays undecided there. The 5 % case is measured, with its rate,
-by bench/gate_quality_harness.py (docs/ci.md)."""
+3x, not 5 %: Go's ns/op is wall time, and beside the other test processes (load 14-21 on 2
+vCPUs when this was written) single pairs of harness runs spread by +-50 %: a 30 % change was
+left undecided within a minute once in three tries, 5 % mostly. The 5 % case is measured, with
+its rate, by bench/gate_quality_harness.py (docs/ci.md)."""
 
 from __future__ import annotations
 
@@ -81,8 +81,8 @@ def _ab(repo: Path, max_time: str) -> subprocess.CompletedProcess:
 
 
 def test_a_slower_go_benchmark_fails_the_gate_alone(tmp_path, cache_env):
-    repo = _repo(tmp_path, 2600)
-    res = _ab(repo, "100")
+    repo = _repo(tmp_path, 6000)
+    res = _ab(repo, "60")
     assert res.returncode == 1, res.stdout + res.stderr
     suite = ET.parse(tmp_path / "gate.xml").getroot()
     failed = [case.get("name") for case in suite.iter("testcase")
@@ -97,7 +97,7 @@ def test_a_slower_go_benchmark_fails_the_gate_alone(tmp_path, cache_env):
 
 
 def test_an_a_a_go_gate_passes(tmp_path, cache_env):
-    res = _ab(_repo(tmp_path, None), "40")
+    res = _ab(_repo(tmp_path, None), "30")
     assert res.returncode == 0, res.stdout + res.stderr
     suite = ET.parse(tmp_path / "gate.xml").getroot()
     assert not any(case.find("failure") is not None for case in suite.iter("testcase"))

@@ -37,6 +37,7 @@ from benchlab.ci.ab import LOOK_GROWTH, AbOptions, AbResult
 from benchlab.ci.gate import HIGHER, LOWER, GateDecision, Looks, decide_oriented, default_threshold
 from benchlab.ci.revisions import Revision
 from benchlab.core.harness_session import HarnessRunWriter
+from benchlab.store import session_metadata
 from benchlab.store.db import Store
 from benchlab.units import higher_is_better
 
@@ -159,11 +160,11 @@ def run_ab_harness(store: Store, kind: str, command: str, base: Revision, head: 
                 writer.finish("failed", load_after=list(load_average()))
                 raise
             decisions, n, seconds, failure, looks = result
-            meta = store.get_session(writer.ref.uid).get("metadata") or {}
-            meta["ab"].update(decisions=[d.to_dict() for d in decisions],
-                              pairs={d.benchmark: n for d in decisions}, seconds=seconds,
-                              looks={"harness": looks}, failure=failure, notes=pairs.notes())
-            writer.update(metadata=meta)
+            session_metadata.merge_under(
+                store, writer.ref.id, "ab",
+                {"decisions": [d.to_dict() for d in decisions],
+                 "pairs": {d.benchmark: n for d in decisions}, "seconds": seconds,
+                 "looks": {"harness": looks}, "failure": failure, "notes": pairs.notes()})
             writer.finish("failed" if failure else "done", load_after=list(load_average()))
     finally:
         for work, _ in prepared.values():
@@ -216,10 +217,10 @@ def _measure(kind: str, prepared: dict, command: str, revisions: dict[str, Revis
             if failure:
                 return list({**last, **decided}.values()), n, seconds, failure, looks_log
         n += 1
+        if n < options.min_pairs:  # as ab: never a look before --min-pairs, budget or not
+            continue
         now = time.monotonic()
         final = n >= options.max_pairs or now - start >= options.max_time_s
-        if n < options.min_pairs and not final:
-            continue
         if (n % options.look_every or n < due) and not final:
             continue
         due = n * (1.0 + LOOK_GROWTH)

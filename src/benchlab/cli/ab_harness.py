@@ -28,7 +28,9 @@ def harness_option(f: Callable[..., Any]) -> Callable[..., Any]:
         if given.get("harness") is None:
             given.pop("harness", None)
             return f(**given)
-        return ab_with_harness(given)
+        # ab's own helpers (building revisions, the report) from its module's namespace:
+        # importing benchlab.cli.ab here would make the two modules import each other
+        return ab_with_harness(given, f.__globals__)
 
     return click.option(
         "--harness", default=None, metavar="go|gbench|criterion|pytest-benchmark",
@@ -47,8 +49,9 @@ def _check(given: dict[str, Any]) -> None:
                         f"{len(given['commands'])}; give one command that runs them all")
 
 
-def ab_with_harness(given: dict[str, Any]) -> None:
-    """``ab --harness``: ``given`` holds ab's parameters by name."""
+def ab_with_harness(given: dict[str, Any], ab: dict[str, Any]) -> None:
+    """``ab --harness``: ``given`` holds ab's parameters by name, ``ab`` the namespace of
+    ``benchlab.cli.ab`` (its revision building and report helpers)."""
     import tempfile
     from pathlib import Path
 
@@ -57,21 +60,15 @@ def ab_with_harness(given: dict[str, Any]) -> None:
     from benchlab.ci.gate import check_threshold, exit_status
     from benchlab.ci.report_model import GateReport
     from benchlab.ci.reported import parse_better
-    from benchlab.cli.ab import (
-        build_revisions,
-        build_timeout_for,
-        exit_when_interrupted,
-        failure_report,
-        finish,
-        message_printer,
-        options_from,
-        tree_label,
-    )
     from benchlab.cli.common import open_store
     from benchlab.core.session import interruptible
     from benchlab.measure.harnesses import get_harness
 
     _check(given)
+    (build_revisions, build_timeout_for, exit_when_interrupted, failure_report, finish,
+     message_printer, options_from, tree_label) = (ab[name] for name in (
+        "build_revisions", "build_timeout_for", "exit_when_interrupted", "failure_report",
+        "finish", "message_printer", "options_from", "tree_label"))
     kind, command = given["harness"], given["commands"][0]
     # a command the harness cannot read is refused before anything is built
     get_harness(kind).prepare(command, Path(tempfile.gettempdir()))
