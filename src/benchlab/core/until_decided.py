@@ -2,7 +2,8 @@
 
 After every ``look_every`` complete interleaved rounds the data so far go to a group-sequential
 design (:class:`benchlab.stats.sequential.SequentialDesign`: Lan-DeMets O'Brien-Fleming alpha
-spending on the Mann-Whitney statistic), which holds the overall false-positive rate at alpha
+spending on the Mann-Whitney statistic, or on the verdict's widened test when the runs show
+dependence on one another), which holds the overall false-positive rate at alpha
 however many looks are taken — unlike re-running a test after every round ("peeking"). The
 session stops when the design decides "different" or "equivalent within ±margin", or when the
 budget (``--max-runs`` per command, or ``--max-time``) is spent ("undecided").

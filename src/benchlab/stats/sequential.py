@@ -8,7 +8,9 @@ far above alpha; this module instead spends the error probability over the looks
 Method
 ------
 * Statistic: the standardised Mann-Whitney statistic Z_k = (W_k - n m / 2) / sigma_k (tie
-  corrected, no continuity correction) of all data so far. Under H0 the sequence of rank-sum
+  corrected, no continuity correction) of all data so far; when the runs so far show evidence
+  of dependence (the fixed-n verdict's rule), the widened Wald statistic of the Hodges-Lehmann
+  shift instead, its Student t p carried to the normal scale (:func:`_widened`). Under H0 the sequence of rank-sum
   statistics at increasing sample sizes has asymptotically the joint distribution of Brownian
   motion observed at the information times t_k (independent increments), the "canonical joint
   distribution" of group-sequential theory (Jennison & Turnbull 2000, sec. 3.1 and 11.3).
