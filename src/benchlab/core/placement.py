@@ -76,7 +76,8 @@ class Execution:
                                    keep=(cwd or os.getcwd(), scratch))
         if self.perf_events:
             perf_out = os.path.join(scratch, f"perf-{worker}.csv")
-        full = outside_prefix(self.numa_prefix, self.perf_events, perf_out) + full
+        if self.numa_prefix or self.perf_events:  # a plain run skips the call
+            full = outside_prefix(self.numa_prefix, self.perf_events, perf_out) + full
         measurements: list[dict] = self.isolation.startup_measurements()
         notes: dict[str, Any] = {}
         if self.use_cgroup:
