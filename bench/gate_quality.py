@@ -41,6 +41,10 @@ gives one row per condition, scenario and metric with the load range of its gate
     .venv/bin/python bench/gate_quality.py --gates 4 --budget 1500 --results /tmp/g.jsonl
     .venv/bin/python bench/gate_quality.py --merge /tmp/g.jsonl /tmp/h.jsonl
 
+Benchmark harnesses (``ab --harness go``/``gbench``, and a 200-benchmark A/A suite) have cells of
+their own in ``bench/gate_quality_harness.py``, which runs the ``benchlab ab --harness`` command
+line a CI job runs.
+
 ``--simulate-aa STORE`` measures nothing: it replays the one-metric rule on >= 10,000 A/A
 gates whose differences are the recorded gates' own (each gate's d minus its median, in their
 recorded order, with random signs: what the random order within a pair does to two identical
