@@ -299,7 +299,6 @@ METADATA_OWNER = "benchlab/store/session_metadata.py"
 #: The CI feature's modules, which still write it themselves until their owner moves them to
 #: the named updates; listed each, so the list only shrinks.
 METADATA_PENDING: dict[str, str] = {
-    "benchlab/cli/gate.py": "stores the gate's verdict in the candidate session",
     "benchlab/cli/ab.py": "stores the A/B verdict in the candidate session",
     "benchlab/ci/ab.py": "stores the A/B plan's pairing in the session",
 }

@@ -28,9 +28,9 @@ import os
 from typing import Any
 
 #: A wall/CPU ratio this much above (a fraction) the history's largest is beyond it.
-RATIO_MARGIN = 0.25
+RATIO_MARGIN = 0.5
 #: Runnable tasks per CPU this many above the history's largest is beyond it.
-RUNNABLE_MARGIN = 1.0
+RUNNABLE_MARGIN = 2.0
 #: A steal fraction this much above the history's largest is beyond it.
 STEAL_MARGIN = 0.05
 

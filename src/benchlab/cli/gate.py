@@ -75,10 +75,7 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     """
     from benchlab.ci import baseline as bl
     from benchlab.ci.ab_plan import check_commands
-    from benchlab.ci.exits import EXIT_FAILED
-    from benchlab.ci.gate import exit_status
-    from benchlab.ci.report_model import GateReport
-    from benchlab.ci.reported import missing_reported
+    from benchlab.ci.gate_job import GateJob, run_gate
     from benchlab.cli.ab import parse_benchmarks, shell_of
 
     if not baseline and not record_branch:
@@ -86,59 +83,35 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
                         "--record BRANCH to record a baseline")
     store = open_store(db)
     message = message_printer(quiet)
+    plan, benches = None, None
     if candidate:
         if commands or suite:
             raise UserError("give COMMANDS (a fresh run) or --candidate SESSION, not both")
-        cand = store.get_session(candidate)
-        benches = None
+        cand_id = store.get_session(candidate)["id"]
     else:
         benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold,
                                    count, gate_metrics, cpu_threshold, better)
         plan_shell = shell_of(shell, no_shell)
         check_commands(benches, plan_shell)
-    base = bl.find_baseline(store, baseline) if baseline else None
-    failure = None
-    if benches is not None:
-        with exit_when_interrupted():
-            cand, failure = bl.run_fresh(store, bl.fresh_plan(benches, runs, warmup, count,
-                                                              timeout, shell=plan_shell),
-                                         argv=["benchlab", "gate", *sys.argv[2:]],
-                                         name=session_name,
-                                         on_start=lambda ref: message(f"session {ref.uid}"))
-        if failure is None:
-            failure = missing_reported(benches, lambda bench, metric: bl.values_of(
-                store, cand["id"], bench, metric).size)
-    if failure is not None:
-        report = GateReport("gate", None, {}, [], EXIT_FAILED, failure=failure,
-                            fail_undecided=fail_undecided)
-    else:
-        thresholds, metrics = gated_metrics(store, cand, benches, gate_metrics, count,
-                                            threshold, cpu_threshold, instructions_threshold)
-        decisions, notes = [], []
-        revisions = {"candidate": bl.session_revision(cand)}
-        if base is not None:
-            decisions, notes = bl.gate_against(store, base, cand, thresholds, metrics, alpha,
-                                               force, directions(benches, better))
-            revisions = {"baseline": bl.session_revision(base), **revisions}
-        else:
-            notes.append("no --baseline: recorded only, nothing gated")
-        if record_branch:
-            meta = dict(cand.get("metadata") or {})
-            meta["gate"] = {**(meta.get("gate") or {}), "branch": record_branch}
-            store.update_session(cand["id"], metadata=meta)
-            notes.append(f"session {cand['uid']} recorded as the baseline of {record_branch}")
-        report = GateReport("gate", cand["uid"], revisions, decisions,
-                            exit_status(decisions, fail_undecided=fail_undecided),
-                            seconds=bl.measuring_seconds(store, cand),
-                            fail_undecided=fail_undecided, notes=notes)
+        plan = bl.fresh_plan(benches, runs, warmup, count, timeout, shell=plan_shell)
+        cand_id = None
+    thresholds, metrics = gated_metrics(store, cand_id, benches, gate_metrics, count,
+                                        threshold, cpu_threshold, instructions_threshold)
+    job = GateJob(baseline, record_branch, alpha, force, fail_undecided, thresholds, metrics,
+                  directions(benches, better))
+    with exit_when_interrupted():
+        report = run_gate(store, job, candidate=candidate, plan=plan, benches=benches or (),
+                          argv=["benchlab", "gate", *sys.argv[2:]], name=session_name,
+                          on_start=lambda ref: message(f"session {ref.uid}"))
     finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
            quiet=quiet)
 
 
-def gated_metrics(store, cand, benches, gate_metrics, count, threshold, cpu_threshold,
+def gated_metrics(store, cand_id, benches, gate_metrics, count, threshold, cpu_threshold,
                   instructions_threshold):
     """({benchmark: {metric: threshold}}, {benchmark: metrics}) of the gate: a fresh run's
-    benchmarks' own, or for a stored candidate the ``--metric`` names and thresholds given."""
+    benchmarks' own, or for a stored candidate (session id ``cand_id``) the ``--metric``
+    names and thresholds given."""
     from benchlab.ci.reported import stored_metric_names
 
     thresholds, metrics = {}, {}
@@ -150,7 +123,7 @@ def gated_metrics(store, cand, benches, gate_metrics, count, threshold, cpu_thre
     if count and "instructions" not in stored:
         stored.append("instructions")
     defaults = stored_thresholds(stored, threshold, cpu_threshold, instructions_threshold)
-    for b in store.benchmarks(cand["id"]):
+    for b in store.benchmarks(cand_id):
         thresholds[b["name"]], metrics[b["name"]] = defaults, stored
     return thresholds, metrics
 
