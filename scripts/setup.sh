@@ -29,8 +29,8 @@ have valgrind  || need_pkgs+=(valgrind)
 # The benchmark harnesses that `--harness` reads, run for real by tests/harnesses:
 have g++       || need_pkgs+=(g++)
 [[ -f /usr/include/benchmark/benchmark.h ]] || need_pkgs+=(libbenchmark-dev)  # Google Benchmark
-have go        || need_pkgs+=(golang-go)      # go test -bench
-have cargo     || need_pkgs+=(cargo)          # criterion.rs (its crate comes from crates.io)
+{ have go || [[ -x /usr/local/go/bin/go ]]; } || need_pkgs+=(golang-go)  # go test -bench (>= 1.20 for go -C)
+{ have cargo || [[ -x $HOME/.cargo/bin/cargo ]]; } || need_pkgs+=(cargo)          # criterion.rs (its crate comes from crates.io)
 have pipx      || need_pkgs+=(pipx)           # docs/ci.md's CI recipes install benchlab with it
 { have bwrap && have firejail && have podman && have runc && have busybox; } || need_pkgs+=(bubblewrap firejail podman runc busybox-static)  # isolation levels
 have chromium  || need_pkgs+=(chromium)

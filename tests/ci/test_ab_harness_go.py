@@ -18,6 +18,7 @@ import pytest
 
 from tests.ci.conftest import git
 from tests.conftest import BENCHLAB, require_tool
+from tests.harnesses.toolchains import tools_on_path
 
 pytestmark = pytest.mark.slow
 
@@ -52,6 +53,7 @@ COMMAND = "go -C {root} test -run ^$ -bench . -benchtime 100ms ./..."
 
 def _repo(tmp_path: Path, head_sum: int | None) -> Path:
     """Base: Sum loops 2000 times; head: ``head_sum`` times, or a README (A/A)."""
+    tools_on_path()
     require_tool("go", why="(the go harness runs go test -bench)")
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -21,6 +21,7 @@ import yaml
 
 from tests.ci.conftest import git
 from tests.conftest import REPO, require_tool
+from tests.harnesses.toolchains import tools_on_path
 
 pytestmark = pytest.mark.slow
 DOC = REPO / "docs" / "ci.md"
@@ -107,6 +108,7 @@ def _failed(clone: Path) -> list[str]:
 
 @pytest.mark.parametrize("slow", [False, True], ids=["a-a", "3x"])
 def test_go_workflow(tmp_path, slow):
+    tools_on_path()
     require_tool("go", why="(the Go project's workflow runs go test -bench)")
     files = {"go.mod": "module example.com/tiny\n\ngo 1.19\n",
              "tiny_test.go": GO_TEST.replace("SUM", "2000")}

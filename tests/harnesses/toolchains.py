@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -66,8 +67,24 @@ func Sum(n int) int {
 '''
 
 
+#: Where the official Go and rustup installers put their tools, outside PATH for a shell that
+#: does not read the user's profile (a CI runner's non-interactive bash).
+TOOL_DIRS = (Path("/usr/local/go/bin"), Path.home() / ".cargo" / "bin")
+
+
+def tools_on_path() -> None:
+    """Put the toolchain directories that exist here on this process's PATH (its children,
+    the harness commands, inherit it)."""
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    for d in TOOL_DIRS:
+        if d.is_dir() and str(d) not in path:
+            path.append(str(d))
+    os.environ["PATH"] = os.pathsep.join(path)
+
+
 def go_package(root: Path, size: int = 1000) -> Path:
     """A Go module with benchmarks Sum, Copy (B/op, allocs/op, MB/s, frobs/op) and Sub/n=10."""
+    tools_on_path()
     require_tool("go", why="(Go's testing.B is the go harness)")
     root.mkdir(parents=True, exist_ok=True)
     (root / "go.mod").write_text("module example.com/tiny\n\ngo 1.19\n")
@@ -118,6 +135,7 @@ def criterion_crate() -> Path:
     """The criterion crate of tests/harnesses/criterion_crate, built once (``cargo bench
     --no-run``) in the user's cache under a key of its Cargo.lock and sources: the first build
     compiles criterion and its dependencies from crates.io (minutes on 2 vCPUs)."""
+    tools_on_path()
     cargo = require_tool("cargo", why="(criterion.rs runs under cargo bench)")
     files = sorted(p for p in CRATE.rglob("*") if p.is_file())
     key = hashlib.sha256(b"".join(p.relative_to(CRATE).as_posix().encode() + p.read_bytes()
