@@ -211,6 +211,22 @@ def failure_report(failure: str, fail_undecided: bool):
                       fail_undecided=fail_undecided)
 
 
+def ab_report(result, base_tree, head_tree, fail_undecided: bool):
+    """The report of an ``ab`` job that ran: ``result`` (an ``AbResult``) between the built
+    ``base_tree`` and ``head_tree`` (their build logs left out)."""
+    from benchlab.ci.gate import exit_status
+    from benchlab.ci.report_model import GateReport
+
+    revisions = {"base": base_tree.to_dict(), "head": head_tree.to_dict()}
+    for rev in revisions.values():
+        rev.pop("build_log", None)
+    return GateReport("ab", result.session.uid, revisions, result.decisions,
+                      exit_status(result.decisions, failed=bool(result.failure),
+                                  fail_undecided=fail_undecided),
+                      pairs=result.pairs, seconds=result.seconds, failure=result.failure,
+                      fail_undecided=fail_undecided, notes=result.notes)
+
+
 @click.command("ab", context_settings={"show_default": False})
 @click.argument("commands", nargs=-1)
 @click.option("-n", "--name", "names", multiple=True, help="Name of each command, in order.")
@@ -259,8 +275,6 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     from benchlab.ci import revisions as rv
     from benchlab.ci.ab import run_ab
     from benchlab.ci.ab_plan import check_commands
-    from benchlab.ci.gate import exit_status
-    from benchlab.ci.report_model import GateReport
     from benchlab.core.session import interruptible
 
     benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
@@ -296,15 +310,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
                                      f"{tree_label(head_tree)}",
                                 message=message,
                                 on_start=lambda ref: message(f"session {ref.uid}"))
-            revisions = {"base": base_tree.to_dict(), "head": head_tree.to_dict()}
-            for rev in revisions.values():
-                rev.pop("build_log", None)
-            report = GateReport("ab", result.session.uid, revisions, result.decisions,
-                                exit_status(result.decisions, failed=bool(result.failure),
-                                            fail_undecided=fail_undecided),
-                                pairs=result.pairs, seconds=result.seconds,
-                                failure=result.failure, fail_undecided=fail_undecided,
-                                notes=result.notes)
+            report = ab_report(result, base_tree, head_tree, fail_undecided)
     if failure is not None:
         report = failure_report(failure, fail_undecided)
     finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,

@@ -57,18 +57,17 @@ def ab_with_harness(given: dict[str, Any], ab: dict[str, Any]) -> None:
 
     from benchlab.ci import revisions as rv
     from benchlab.ci.ab_harness import run_ab_harness
-    from benchlab.ci.gate import check_threshold, exit_status
-    from benchlab.ci.report_model import GateReport
+    from benchlab.ci.gate import check_threshold
     from benchlab.ci.reported import parse_better
     from benchlab.cli.common import open_store
     from benchlab.core.session import interruptible
     from benchlab.measure.harnesses import get_harness
 
     _check(given)
-    (build_revisions, build_timeout_for, exit_when_interrupted, failure_report, finish,
-     message_printer, options_from, tree_label) = (ab[name] for name in (
-        "build_revisions", "build_timeout_for", "exit_when_interrupted", "failure_report",
-        "finish", "message_printer", "options_from", "tree_label"))
+    (ab_report, build_revisions, build_timeout_for, exit_when_interrupted, failure_report,
+     finish, message_printer, options_from, tree_label) = (ab[name] for name in (
+        "ab_report", "build_revisions", "build_timeout_for", "exit_when_interrupted",
+        "failure_report", "finish", "message_printer", "options_from", "tree_label"))
     kind, command = given["harness"], given["commands"][0]
     # a command the harness cannot read is refused before anything is built
     get_harness(kind).prepare(command, Path(tempfile.gettempdir()))
@@ -94,16 +93,7 @@ def ab_with_harness(given: dict[str, Any], ab: dict[str, Any]) -> None:
                     name=given["session_name"] or f"ab {base_tree.commit[:8]}.."
                                                   f"{tree_label(head_tree)}",
                     message=message, on_start=lambda ref: message(f"session {ref.uid}"))
-            revisions = {"base": base_tree.to_dict(), "head": head_tree.to_dict()}
-            for rev in revisions.values():
-                rev.pop("build_log", None)
-            fail_undecided = given["fail_undecided"]
-            report = GateReport("ab", result.session.uid, revisions, result.decisions,
-                                exit_status(result.decisions, failed=bool(result.failure),
-                                            fail_undecided=fail_undecided),
-                                pairs=result.pairs, seconds=result.seconds,
-                                failure=result.failure, fail_undecided=fail_undecided,
-                                notes=result.notes)
+            report = ab_report(result, base_tree, head_tree, given["fail_undecided"])
     if failure is not None:
         report = failure_report(failure, given["fail_undecided"])
     finish(report, markdown_path=given["markdown_path"], junit_path=given["junit_path"],
