@@ -58,6 +58,35 @@ TIMED = ("wall", "cpu")
 
 
 @dataclass
+class LookClock:
+    """When the sequential gate looks: every ``look_every`` pairs once :data:`LOOK_GROWTH` more
+    than at the last look, and at the end (``max_pairs`` or ``max_time_s``). The error is spent
+    on the clock: a look at time s of the budget left after the warmups has spent the fraction
+    s / that budget (or pairs / max_pairs, when more), and the look at the end spends what is
+    left (gate.Looks)."""
+
+    options: AbOptions
+    start: float  # time.monotonic() when the job began (s)
+    measured_from: float  # time.monotonic() when its warmups ended (s)
+    due: float = 0.0  # the pairs at which the next look is due
+
+    def look(self, pairs: int, looks: Looks) -> tuple[float, bool, float, float] | None:
+        """After ``pairs`` pairs: None when no look is due, else (now: time.monotonic() in s,
+        final, the fraction of alpha spent, the look's critical value)."""
+        o = self.options
+        now = time.monotonic()
+        final = pairs >= o.max_pairs or now - self.start >= o.max_time_s
+        if (pairs % o.look_every or pairs < self.due) and not final:
+            return None
+        self.due = pairs * (1.0 + LOOK_GROWTH)
+        budget_s = max(o.max_time_s - (self.measured_from - self.start), 1e-9)
+        spent = 1.0 if final else min(max((now - self.measured_from) / budget_s,
+                                          pairs / o.max_pairs), 1.0 - 1e-9)
+        critical = looks.critical(pairs, spent)
+        return now, final, spent, looks.last() if critical is None else critical
+
+
+@dataclass
 class AbResult:
     """What an A/B job produced: its session, the decisions (one per benchmark and metric),
     pairs and seconds spent per benchmark, and the failure that ended it (None: none)."""
@@ -180,13 +209,8 @@ class _Job:
                 failure = self.run(int(index), True, w)
                 if failure:
                     return ending(failure)
-        measured_from = time.monotonic()
-        # the error is spent on the clock: a look at time s of the budget left after the
-        # warmups has spent the fraction s / that budget (or pairs / max_pairs, when more),
-        # and the look at the end of the budget spends what is left (gate.Looks)
-        budget_s = max(o.max_time_s - (measured_from - start), 1e-9)
+        clock = LookClock(o, start, time.monotonic())
         looks = Looks(alpha=o.alpha / max(len(timed), 1))
-        due = 0.0  # the pairs at which the next look is due
         while True:
             for index in self.rng.permutation(pair):
                 failure = self.run(int(index), False, pairs)
@@ -197,16 +221,10 @@ class _Job:
                 continue
             if not timed:
                 return ending(None)
-            now = time.monotonic()
-            final = pairs >= o.max_pairs or now - start >= o.max_time_s
-            if (pairs % o.look_every or pairs < due) and not final:
+            look = clock.look(pairs, looks)
+            if look is None:
                 continue
-            due = pairs * (1.0 + LOOK_GROWTH)
-            spent = 1.0 if final else min(max((now - measured_from) / budget_s,
-                                              pairs / o.max_pairs), 1.0 - 1e-9)
-            critical = looks.critical(pairs, spent)
-            if critical is None:
-                critical = looks.last()
+            _, final, spent, critical = look
             decisions = [self.decide(k, bench, m, critical) for m in timed]
             self.looks.setdefault(bench.name, []).append(
                 {"pairs": pairs, "seconds": round(time.monotonic() - start, 3),

@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from benchlab.ci.ab import LOOK_GROWTH, AbOptions, AbResult
+from benchlab.ci.ab import AbOptions, AbResult, LookClock
 from benchlab.ci.gate import HIGHER, LOWER, GateDecision, Looks, decide_oriented, default_threshold
 from benchlab.ci.revisions import Revision
 from benchlab.core.harness_session import HarnessRunWriter
@@ -196,13 +196,12 @@ def _measure(kind: str, prepared: dict, command: str, revisions: dict[str, Revis
 
     for w in range(options.warmup):
         pair(w, True)
-    measured_from = time.monotonic()
-    budget_s = max(options.max_time_s - (measured_from - start), 1e-9)
+    clock = LookClock(options, start, time.monotonic())
     looks_log: list[dict[str, Any]] = []
     decided: dict[tuple[str, str], GateDecision] = {}
     seconds: dict[str, float] = {}
     last: dict[tuple[str, str], GateDecision] = {}
-    n, due, looks = 0, 0.0, None
+    n, looks = 0, None
     while True:
         runs = pair(n, False)
         if n == 0:
@@ -219,16 +218,10 @@ def _measure(kind: str, prepared: dict, command: str, revisions: dict[str, Revis
         n += 1
         if n < options.min_pairs:  # as ab: never a look before --min-pairs, budget or not
             continue
-        now = time.monotonic()
-        final = n >= options.max_pairs or now - start >= options.max_time_s
-        if (n % options.look_every or n < due) and not final:
+        look = clock.look(n, looks)
+        if look is None:
             continue
-        due = n * (1.0 + LOOK_GROWTH)
-        spent = 1.0 if final else min(max((now - measured_from) / budget_s,
-                                          n / options.max_pairs), 1.0 - 1e-9)
-        critical = looks.critical(n, spent)
-        if critical is None:
-            critical = looks.last()
+        now, final, spent, critical = look
         for key in pairs.gated:
             if key in decided:
                 continue
