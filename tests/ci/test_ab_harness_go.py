@@ -17,59 +17,28 @@ from pathlib import Path
 import pytest
 
 from tests.ci.conftest import git
-from tests.conftest import BENCHLAB, require_tool
-from tests.harnesses.toolchains import tools_on_path
+from tests.conftest import BENCHLAB
+from tests.harnesses.toolchains import go_sum_product
 
 pytestmark = pytest.mark.slow
 
-GO_TEST = """package tiny
-
-import "testing"
-
-var sink int
-
-func work(n int) int {
-	s := 0
-	for i := 0; i < n; i++ {
-		s += i * i
-	}
-	return s
-}
-
-func BenchmarkSum(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		sink = work(SUM)
-	}
-}
-
-func BenchmarkProduct(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		sink = work(2000) * 3
-	}
-}
-"""
 COMMAND = "go -C {root} test -run ^$ -bench . -benchtime 100ms ./..."
 
 
 def _repo(tmp_path: Path, head_sum: int | None) -> Path:
     """Base: Sum loops 2000 times; head: ``head_sum`` times, or a README (A/A)."""
-    tools_on_path()
-    require_tool("go", why="(the go harness runs go test -bench)")
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "ci@benchlab.invalid")
     git(repo, "config", "user.name", "ci")
-    (repo / "go.mod").write_text("module example.com/tiny\n\ngo 1.19\n")
-    (repo / "tiny_test.go").write_text(GO_TEST.replace("SUM", "2000"))
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "base")
-    if head_sum is None:
-        (repo / "README").write_text("docs only\n")
-    else:
-        (repo / "tiny_test.go").write_text(GO_TEST.replace("SUM", str(head_sum)))
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "head")
+    for commit, files in (("base", go_sum_product(2000)),
+                          ("head", go_sum_product(head_sum) if head_sum is not None else
+                           {"README": "docs only\n"})):
+        for name, text in files.items():
+            (repo / name).write_text(text)
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", commit)
     return repo
 
 

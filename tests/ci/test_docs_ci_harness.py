@@ -20,39 +20,13 @@ import pytest
 import yaml
 
 from tests.ci.conftest import git
-from tests.conftest import REPO, require_tool
-from tests.harnesses.toolchains import tools_on_path
+from tests.conftest import REPO
+from tests.harnesses.toolchains import go_sum_product
 
 pytestmark = pytest.mark.slow
 DOC = REPO / "docs" / "ci.md"
 VENV_BIN = str(Path(sys.executable).parent)
 
-GO_TEST = """package tiny
-
-import "testing"
-
-var sink int
-
-func work(n int) int {
-	s := 0
-	for i := 0; i < n; i++ {
-		s += i * i
-	}
-	return s
-}
-
-func BenchmarkSum(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		sink = work(SUM)
-	}
-}
-
-func BenchmarkProduct(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		sink = work(2000) * 3
-	}
-}
-"""
 FIB = "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\n\nN = SUM\n"
 PY_BENCH = ("from fib import N, fib\n\n\ndef test_fib(benchmark):\n    benchmark(fib, N)\n\n\n"
             "def test_fib_small(benchmark):\n    benchmark(fib, 12)\n")
@@ -108,12 +82,7 @@ def _failed(clone: Path) -> list[str]:
 
 @pytest.mark.parametrize("slow", [False, True], ids=["a-a", "3x"])
 def test_go_workflow(tmp_path, slow):
-    tools_on_path()
-    require_tool("go", why="(the Go project's workflow runs go test -bench)")
-    files = {"go.mod": "module example.com/tiny\n\ngo 1.19\n",
-             "tiny_test.go": GO_TEST.replace("SUM", "2000")}
-    clone = project(tmp_path, files,
-                    {"tiny_test.go": GO_TEST.replace("SUM", "6000")} if slow else None)
+    clone = project(tmp_path, go_sum_product(2000), go_sum_product(6000) if slow else None)
     res = run_gate(gate_step(0), clone, tmp_path)
     assert res.returncode == (1 if slow else 0), res.stdout + res.stderr
     assert _failed(clone) == (["Sum"] if slow else [])

@@ -93,6 +93,44 @@ def go_package(root: Path, size: int = 1000) -> Path:
     return root
 
 
+GO_SUM_PRODUCT = """package tiny
+
+import "testing"
+
+var sink int
+
+func work(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i * i
+	}
+	return s
+}
+
+func BenchmarkSum(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink = work(SUM)
+	}
+}
+
+func BenchmarkProduct(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink = work(2000) * 3
+	}
+}
+"""
+
+
+def go_sum_product(sum_loops: int = 2000) -> dict[str, str]:
+    """The files (name: text) of a Go module of two benchmarks, Sum, whose loop runs
+    ``sum_loops`` times, and Product, 2000 times: a head commit that raises ``sum_loops`` slows
+    Sum alone. Go is put on PATH, and required."""
+    tools_on_path()
+    require_tool("go", why="(the go harness runs go test -bench)")
+    return {"go.mod": "module example.com/tiny\n\ngo 1.19\n",
+            "tiny_test.go": GO_SUM_PRODUCT.replace("SUM", str(sum_loops))}
+
+
 GBENCH_SOURCE = r'''#include <benchmark/benchmark.h>
 #include <vector>
 static void BM_Sum(benchmark::State& state) {
