@@ -30,7 +30,8 @@ def _sparse(path: Path, prefix: bytes) -> Path:
 
 
 FORMATS = {"csv": (), "hyperfine": (), "pyperf": (), "gbench": (), "json": (), "varsys16": (),
-           "metric": ("--metric", r"lat=(\d+)")}
+           "metric": ("--metric", r"lat=(\d+)"), "go": (), "criterion": (),
+           "pytest-benchmark": ()}
 JSON_FORMATS = ("hyperfine", "pyperf", "gbench", "json")
 LINE_FORMATS = ("csv", "varsys16")
 
