@@ -78,3 +78,25 @@ def test_no_signal_without_a_shell(tmp_path):
     export = json.loads(run_cli("export", "--format", "json", db=db, check=True).stdout)
     [run] = export["sessions"][0]["benchmarks"][0]["runs"]
     assert run["exit_code"] == 139 and run["signal"] is None
+
+
+@pytest.mark.parametrize("argv", [
+    ("run", "--isolation", "no-such-sandbox", "true"),
+    ("run", "-r", "2", "--load", "no-such-load", "true"),
+    ("study", "no-such-suite.toml"),
+])
+def test_a_refused_command_leaves_no_new_store_behind(tmp_path, argv):
+    """The store is opened before every option is checked; a refusal removes the file it made."""
+    db = tmp_path / "new.db"
+    proc = run_cli(*argv, db=db)
+    assert proc.returncode == 2, proc.stderr
+    assert_one_line_error(proc, "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_refused_command_keeps_an_existing_store(tmp_path):
+    db = tmp_path / "old.db"
+    assert run_cli("run", "-r", "1", "-N", "true", db=db).returncode == 0
+    proc = run_cli("run", "--isolation", "no-such-sandbox", "true", db=db)
+    assert proc.returncode == 2
+    assert _sessions(db) == 1

@@ -3,14 +3,18 @@ what ``list`` and ``show`` gather about a session (plain data; printing is in ``
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
+import weakref
 from typing import Any
 
 import click
 
 from benchlab.cli.output_path import guard_outputs
 from benchlab.store.db import Store, default_db_path
+from benchlab.store.paths import is_postgres_target
 
 db_option = click.option(
     "--db", default=None, metavar="PATH", callback=guard_outputs,
@@ -23,7 +27,36 @@ def open_store(db: str | None, *, readonly: bool = False) -> Store:
 
     An explicit empty ``--db ''`` is an error, not the default store.
     """
-    return Store.open(default_db_path() if db is None else db, readonly=readonly)
+    path = default_db_path() if db is None else db
+    created = not readonly and not is_postgres_target(path) and not os.path.lexists(path)
+    store = Store.open(path, readonly=readonly)
+    if created:
+        _CREATED_STORES.append(weakref.ref(store))
+    return store
+
+
+#: Stores this process created: a command refused after opening one leaves no empty file behind.
+_CREATED_STORES: list[weakref.ref] = []  # weak: a finished command's store closes as it is freed
+
+
+def discard_unused_new_stores() -> None:
+    """Remove each SQLite store this process created that still holds nothing (its -wal and
+    -shm files too): bad input is refused with nothing left behind, even when the store was
+    opened before the input was checked."""
+    while _CREATED_STORES:
+        store = _CREATED_STORES.pop()()
+        if store is None:  # freed, so closed: the command finished with it
+            continue
+        try:
+            unused = store.holds_nothing()
+            files = store.store_files()
+            store.close()
+        except Exception:  # noqa: BLE001 - a store we cannot read is one we do not remove
+            continue
+        if unused:
+            for name in files:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name)
 
 
 def resume_command(session: dict, db: str | None) -> str | None:

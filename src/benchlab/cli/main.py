@@ -131,7 +131,7 @@ def _build_group():
         def main(self, *args, **kwargs):  # noqa: D401 - Click hook
             kwargs.setdefault("standalone_mode", False)
             try:
-                return super().main(*args, **kwargs)
+                return _discarding_unused_stores(super().main, *args, **kwargs)
             except click.exceptions.Exit as exc:
                 sys.exit(exc.exit_code)
             except click.exceptions.Abort:
@@ -156,6 +156,23 @@ def _build_group():
         """benchlab: rigorous, reproducible performance measurement."""
 
     return cli
+
+
+def _discarding_unused_new_stores_cleanup() -> None:
+    common = sys.modules.get("benchlab.cli.common")  # loaded only if a command opened a store
+    if common is not None:
+        common.discard_unused_new_stores()
+
+
+def _discarding_unused_stores(main, *args, **kwargs):
+    """Run the command; when it fails or is interrupted, remove any store it created and left
+    empty (bad input leaves nothing behind, even a store opened before the input was checked)."""
+    try:
+        return main(*args, **kwargs)
+    except BaseException as exc:
+        if not (isinstance(exc, SystemExit) and exc.code in (0, None)):
+            _discarding_unused_new_stores_cleanup()
+        raise
 
 
 _group = None

@@ -98,6 +98,13 @@ def _session_row(row: Any) -> dict:
 class Queries:
     """Read methods of :class:`~benchlab.store.db.Store` (mixed into it)."""
 
+    def holds_nothing(self) -> bool:
+        """True when the store holds no session and no machine description: a store just
+        created by a command that was then refused, which that command removes again."""
+        row = self.conn.execute("SELECT EXISTS (SELECT 1 FROM sessions) "
+                                "OR EXISTS (SELECT 1 FROM environments)").fetchone()
+        return not row[0]
+
     def sessions(self, limit: int | None = None, *, brief: bool = False) -> list[dict]:
         """Sessions, newest first, with counts of benchmarks and runs; ``status`` is
         ``crashed`` for a running session whose process died (``stored_status`` keeps the
