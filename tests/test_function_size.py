@@ -23,12 +23,11 @@ LIMIT = 80
 LONGER_TODAY: dict[str, int] = {
     "cli/run.py:run_cmd": 110,
     "measure/spawn/fallback.py:spawn_in_python": 107,
-    "stats/verdict_model.py:verdict_model": 99,
+    "stats/verdict_model.py:verdict_model": 93,
     "core/suite.py:load_suite": 100,
     "stats/steady.py:detect_steady_state": 97,
     "ci/gate.py:decide": 90,
     "stats/rank_selection.py:_select": 89,
-    "ci/bisect.py:bisect": 82,
     "stats/rank.py:hodges_lehmann": 82,
 }
 
