@@ -88,11 +88,13 @@ def test_the_runtime_that_works_here_is_found_and_recorded():
 def test_the_runtime_choice_is_remembered_for_the_boot_and_checked_before_use(tmp_path,
                                                                              monkeypatch):
     from benchlab.control.container_choice import remembered_choice
+    from benchlab.control.container_engines import ENGINE_KINDS
 
+    files = ENGINE_KINDS["podman"].config_files
     monkeypatch.setenv("BENCHLAB_CACHE", str(tmp_path))
     monkeypatch.setattr(containers, "_REGISTRY", containers._Registry())  # a fresh process
     chosen = containers.prepare_engine("podman", IMAGE)
-    assert remembered_choice(chosen.path, None) == (chosen.runtime, chosen.runtime_forced,
+    assert remembered_choice(chosen.path, None, files) == (chosen.runtime, chosen.runtime_forced,
                                                     chosen.cgroup_manager)
     asked = []
     real_info = containers._engine_info
@@ -105,7 +107,7 @@ def test_the_runtime_choice_is_remembered_for_the_boot_and_checked_before_use(tm
     file.write_text(json.dumps(["benchlab-no-such-runtime", True, chosen.cgroup_manager]))
     monkeypatch.setattr(containers, "_REGISTRY", containers._Registry())
     assert containers.prepare_engine("podman", IMAGE) == chosen and len(asked) == 1
-    assert remembered_choice(chosen.path, None)[0] == chosen.runtime
+    assert remembered_choice(chosen.path, None, files)[0] == chosen.runtime
 
 
 @needs_podman

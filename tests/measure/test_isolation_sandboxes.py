@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from benchlab.errors import UserError
-from benchlab.measure.isolation import LEVELS, kept_dirs, parse_isolate_meta, parse_isolation
+from benchlab.measure.isolation import levels, parse_isolate_meta, parse_isolation
+from benchlab.measure.sandboxes import kept_dirs
 from benchlab.store import Store
 from tests.conftest import (
     BENCHLAB,
@@ -142,7 +143,7 @@ def test_levels_parse_and_unknown_ones_are_refused_in_one_line():
         with pytest.raises(UserError) as exc:
             parse_isolation(bad)
         assert "\n" not in str(exc.value)
-    assert "bwrap" in LEVELS and "podman:IMAGE" in LEVELS
+    assert "bwrap" in levels() and "podman:IMAGE" in levels()
 
 
 @pytest.mark.parametrize("name", ["ok.meta", "timeout.meta", "runtime_error_cg.meta"])

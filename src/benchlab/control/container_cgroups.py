@@ -70,9 +70,10 @@ def cgroup_parent(worker: int) -> str:
     return f"/{PARENT}/{os.getpid()}-w{worker}"
 
 
-def cpu_ns(worker: int) -> int | None:
-    """CPU time (ns) charged so far to worker ``worker``'s parent minus its ``conmon`` part;
-    None when the parent or the counter does not exist (yet)."""
+def cpu_ns(worker: int, monitor: str | None = None) -> int | None:
+    """CPU time (ns) charged so far to worker ``worker``'s parent minus its engine monitor's
+    sub-cgroup ``monitor`` (podman's ``conmon``; None: nothing to subtract); None when the
+    parent or the counter does not exist (yet)."""
     found = _cpu_root()
     if found is None:
         return None
@@ -95,7 +96,7 @@ def cpu_ns(worker: int) -> int | None:
     total = read(base)
     if total is None:
         return None
-    return total - (read(base / "conmon") or 0)
+    return total - ((read(base / monitor) if monitor else None) or 0)
 
 
 def _remove_tree(path: Path) -> None:

@@ -18,22 +18,22 @@ from pathlib import Path
 from benchlab.digests import sha256_hex
 from benchlab.paths import user_cache_dir
 
-#: What the engine's choice depends on besides the boot: its programs and configuration files.
-_CHOICE_FILES = ("crun", "runc", "conmon", "/etc/containers/containers.conf",
-                 "/etc/containers/containers.conf.d", "/usr/share/containers/containers.conf",
-                 "~/.config/containers/containers.conf")
+#: What every engine's choice depends on besides the boot and the engine's own files: the OCI
+#: runtimes it may choose.
+_RUNTIME_FILES = ("crun", "runc")
 
 
-def _choice_file(path: str, runtime: str | None) -> Path | None:
+def _choice_file(path: str, runtime: str | None, files: tuple[str, ...]) -> Path | None:
     """The cache file of the runtime choice of the engine at ``path`` in this boot, named by a
-    digest of the boot id and the size and modification time (ns) of the engine, its runtimes
-    and its configuration; None when the boot id cannot be read."""
+    digest of the boot id and the size and modification time (ns) of the engine, the runtimes
+    and the engine's own ``files`` (its ``EngineKind.config_files``); None when the boot id
+    cannot be read."""
     try:
         with open("/proc/sys/kernel/random/boot_id") as fh:
             parts = [fh.read().strip(), path, str(runtime), os.environ.get("CONTAINERS_CONF", "")]
     except OSError:
         return None
-    for item in (path, *_CHOICE_FILES):
+    for item in (path, *_RUNTIME_FILES, *files):
         where = shutil.which(item) if "/" not in item else os.path.expanduser(item)
         try:
             st = os.stat(where) if where else None
@@ -44,11 +44,12 @@ def _choice_file(path: str, runtime: str | None) -> Path | None:
     return user_cache_dir() / "probes" / f"engine-{digest}.json"
 
 
-def remembered_choice(path: str, runtime: str | None) -> tuple[str, bool, str] | None:
+def remembered_choice(path: str, runtime: str | None,
+                      files: tuple[str, ...] = ()) -> tuple[str, bool, str] | None:
     """(runtime, forced, cgroup manager) chosen for the engine at ``path`` earlier in this boot
     with nothing of it changed since, else None: ``info`` (~0.5-1 s: podman asks dpkg for its
     components' versions) and a default runtime that refuses are not asked again."""
-    file = _choice_file(path, runtime)
+    file = _choice_file(path, runtime, files)
     try:
         rt, forced, manager = json.loads(file.read_text()) if file else (None, None, None)
     except (OSError, ValueError, TypeError):
@@ -58,11 +59,12 @@ def remembered_choice(path: str, runtime: str | None) -> tuple[str, bool, str] |
     return rt, forced, manager
 
 
-def remember_choice(path: str, runtime: str | None, choice: tuple[str, bool, str]) -> None:
+def remember_choice(path: str, runtime: str | None, choice: tuple[str, bool, str],
+                    files: tuple[str, ...] = ()) -> None:
     """Remember ``choice`` (runtime, forced, cgroup manager) for the engine at ``path``
     (``runtime``: the one asked for, or None) for this boot; nothing when the cache cannot be
     written."""
-    file = _choice_file(path, runtime)
+    file = _choice_file(path, runtime, files)
     if file is None:
         return
     try:

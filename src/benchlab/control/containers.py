@@ -29,8 +29,6 @@ from benchlab.control.container_engines import ENGINE_KINDS
 from benchlab.errors import UserError
 from benchlab.processes import pid_alive
 
-#: The engines benchlab drives (:data:`benchlab.control.container_engines.ENGINE_KINDS`).
-ENGINES = tuple(ENGINE_KINDS)
 OWNER_LABEL = "benchlab.owner"
 #: Without explicit limits runc cannot copy this host's rlimits into the container here
 #: ("error setting rlimit type 7: operation not permitted").
@@ -70,7 +68,7 @@ class _Registry:
     lock: threading.Lock = field(default_factory=threading.Lock)
     engines: dict[tuple, Engine] = field(default_factory=dict)
     workers: dict[tuple, str] = field(default_factory=dict)
-    used: set[str] = field(default_factory=set)
+    used: dict[str, str] = field(default_factory=dict)  # engine path -> engine name
     with_init: dict[str, bool] = field(default_factory=dict)  # worker container -> --init
     atexit_set: bool = False
 
@@ -110,8 +108,8 @@ def tool_version(tool: str) -> str | None:
 
 def engine_path(name: str) -> str:
     """Path of engine ``name``; UserError (one line) when it is unknown or not installed."""
-    if name not in ENGINES:
-        raise UserError(f"container engine {name!r} is unknown; use {' or '.join(ENGINES)}")
+    if name not in ENGINE_KINDS:
+        raise UserError(f"container engine {name!r} is unknown; use {' or '.join(ENGINE_KINDS)}")
     path = shutil.which(name)
     if path is None:
         raise UserError(f"{name} is not installed here; install it (apt-get install {name}) or "
@@ -144,7 +142,8 @@ def prepare_engine(name: str, image: str, runtime: str | None = None) -> Engine:
         if key in _REGISTRY.engines:
             return _REGISTRY.engines[key]
     path = engine_path(name)
-    remembered = remembered_choice(path, runtime)
+    files = ENGINE_KINDS[name].config_files
+    remembered = remembered_choice(path, runtime, files)
     info = None if remembered else _engine_info(name, path)
     sweep_dead_owners(name)
     from benchlab.control.container_cgroups import sweep_dead_parents
@@ -170,7 +169,7 @@ def prepare_engine(name: str, image: str, runtime: str | None = None) -> Engine:
         engine = Engine(name, path, rt, forced, manager)
         proc = _engine_cmd(trial_argv(engine, image))
         if proc.returncode == 0:
-            remember_choice(path, runtime, (rt, forced, manager))
+            remember_choice(path, runtime, (rt, forced, manager), files)
             return _chosen(key, engine)
         refusals.append(f"{rt}: {_first_error_line(proc.stderr)}")
     raise UserError(f"{name} cannot run {image!r} here ({'; '.join(refusals)}); "
@@ -302,7 +301,7 @@ def exec_argv(engine: Engine, container: str, argv: list[str],
 
 
 def _remember(engine: Engine, name: str) -> None:
-    _REGISTRY.used.add(engine.path)
+    _REGISTRY.used[engine.path] = engine.name
     if not _REGISTRY.atexit_set:
         atexit.register(remove_own_containers)
         _REGISTRY.atexit_set = True
@@ -314,12 +313,11 @@ def note_engine_used(engine: Engine) -> None:
         _remember(engine, "")
 
 
-def owned_containers(path: str, owner: int | None = None) -> list[tuple[str, int]]:
-    """(container id, owner pid) of benchlab's containers known to the engine at ``path``;
-    only those of ``owner`` when given."""
+def owned_containers(name: str, path: str, owner: int | None = None) -> list[tuple[str, int]]:
+    """(container id, owner pid) of benchlab's containers known to engine ``name`` (its
+    executable at ``path``); only those of ``owner`` when given."""
     label = OWNER_LABEL if owner is None else f"{OWNER_LABEL}={owner}"
-    kind = ENGINE_KINDS.get(os.path.basename(path), ENGINE_KINDS["podman"])
-    field = kind.owner_label_field.format(label=OWNER_LABEL)
+    field = ENGINE_KINDS[name].owner_label_field.format(label=OWNER_LABEL)
     proc = _engine_cmd([path, "ps", "--all", "--filter", f"label={label}", "--format",
                         f"{{{{.ID}}}} {{{{{field}}}}}"])
     out = []
@@ -341,7 +339,7 @@ def sweep_dead_owners(name: str) -> list[str]:
     path = shutil.which(name)
     if path is None:
         return []
-    dead = [cid for cid, pid in owned_containers(path) if pid != os.getpid() and not pid_alive(pid)]
+    dead = [cid for cid, pid in owned_containers(name, path) if pid != os.getpid() and not pid_alive(pid)]
     _remove(path, dead)
     return dead
 
@@ -349,15 +347,15 @@ def sweep_dead_owners(name: str) -> list[str]:
 def remove_own_containers() -> None:
     """Remove every container this process started (run at exit; safe to call twice)."""
     with _REGISTRY.lock:
-        paths = sorted(_REGISTRY.used)
+        engines = sorted(_REGISTRY.used.items())
         _REGISTRY.workers.clear()
         _REGISTRY.with_init.clear()
-    for path in paths:
+    for path, name in engines:
         try:
-            _remove(path, [cid for cid, _ in owned_containers(path, os.getpid())])
+            _remove(path, [cid for cid, _ in owned_containers(name, path, os.getpid())])
         except (UserError, OSError):
             pass  # at exit: the next start's sweep removes what is left
-    if paths:
+    if engines:
         from benchlab.control.container_cgroups import remove_own_parents
 
         remove_own_parents()  # after the containers: a parent holding one cannot go

@@ -264,7 +264,7 @@ def load_suite(path: str | None) -> Suite:
                            "write each workload as a [[workload]] table")
     if not workloads_raw:
         raise UserError(f"suite {path or 'builtin'} has no [[workload]]; add at least one")
-    from benchlab.measure.isolation import CONTAINER_KINDS
+    from benchlab.measure.isolation import container_kinds
     from benchlab.workloads import workload_command, workload_names
 
     matrix_raw = data.get("matrix", {})
@@ -272,7 +272,7 @@ def load_suite(path: str | None) -> Suite:
     # A container image has no C library: bundled workloads go in as static binaries (the same
     # binary in every cell, so cells compare the same program).
     static = isinstance(isolations, list) and any(
-        isinstance(lv, str) and lv.partition(":")[0] in CONTAINER_KINDS for lv in isolations)
+        isinstance(lv, str) and lv.partition(":")[0] in container_kinds() for lv in isolations)
 
     workloads = []
     for w in workloads_raw:

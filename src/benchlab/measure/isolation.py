@@ -3,14 +3,16 @@ podman-exec:IMAGE | docker:IMAGE | docker-exec:IMAGE | wrap:TEMPLATE``.
 
 - ``bare`` runs the program directly; ``cgroup`` in a fresh benchlab cgroup per run (limits from
   ``--cpu-quota`` etc., or none, always with cgroup CPU and memory accounting).
-- **Sandboxes** (the grading platform's isolate-like level), one per run:
-  ``bwrap`` (bubblewrap: read-only root, fresh /dev and /proc, private /tmp, /var/tmp and
-  /dev/shm, new PID (the program is its init), IPC, UTS and network namespaces, killed with its
-  parent); ``firejail`` (no profile, no network, all capabilities dropped, seccomp, no new
-  privileges, private /tmp, /var/tmp and /dev/shm); ``isolate`` (IOI's sandbox, box = the
-  worker's number; its meta file is read as the isolator's own view of the run).
-- **Containers**: ``podman:IMAGE`` / ``docker:IMAGE`` run every run in a fresh container
-  (``run --rm``, the platform's model); ``podman-exec:IMAGE`` / ``docker-exec:IMAGE`` ``exec``
+- **Sandboxes** (the grading platform's isolate-like level), one per run, each a module of
+  :mod:`benchlab.measure.sandboxes` (its registry): ``bwrap`` (bubblewrap: read-only root, fresh
+  /dev and /proc, private /tmp, /var/tmp and /dev/shm, new PID (the program is its init), IPC,
+  UTS and network namespaces, killed with its parent); ``firejail`` (no profile, no network,
+  all capabilities dropped, seccomp, no new privileges, private /tmp, /var/tmp and /dev/shm);
+  ``isolate`` (IOI's sandbox, box = the worker's number; its meta file is read as the
+  isolator's own view of the run).
+- **Containers**, two kinds per engine of
+  :data:`benchlab.control.container_engines.ENGINE_KINDS`: ``podman:IMAGE`` / ``docker:IMAGE``
+  run every run in a fresh container (``run --rm``, the platform's model); ``podman-exec:IMAGE`` / ``docker-exec:IMAGE`` ``exec``
   into one long-lived container per worker. ``,runtime=NAME`` after the image forces the OCI
   runtime (otherwise chosen by :func:`benchlab.control.containers.prepare_engine`). The program's
   directory is bind-mounted read-only at the same path, so a static binary (the bundled
@@ -30,40 +32,30 @@ is parsed by :func:`parse_isolate_meta` into measurements of source ``isolate``.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 from dataclasses import field
 from typing import Any
 
+from benchlab.control.container_engines import ENGINE_KINDS
 from benchlab.errors import UserError
+from benchlab.measure.sandboxes import SANDBOXES, sandbox
 from benchlab.records import record
 
-SANDBOXES = ("bwrap", "firejail", "isolate")
-CONTAINER_KINDS = ("podman", "podman-exec", "docker", "docker-exec")
-#: Every spelling ``--isolation`` accepts (IMAGE and TEMPLATE stand for the user's text).
-LEVELS = ("bare", "cgroup", *SANDBOXES, *(f"{k}:IMAGE" for k in CONTAINER_KINDS),
-          "wrap:TEMPLATE")
 
-#: bubblewrap: the whole host read-only, fresh /dev and /proc, and a private, empty, writable
-#: /tmp, /var/tmp and /dev/shm (tmpfs, sticky like the host's) that vanish with the run: a
-#: program cannot write a file of the host's (a stranger's bundle overwrote one in /tmp).
-#: ``--as-pid-1``: the program is its PID namespace's init, waited for by bwrap itself, so its
-#: CPU time reaches the harness's rusage (with bwrap's own init in between it does not: 0 s of
-#: user time).
-BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-              "--perms", "01777", "--tmpfs", "/tmp", "--perms", "01777", "--tmpfs", "/var/tmp",
-              "--perms", "01777", "--tmpfs", "/dev/shm",
-              "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-net",
-              "--die-with-parent")
-#: firejail: a private /tmp (``--private-tmp``) and a new /dev of the usual devices whose
-#: /dev/shm is private (``--private-dev``: no /dev/kvm, no GPU compute devices, no
-#: /dev/mqueue); firejail's default already gives a private /var/tmp.
-FIREJAIL_ARGS = ("--quiet", "--noprofile", "--net=none", "--caps.drop=all", "--seccomp",
-                 "--nonewprivs", "--private-tmp", "--private-dev")
-#: The host's directories a sandbox replaces by private ones (bwrap: all three; firejail: /tmp
-#: by --private-tmp, /var/tmp by its default, /dev/shm by --private-dev).
-PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+def container_kinds() -> tuple[str, ...]:
+    """The container ``--isolation`` kinds: each registered engine
+    (:data:`benchlab.control.container_engines.ENGINE_KINDS`), fresh and ``-exec``."""
+    return tuple(k for engine in ENGINE_KINDS for k in (engine, f"{engine}-exec"))
+
+
+def levels() -> tuple[str, ...]:
+    """Every spelling ``--isolation`` accepts (IMAGE and TEMPLATE stand for the user's text):
+    bare, cgroup, the registered sandboxes and container engines, wrap."""
+    return ("bare", "cgroup", *SANDBOXES, *(f"{k}:IMAGE" for k in container_kinds()),
+            "wrap:TEMPLATE")
+
+
 #: The pids limit of ``--isolation cgroup`` when ``--pids-max`` is not given (where the pids
 #: controller exists): processes and threads a run may hold at once.
 CGROUP_PIDS_MAX = 4096
@@ -131,8 +123,11 @@ class Isolation:
 
     @property
     def wants_meta(self) -> bool:
-        """True when the isolator writes a meta file (isolate, or a template with ``{meta}``)."""
-        return self.tool == "isolate" or bool(self.template and "{meta}" in self.template)
+        """True when the isolator writes a meta file (a sandbox that says so, or a template
+        with ``{meta}``)."""
+        if self.mode == "sandbox":
+            return sandbox(str(self.tool)).writes_meta
+        return bool(self.template and "{meta}" in self.template)
 
     def wrap(self, argv: list[str], meta_path: str | None = None, *, worker: int = 0,
              cpus: tuple[int, ...] | list[int] | None = None,
@@ -143,24 +138,15 @@ class Isolation:
         ``--cpuset-cpus``; ``env`` is passed into containers (the host's is not). ``keep``:
         directories the run needs at their own paths, writable, inside a sandbox's private
         /tmp (the run's working directory, the session's scratch directory): bound into it
-        (:func:`kept_dirs`), and nothing else of the host's /tmp.
+        (:func:`benchlab.measure.sandboxes.kept_dirs`), and nothing else of the host's /tmp.
         """
         if self.mode in ("bare", "cgroup"):
             return list(argv)
         if self.mode == "wrap":
             return _fill_template(str(self.template), argv, meta_path)
-        if self.tool == "bwrap":
-            binds = [a for d in kept_dirs(keep, PRIVATE_DIRS) for a in ("--bind", d, d)]
-            return ["bwrap", *BWRAP_ARGS, *binds, "--", *argv]
-        if self.tool == "firejail":
-            # firejail would start the program in the user's home when its working directory
-            # is hidden by the private /tmp; a whitelisted path stays, the rest of /tmp is new
-            kept = [f"--whitelist={d}" for d in kept_dirs(keep, ("/tmp",))]
-            return ["firejail", *FIREJAIL_ARGS, *kept, "--", *argv]
-        if self.tool == "isolate":
-            from benchlab.control.sandboxes import isolate_run_argv
-
-            return isolate_run_argv(argv, box=worker, meta_path=meta_path or "/dev/null")
+        if self.mode == "sandbox":
+            return sandbox(str(self.tool)).argv(list(argv), worker=worker, meta_path=meta_path,
+                                                keep=keep)
         return self._container_argv(argv, worker=worker, cpus=tuple(cpus) if cpus else None,
                                     env=env)
 
@@ -186,7 +172,7 @@ class Isolation:
         if engine.cgroup_manager == "cgroupfs":
             from benchlab.control.container_cgroups import cpu_ns
 
-            self.cpu_before[worker] = cpu_ns(worker) or 0  # no parent yet: nothing charged
+            self.cpu_before[worker] = cpu_ns(worker, ENGINE_KINDS[str(self.tool)].monitor_cgroup) or 0  # no parent yet: nothing charged
         return out
 
     def after_run(self, worker: int, status: str) -> list[dict]:
@@ -204,7 +190,7 @@ class Isolation:
         if worker in self.cpu_before:
             from benchlab.control.container_cgroups import cpu_ns
 
-            after = cpu_ns(worker)
+            after = cpu_ns(worker, ENGINE_KINDS[str(self.tool)].monitor_cgroup)
             if after is not None and status == "ok":
                 rows.append({"source": "container", "name": "cpu_ns", "unit": "ns",
                              "value": float(after - self.cpu_before.pop(worker)),
@@ -235,12 +221,10 @@ class Isolation:
         if self.mode in ("bare", "cgroup", "wrap"):
             return self
         if self.mode == "sandbox":
-            if shutil.which(str(self.tool)) is None:
-                raise UserError(_MISSING[str(self.tool)])
-            if self.tool == "isolate":
-                from benchlab.control.sandboxes import init_isolate_box
-
-                init_isolate_box(0)
+            chosen = sandbox(str(self.tool))
+            if shutil.which(chosen.name) is None:
+                raise UserError(chosen.missing)
+            chosen.prepare()
         else:
             from benchlab.control import containers
 
@@ -282,30 +266,6 @@ class Isolation:
 
         return {"wall_ns": int(statistics.median(walls)), "cpu_ns": int(statistics.median(cpus)),
                 "runs": runs, "command": shlex.join(self.wrap(["true"], "/dev/null"))}
-
-
-_MISSING = {
-    "bwrap": "bwrap (bubblewrap) is not installed here; apt-get install bubblewrap, or choose "
-             "another --isolation",
-    "firejail": "firejail is not installed here; apt-get install firejail, or choose another "
-                "--isolation",
-    "isolate": "isolate (IOI's sandbox) is not installed here (it is not packaged in Debian: "
-               "build it from github.com/ioi/isolate), or use --isolation bwrap",
-}
-
-
-def kept_dirs(paths: tuple[str, ...], private: tuple[str, ...]) -> list[str]:
-    """The real paths among ``paths`` that lie strictly inside one of the ``private``
-    directories (a sandbox's fresh /tmp hides them), without duplicates or nesting; the private
-    directories themselves are never kept (the program gets the new, empty one)."""
-    found: list[str] = []
-    for p in paths:
-        real = os.path.realpath(p)
-        if any(real.startswith(root + "/") for root in private) and os.path.isdir(real):
-            found.append(real)
-    found.sort()
-    return [d for i, d in enumerate(found)
-            if not any(d == o or d.startswith(o + "/") for o in found[:i])]
 
 
 def _fill_template(template: str, argv: list[str], meta_path: str | None) -> list[str]:
@@ -353,7 +313,7 @@ def parse_isolation(text: str | None) -> Isolation:
     if text in SANDBOXES:
         return Isolation("sandbox", tool=text)
     kind, sep, rest = text.partition(":")
-    if sep and kind in CONTAINER_KINDS:
+    if sep and kind in container_kinds():
         return _parse_container(kind, rest)
     if text.startswith("wrap:"):
         template = text[len("wrap:"):].strip()
@@ -365,10 +325,10 @@ def parse_isolation(text: str | None) -> Isolation:
             raise UserError("--isolation wrap:TEMPLATE must contain {cmd} as a word where the "
                             "program goes, e.g. wrap:systemd-run --scope -- {cmd}")
         return Isolation("wrap", template)
-    if text in CONTAINER_KINDS:
+    if text in container_kinds():
         raise UserError(f"--isolation {text} needs an image: {text}:IMAGE (a local image; "
                         "benchlab never pulls)")
-    raise UserError(f"--isolation {text!r} is not understood; use one of {', '.join(LEVELS)}")
+    raise UserError(f"--isolation {text!r} is not understood; use one of {', '.join(levels())}")
 
 
 def parse_isolate_meta(text: str) -> list[dict]:
