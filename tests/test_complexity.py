@@ -28,7 +28,6 @@ KNOWN: dict[str, int] = {
     "cli/run.py:run_cmd": 19,
     "measure/spawn/fallback.py:spawn_in_python": 15,
     "stats/rank_selection.py:_select": 16,
-    "store/connection.py:open": 17,
     "store/formats/gbench.py:parse_gbench": 15,
 }
 #: The CI feature's files, checked once their move is done.

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from benchlab.store.paths import is_postgres_target
+from benchlab.store.backends.postgres import is_postgres_target
 from tests.conftest import assert_one_line_error, run_cli
 
 

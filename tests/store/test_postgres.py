@@ -272,7 +272,7 @@ def test_bulk_samples_are_bit_exact_on_both(store_url):
         with pytest.raises(ValueError, match="NaN"):
             store.add_samples_bulk(run, {"bad": [1.0, float("nan")]})
         assert "bad" not in store.samples_of_run(run)
-        if store.is_postgres:  # written by COPY, stored without pglz (doubles barely compress)
+        if store.backend.name == "postgres":  # written by COPY, stored without pglz (doubles barely compress)
             (storage,) = store.conn.raw.execute(
                 "SELECT attstorage FROM pg_attribute WHERE attrelid = 'sample_blocks'::regclass"
                 " AND attname = 'data'").fetchone()

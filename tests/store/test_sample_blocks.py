@@ -36,7 +36,7 @@ def test_a_damaged_block_is_refused_not_misread():
 def _version_2_store(url: str):
     """A store at schema version 2 (samples one row per value), written with the old SQL."""
     if url.startswith("postgresql://"):
-        from benchlab.store.backends.postgres import connect
+        from benchlab.store.backends.pg_connection import connect
 
         conn = connect(url, False)
     else:

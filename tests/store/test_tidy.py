@@ -92,7 +92,7 @@ def _running_session_is_kept_until_its_writer_dies(store: Store) -> None:
     assert len(store.sessions()) == 2  # nothing deleted, not even the finished one
     # the writer died without finishing (a recycled pid can never match its start time)
     store.conn.execute("UPDATE sessions SET owner_start = 'gone' WHERE id = ?", (live.ref.id,))
-    if not store.is_postgres:
+    if store.backend.name != "postgres":
         store.conn.commit()
     rows = sessions_to_delete(store, ["live"])
     assert delete_sessions(store, rows).runs == 3

@@ -14,7 +14,6 @@ import click
 
 from benchlab.cli.output_path import guard_outputs
 from benchlab.store.db import Store, default_db_path
-from benchlab.store.paths import is_postgres_target
 
 db_option = click.option(
     "--db", default=None, metavar="PATH", callback=guard_outputs,
@@ -28,11 +27,18 @@ def open_store(db: str | None, *, readonly: bool = False) -> Store:
     An explicit empty ``--db ''`` is an error, not the default store.
     """
     path = default_db_path() if db is None else db
-    created = not readonly and not is_postgres_target(path) and not os.path.lexists(path)
+    created = not readonly and not os.path.lexists(path) and _holds_files(path)
     store = Store.open(path, readonly=readonly)
     if created:
         _CREATED_STORES.append(weakref.ref(store))
     return store
+
+
+def _holds_files(path: str) -> bool:
+    """Whether the store ``path`` is files on this machine (not a server's database)."""
+    from benchlab.store.backends import backend_for
+
+    return bool(backend_for(path).files(path))
 
 
 #: Stores this process created: a command refused after opening one leaves no empty file behind.

@@ -28,11 +28,11 @@ def copy_cmd(src: str, dst: str, sessions: tuple[str, ...]) -> None:
     """
     import os
 
+    from benchlab.store.backends import backend_for
     from benchlab.store.copy import copy_sessions
     from benchlab.store.db import Store
-    from benchlab.store.paths import is_postgres_target
 
-    if src == dst or (not is_postgres_target(src)
+    if src == dst or (backend_for(src).files(src)
                       and os.path.exists(dst) and os.path.exists(src)
                       and os.path.samefile(src, dst)):
         raise UserError(f"SRC and DST are the same store ({src}); give two different stores")

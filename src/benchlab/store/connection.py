@@ -1,28 +1,10 @@
-"""Opening a store safely: path checks, pragmas, a quick integrity check, migrations.
+"""Opening a store and its transactions, on any backend.
 
-Durability contract: each run is written in its own transaction, committed as soon as the run
-ends. The database is in WAL mode with ``synchronous=NORMAL``: a committed transaction survives
-a crash or ``kill -9`` of benchlab (it is in the WAL, which the OS holds); only a power loss or
-kernel crash can lose the last few commits. That trade keeps fsync traffic off the machine while
-benchmarks run.
-
-What a session still syncs (four ``fdatasync``, none per run): the last connection's close
-checkpoints the WAL into the store and deletes it (SQLite syncs the WAL, then the store: two);
-so the next session's first commit starts a new WAL file, and SQLite syncs its header (a WAL
-restarted without that can be replayed out of order after a power loss: a corrupt store,
-SQLite's ticket ff5be73dee) and the directory holding the new file (two more). They are what
-``synchronous=NORMAL`` needs to keep the store uncorrupted across a power loss; ``OFF`` would
-drop them and that guarantee, and the commit of each run (``kill -9`` loses nothing) needs
-none of them. Keeping the WAL between sessions (no checkpoint at close) would spare all four
-until the WAL reaches its auto-checkpoint size, but Python 3.11's ``sqlite3`` cannot set
-``SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE``, and a WAL left behind would also mean "another
-connection may still be writing" to the checked-store note (:mod:`benchlab.store.verified`).
-
-Opening never writes into a file it has not checked: a file that is not SQLite, or fails
-``PRAGMA quick_check``, is refused (one line) before WAL mode or a migration touches it.
-
-Long because: opening, migrating and the transaction's rules (savepoints, rollback on every exit
-path, a signal's exit included) are one concern, what may happen to the file.
+:meth:`StoreConnection.open` hands a ``--db`` value to the backend that claims it
+(:mod:`benchlab.store.backends`: an SQLite file, or a PostgreSQL database); the backend connects
+and :meth:`StoreConnection.adopt` migrates the schema. Transactions (savepoints, rollback on
+every exit path, a signal's exit included) and the translation of database errors into one-line
+UserErrors are the same on every backend.
 """
 
 from __future__ import annotations
@@ -32,15 +14,13 @@ import json
 import os
 import sqlite3
 import weakref
+from collections.abc import Callable
 from contextlib import suppress
-from pathlib import Path
 from typing import Any
 
 from benchlab.digests import sha256_hex
 from benchlab.errors import UserError
-from benchlab.store import verified
 from benchlab.store.paths import (  # noqa: F401  (refuse_output_path, store_files re-exported)
-    is_postgres_target,
     refuse_output_path,
     store_files,
 )
@@ -49,7 +29,6 @@ from benchlab.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 DEFAULT_DB = "benchlab.db"
 BUSY_TIMEOUT_MS = 5000
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def utc_now() -> str:
@@ -117,180 +96,52 @@ def translate_error(exc: sqlite3.Error, path: str) -> UserError:
     return UserError(f"database {path}: {exc}")
 
 
-def _check_path(path: str, readonly: bool) -> tuple[Path, bool]:
-    """Validate ``path`` before SQLite sees it; return (path, exists)."""
-    try:
-        return _check_path_unguarded(path, readonly)
-    except PermissionError:
-        raise UserError(f"cannot access database {path}: permission denied on it or a directory "
-                        f"above it; fix the permissions or use --db PATH") from None
-    except OSError as exc:
-        raise UserError(f"cannot access database {path}: {exc.strerror or exc}; "
-                        f"use --db PATH") from None
-
-
-def _check_path_unguarded(path: str, readonly: bool) -> tuple[Path, bool]:
-    if not path.strip():
-        raise UserError("--db is empty; give a database file, e.g. --db results.db, "
-                        "or leave --db out to use the default store")
-    if path.strip() == ":memory:":
-        # SQLite's in-memory name: here it would become a file called ':memory:' in the
-        # current directory, and a store that vanishes on exit holds no result anyway.
-        raise UserError("--db ':memory:' is not supported (benchlab keeps results in a file); "
-                        "give a database file, e.g. --db results.db (./:memory: for that name)")
-    p = Path(path)
-    if p.is_dir():
-        raise UserError(f"{path} is a directory, not a database file; use --db DIR/benchlab.db")
-    exists = p.exists()
-    if exists:
-        if not os.access(p, os.R_OK):
-            raise UserError(f"database {path} is not readable (permission denied); "
-                            f"make it readable (chmod u+r) or use --db PATH")
-        try:
-            with open(p, "rb") as fh:
-                head = fh.read(len(SQLITE_MAGIC))
-        except OSError as exc:
-            raise UserError(f"cannot read database {path}: {exc.strerror or exc}; "
-                            f"check the file or use --db PATH") from None
-        if head and head != SQLITE_MAGIC:
-            raise UserError(f"{path} is not an SQLite database (it starts with {head[:8]!r}); "
-                            f"nothing was written to it; use --db PATH to choose a database file")
-    elif readonly:
-        raise UserError(f"no database at {path}; run `benchlab run ...` first or pass --db PATH")
-    return p, exists
-
-
-def _read_only_fs(directory: Path) -> bool:
-    """True when ``directory`` is on a file system mounted read-only (root included)."""
-    try:
-        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
-
-
 class StoreConnection:
     """The connection half of :class:`~benchlab.store.db.Store`: open, migrate, transactions."""
 
-    def __init__(self, conn: sqlite3.Connection, path: str, readonly: bool,
-                 sound_at: int | None = None):
-        """``sound_at``: the connection's ``PRAGMA data_version`` when the SQLite file at
-        ``path`` was found sound (checked whole, remembered so, or created); the close then
-        remembers it as checked (:func:`_close_remembering`). None: nothing is remembered."""
+    def __init__(self, conn: Any, path: str, readonly: bool, backend: Any,
+                 close: Callable[[Any], None] | None = None):
+        """``conn``: the backend's open connection (an ``sqlite3.Connection``, or one that
+        behaves as one); ``backend``: its :class:`~benchlab.store.backends.StoreBackend`;
+        ``close(conn)``: what closes it (default ``conn.close()``). Stores are made by
+        :meth:`open`."""
         self.conn = conn
         self.path = path
         self.readonly = readonly
+        self.backend = backend
         self._savepoints = 0
         # closes the connection when the store is freed or at exit, whichever comes first
-        if sound_at is None:
-            self._closer = weakref.finalize(self, conn.close)
-        else:
-            # [data_version, the file's identity once opened (set by open)]
-            self._soundness: list[Any] = [sound_at, None]
-            self._closer = weakref.finalize(self, _close_remembering, conn, path,
-                                            self._soundness, os.getpid())
+        self._closer = weakref.finalize(self, close or type(conn).close, conn)
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, readonly: bool = False):
-        """Open (creating and migrating when writable) the database at ``path``.
+        """Open (creating and migrating when writable) the store at ``path`` (default:
+        :func:`default_db_path`) with the backend that claims it
+        (:func:`benchlab.store.backends.backend_for`: a PostgreSQL URL or libpq keyword string,
+        else an SQLite file). Raises :class:`UserError` with a one-line reason when it cannot
+        be opened (see each backend's ``open``)."""
+        from benchlab.store.backends import backend_for
 
-        Raises :class:`UserError` with a one-line reason for an empty path, a missing directory,
-        a file that is not SQLite or fails ``PRAGMA quick_check`` (never written into), a
-        locked, unreadable or read-only file, or a directory where the WAL cannot be written.
-        A readable store in a read-only directory opens read-only for reading commands.
-        """
         path = os.fspath(path) if path is not None else default_db_path()
-        if is_postgres_target(path):  # a URL or a libpq keyword string (host=... dbname=...)
-            return cls._open_postgres(path, readonly)
-        p, exists = _check_path(path, readonly)
-        if readonly:
-            uri = f"file:{p.resolve()}?mode=ro"
-            parent = p.resolve().parent
-            if not os.access(parent, os.W_OK) and not os.path.exists(f"{p.resolve()}-wal"):
-                # A WAL store in a read-only directory cannot get the -shm file mode=ro needs;
-                # with no -wal file there, nobody can be writing it: reading it as immutable
-                # is exact.
-                uri += "&immutable=1"
-        else:
-            parent = p.resolve().parent
-            if not parent.is_dir():
-                if os.path.abspath(path) == os.path.abspath(user_db_path()):
-                    # the per-user default store: its directory is ours to create
-                    try:
-                        parent.mkdir(parents=True, exist_ok=True)
-                    except OSError as exc:
-                        raise UserError(f"cannot create {parent}: {exc.strerror or exc}; "
-                                        f"use --db PATH in a writable directory") from None
-                else:
-                    raise UserError(f"directory {parent} does not exist; create it "
-                                    f"(mkdir -p {parent}) or use --db PATH")
-            if _read_only_fs(parent):
-                raise UserError(
-                    f"directory {parent} is not writable (a read-only file system); "
-                    f"{'reading commands work, but writing needs the -wal file beside the store: copy it to a writable place and pass --db COPY' if exists else 'use --db PATH in a writable directory'}")
-            if exists and not os.access(p, os.W_OK):
-                raise UserError(
-                    f"database {path} is read-only; make it writable (chmod u+w) or use --db PATH")
-            # WAL needs to create -wal/-shm files beside the database.
-            if not os.access(parent, os.W_OK | os.X_OK):
-                what = ("the database is readable, but writing needs its -wal file beside it: "
-                        "make the directory writable or copy the database elsewhere and pass "
-                        "--db COPY" if exists else "use --db PATH in a writable directory")
-                raise UserError(f"directory {parent} is not writable; {what}")
-            uri = f"file:{p.resolve()}"
-        try:
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None,
-                                   timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise translate_error(exc, path) from None
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            sound_at = _found_sound(conn, path, exists)
-            conn.execute("PRAGMA foreign_keys = ON")
-            if not readonly:
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if mode.lower() != "wal":
-                    raise UserError(f"database {path} cannot use WAL journaling (got {mode}); "
-                                    f"use a local file system for --db")
-                conn.execute("PRAGMA synchronous = NORMAL")
-                if not exists:  # the switch of a new file to WAL counts as a change
-                    sound_at = _data_version(conn)
-            store = cls(conn, path, readonly, sound_at=sound_at)
-            store._migrate()
-            if sound_at is not None:  # this session's writes go to the WAL, not to this file
-                store._soundness[1] = verified.identity(path)[0]
-        except sqlite3.Error as exc:
-            conn.close()
-            raise translate_error(exc, path) from None
-        except BaseException:
-            conn.close()
-            raise
-        return store
+        return backend_for(path).open(cls, path, readonly)
 
     @classmethod
-    def _open_postgres(cls, url: str, readonly: bool):
-        """Open a team store on PostgreSQL (psycopg is imported here, never before)."""
-        from benchlab.errors import require_extra
-
-        require_extra("psycopg", "postgres", load=False)
-        from benchlab.store.backends.postgres import connect, redact
-
-        conn = connect(url, readonly)
-        store = cls(conn, redact(url), readonly)  # type: ignore[arg-type]
+    def adopt(cls, conn: Any, path: str, readonly: bool, backend: Any,
+              close: Callable[[Any], None] | None = None):
+        """The store over ``conn``, an open connection of ``backend`` (``path``: its name in
+        messages), migrated to this benchlab's schema; ``conn`` is closed on any error.
+        ``close(conn)`` closes it when the store is closed, freed or left open at exit
+        (default: ``conn.close()``)."""
+        store = cls(conn, path, readonly, backend, close)
         try:
             store._migrate()
         except sqlite3.Error as exc:
             conn.close()
-            raise translate_error(exc, store.path) from None
+            raise translate_error(exc, path) from None
         except BaseException:
             conn.close()
             raise
         return store
-
-    @property
-    def is_postgres(self) -> bool:
-        """True for a team store on PostgreSQL, False for an SQLite file."""
-        return not isinstance(self.conn, sqlite3.Connection)
 
     def insert_samples(self, run_id: int, metric: str, values: Any) -> None:
         """Write one run's samples of ``metric`` (seq 0, 1, ...; values in the metric's unit).
@@ -402,67 +253,13 @@ class StoreConnection:
 
     def store_files(self) -> list[str]:
         """Absolute paths of the database and its ``-wal``, ``-shm`` and ``-journal`` files."""
-        if self.is_postgres:
-            return []
-        return store_files(self.path)
+        return self.backend.files(self.path)
 
     def refuse_output_path(self, path: str | os.PathLike, what: str) -> None:
         """Raise UserError when writing ``what`` (e.g. ``"--samples-csv"``) to ``path`` would
         overwrite this store or one of its -wal/-shm files (symlinks and hard links resolved)."""
-        if not self.is_postgres:
+        if self.backend.files(self.path):
             refuse_output_path(path, self.path, what)
-
-
-def _found_sound(conn: sqlite3.Connection, path: str, exists: bool) -> int | None:
-    """Refuse a damaged file (UserError) before anything writes (WAL switch, migration). The
-    check reads every page, so a store checked once and unchanged since is not read again.
-    Returns the connection's ``PRAGMA data_version`` from before the check (other connections'
-    commits count from there), None when it cannot say."""
-    sound_at = _data_version(conn)
-    if exists and not verified.unchanged_since_check(path):
-        clock_ns = verified.file_clock_ns()
-        before = verified.identity(path)
-        verdict = verified.quick_check(conn)
-        if verdict != "ok":
-            raise UserError(f"database {path} is corrupt (quick_check: {verdict}); nothing "
-                            f"was written to it; restore a backup or use --db PATH")
-        verified.remember_check(path, before, clock_ns)
-    return sound_at
-
-
-def _data_version(conn: sqlite3.Connection) -> int | None:
-    """The connection's ``PRAGMA data_version`` (it changes when another connection commits);
-    None when the file cannot say (a damaged one: the check that follows reports it)."""
-    try:
-        return int(conn.execute("PRAGMA data_version").fetchone()[0])
-    except sqlite3.DatabaseError:
-        return None
-
-
-def _close_remembering(conn: sqlite3.Connection, path: str, soundness: list[Any],
-                       pid: int) -> None:
-    """Close ``conn``; then remember the store as checked
-    (:func:`benchlab.store.verified.remember_written`) when it is still what was found sound
-    at the open plus what this connection wrote: ``soundness`` is [the ``data_version`` it was
-    found sound at, the file's identity at the end of the open].
-
-    Remembered only when no other connection has committed since (``data_version``), the
-    store file itself is untouched since the open (this connection's commits went to the
-    WAL, whose frames SQLite checksums; a checkpoint in a long session, or any other program's
-    write, changes the file's times: not remembered), no transaction is left open and this is
-    the process that opened it (a forked child's copy remembers nothing). remember_written
-    also wants no ``-wal`` file left after the close (no other connection had it open).
-    """
-    sound_at, opened = soundness
-    try:
-        alone = (os.getpid() == pid and opened is not None and not conn.in_transaction
-                 and conn.execute("PRAGMA data_version").fetchone()[0] == sound_at
-                 and verified.identity(path)[0] == opened)
-    except sqlite3.Error:
-        alone = False
-    conn.close()
-    if alone:
-        verified.remember_written(path)
 
 
 def _split_sql(script: str) -> list[str]:

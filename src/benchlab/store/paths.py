@@ -40,42 +40,6 @@ SIDE_FILE_MAGICS = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83",
 WORKER_FIELD = "{worker}"
 
 
-#: The keywords of a libpq connection string (``host=... dbname=...``), PostgreSQL 17's list.
-LIBPQ_KEYWORDS = frozenset("""
-    host hostaddr port dbname user password passfile require_auth channel_binding
-    connect_timeout client_encoding options application_name fallback_application_name
-    keepalives keepalives_idle keepalives_interval keepalives_count tcp_user_timeout replication
-    gssencmode sslmode requiressl sslcompression sslcert sslkey sslpassword sslcertmode
-    sslrootcert sslcrl sslcrldir sslsni requirepeer ssl_min_protocol_version
-    ssl_max_protocol_version krbsrvname gsslib gssdelegation service target_session_attrs
-    load_balance_hosts sslnegotiation""".split())
-#: ``WORD=`` at the start of a keyword string (compiled on first use: a file name has no ``=``).
-_KEYWORD_START = r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*="
-
-
-def is_postgres_target(db: str | os.PathLike | None) -> bool:
-    """Whether ``--db`` names a PostgreSQL database rather than an SQLite file: a
-    ``postgresql://`` (or ``postgres://``) URL, or a libpq keyword string such as
-    ``host=db1 port=5432 dbname=bench user=ci``.
-
-    A value that begins ``WORD=`` is taken as a keyword string when WORD is a libpq keyword or
-    the value holds white space: an SQLite file named ``host=... password=...`` (world
-    readable, named after the password) is never created by mistake; such a value that libpq
-    cannot parse is refused when it is opened. A file with such a name is still reachable as
-    ``./NAME``.
-    """
-    if db is None:
-        return False
-    text = os.fspath(db)
-    if text.startswith(("postgresql://", "postgres://")):
-        return True
-    if "=" not in text:
-        return False
-    match = re.match(_KEYWORD_START, text)
-    return match is not None and (match.group(1) in LIBPQ_KEYWORDS
-                                  or any(c.isspace() for c in text.strip()))
-
-
 def store_files(db_path: str | os.PathLike) -> list[str]:
     """Absolute paths of the SQLite database at ``db_path`` and its ``-wal``, ``-shm`` and
     ``-journal`` files (symlinks resolved)."""
@@ -84,9 +48,15 @@ def store_files(db_path: str | os.PathLike) -> list[str]:
 
 
 def _guarded_names(db_path: str) -> list[str]:
-    """The store's files as given (absolute) and resolved, without repeats."""
-    names = [os.path.abspath(db_path) + s for s in SIDE_SUFFIXES] + store_files(db_path)
-    return list(dict.fromkeys(names))
+    """The files on this machine that hold the store ``db_path`` (its backend's
+    ``files``: none for a server's database), resolved and as given (absolute), without
+    repeats."""
+    from benchlab.store.backends import backend_for
+
+    files = backend_for(db_path).files(db_path)
+    given, real = os.path.abspath(db_path), os.path.realpath(db_path)
+    as_given = [given + f[len(real):] for f in files if f.startswith(real)]
+    return list(dict.fromkeys(as_given + files))
 
 
 def _same_file(target: str, names: list[str]) -> bool:
@@ -149,14 +119,14 @@ def _template_hits(template: str, names: list[str]) -> bool:
 def output_conflict(path: str | os.PathLike, db_path: str | os.PathLike | None) -> str | None:
     """Why writing to ``path`` would destroy a store, or None when it would not.
 
-    ``db_path`` is the store the command uses (None or a PostgreSQL target: no file of
+    ``db_path`` is the store the command uses (None or a database a server holds: no file of
     its own to protect, but an existing SQLite file at ``path`` is still refused). ``path`` may
     hold ``{worker}`` (any number). Reads only file metadata and, for an existing regular
     file, its first 16 bytes.
     """
     text = os.fspath(path)
     names = []
-    if db_path is not None and not is_postgres_target(db_path) and os.fspath(db_path):
+    if db_path is not None and os.fspath(db_path):
         names = _guarded_names(os.fspath(db_path))
     if WORKER_FIELD in text:
         if _template_hits(text, names):

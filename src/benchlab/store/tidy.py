@@ -11,7 +11,6 @@ died (``crashed``) can be. Works on SQLite files and PostgreSQL team stores alik
 from __future__ import annotations
 
 import datetime as _dt
-import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -118,22 +117,4 @@ class Vacuumed:
 def vacuum(store: Store) -> Vacuumed:
     """Give the space of deleted rows back: ``VACUUM`` (SQLite: rewrites the file, and the WAL is
     checkpointed first; PostgreSQL: ``VACUUM ANALYZE`` of benchlab's tables). Deletes nothing."""
-    if store.is_postgres:
-        raw = store.conn.raw
-        previous = raw.autocommit
-        raw.autocommit = True  # VACUUM cannot run inside a transaction block
-        try:
-            raw.execute("VACUUM ANALYZE")
-        finally:
-            raw.autocommit = previous
-        return Vacuumed(None, None)
-    path = store.path
-
-    def size() -> int:
-        return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
-
-    before = size()
-    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    store.conn.execute("VACUUM")
-    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return Vacuumed(before, size())
+    return Vacuumed(*store.backend.vacuum(store))
