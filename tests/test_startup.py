@@ -346,9 +346,14 @@ def test_compare_and_quiet_run_import_only_what_they_use(tmp_path):
     and imports neither numpy nor rich (its random order is pure Python:
     tests/core/test_planner_rng.py). A quiet run of two stores their verdict, as without -q."""
     db = str(tmp_path / "b.db")
-    two, _ = _modules_after(["run", "-q", "-N", "-r", "5", "/bin/true", "/bin/echo", "--db", db],
-                            tmp_path, cwd=tmp_path)  # the session compare and show read
+    two, two_modules = _modules_after(
+        ["run", "-q", "-N", "-r", "5", "/bin/true", "/bin/echo", "--db", db],
+        tmp_path, cwd=tmp_path)  # the session compare and show read
     assert two.returncode == 0, two.stderr
+    # the verdict of two: rank tests, not the bootstrap with numpy.random (~10 ms), nor the
+    # export formats' readers (~7 ms)
+    assert not {"numpy.random", "benchlab.stats.bootstrap", "benchlab.store.formats.gather",
+                "benchlab.store.formats.common"} & two_modules
     run_proc, run_modules = _modules_after(
         ["run", "-q", "-N", "-r", "5", "/bin/true", "--db", str(tmp_path / "one.db")], tmp_path,
         cwd=tmp_path)  # outside a git work tree, where the probe runs no git

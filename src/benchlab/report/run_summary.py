@@ -26,8 +26,8 @@ from benchlab.report.summary_table import (  # noqa: F401
     shared_warnings,
 )
 from benchlab.store.db import HARNESS_METRICS, Store
-from benchlab.store.formats.gather import TIMED_STATUSES
 from benchlab.store.queries import PRIMARY_METRICS
+from benchlab.store.rows import TIMED_STATUSES
 from benchlab.units import format_value, plural
 
 if TYPE_CHECKING:

@@ -44,8 +44,8 @@ _export("steady", "Segment", "SteadyState", "detect_steady_state", "robust_noise
 _export("power", "SampleSizePlan", "minimum_interesting_effect", "required_sample_size",
         "t_test_detectable_difference", "t_test_power", "t_test_sample_size")
 _export("rank", "HodgesLehmannResult", "MannWhitneyResult", "hodges_lehmann", "mann_whitney_u",
-        "median_ratio", "pairwise_difference_quantiles", "wilcox_cdf", "wilcox_quantile",
-        "wilcox_sf")
+        "pairwise_difference_quantiles", "wilcox_cdf", "wilcox_quantile", "wilcox_sf")
+_export("ratio", "median_ratio")
 _export("sequential", "Decision", "SequentialDesign", "critical_values", "max_sample_inflation",
         "rejection_probability", "spent_alpha")
 _export("verdict", "Check", "CompareOptions", "Comparison", "MultiComparison", "compare",

@@ -28,6 +28,9 @@ RUN_COLUMNS = (
 
 
 #: Types of a run's values bound as they are (anything else: JSON for a dict, list or tuple).
+#: Run statuses whose harness wall time is a complete measurement of the command
+#: (a timed-out run's wall time is cut short; an 'error' run never ran).
+TIMED_STATUSES = ("ok", "failed", "signaled")
 _PLAIN = frozenset({int, str, float, type(None), bool, bytes})
 
 

@@ -1,7 +1,8 @@
 """Read whole sessions out of the store for export, and pick the series a summary shows.
 
 Public to the other layers: the bundle (``store.bundle``) gathers its sessions here, and the run
-summary (``report.run_summary``) counts the same :data:`TIMED_STATUSES` as the exports.
+summary (``report.run_summary``) counts the same ``TIMED_STATUSES`` (:mod:`benchlab.store.rows`)
+as the exports.
 """
 
 from __future__ import annotations
@@ -13,16 +14,13 @@ from typing import TYPE_CHECKING, Any, Sequence
 from benchlab.store.db import HARNESS_METRICS, SessionRef, Store
 from benchlab.store.formats.common import TIME_UNIT_TO_NS
 from benchlab.store.queries import PRIMARY_METRICS
-from benchlab.store.rows import corrected_wall_ns
+from benchlab.store.rows import TIMED_STATUSES, corrected_wall_ns  # noqa: F401  (public here too)
 from benchlab.store.sample_blocks import join_blocks
 from benchlab.store.writer import redact_command_line, redact_environment
 
 if TYPE_CHECKING:
     import numpy as np  # imported where used: `benchlab run` reaches this package, not numpy
 
-#: Run statuses whose harness wall time is a complete measurement of the command
-#: (a timed-out run's wall time is cut short; an 'error' run never ran).
-TIMED_STATUSES = ("ok", "failed", "signaled")
 #: Run statuses whose program-reported samples are used (as in ``Store.sample_values``).
 SAMPLE_STATUSES = ("ok", "imported")
 
