@@ -69,6 +69,17 @@ def test_too_few_values_are_undecided_not_an_error():
     assert d.outcome == UNDECIDED and math.isnan(d.ratio)
 
 
+@pytest.mark.parametrize("paired", [True, False])
+def test_one_pair_never_decides_it_shows_no_spread(paired):
+    """One value a side is constant trivially: it must not pass for an exact count."""
+    for metric in ("wall", "instructions"):
+        d = decide([1e6], [2e6], benchmark="b", metric=metric, threshold=0.02, paired=paired)
+        assert d.outcome == UNDECIDED and math.isnan(d.low) and math.isnan(d.high), d
+        assert "one value" in d.reason
+    two = decide([1000] * 2, [1100] * 2, benchmark="b", metric="instructions", threshold=0.01)
+    assert two.outcome == SLOWER and two.low == two.high == pytest.approx(1.1)
+
+
 def test_exit_status():
     rng = np.random.default_rng(3)
     slow = decide(*_pair(rng, 300, 1.1), benchmark="s", metric="wall", threshold=0.02, paired=True)

@@ -31,7 +31,8 @@ tau_k of the budget (of the time budget in ``ab``; n_k / n_max for a budget in v
 sqrt(n_j / n_k) of the looks' statistics, and these repeated intervals cover the true shift at
 all looks together with probability >= 1 - alpha (Jennison & Turnbull 2000, ch. 9; spending on
 the clock: Lan & DeMets 1989). Counts that do not vary (instruction counts of a deterministic
-program) give the exact ratio as a zero-width interval.
+program, seen constant over at least 2 values a side) give the exact ratio as a zero-width
+interval; one value a side never decides.
 """
 
 from __future__ import annotations
@@ -219,8 +220,9 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
     ----------
     base, head : array_like
         Values of the base and head revisions (ns for wall time, counts for instructions), in
-        measurement order; positive. Fewer than 3 each gives "undecided", unless both are
-        constant (exact counts: one value each decides).
+        measurement order; positive. Fewer than 3 each gives "undecided", unless both sides
+        are constant over at least 2 values each (exact counts); a single value a side (one
+        pair) is always "undecided", since one value shows no spread.
     benchmark, metric : str
         Names carried into the decision.
     threshold : float
@@ -260,11 +262,14 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
                float(np.median(h)) if h.size else math.nan)
     common = dict(benchmark=benchmark, metric=metric, threshold=threshold, n_base=int(b.size),
                   n_head=int(h.size), base_median=medians[0], head_median=medians[1])
-    exact = b.size and h.size and np.ptp(b) == 0.0 and np.ptp(h) == 0.0
+    # Values that do not vary are exact only where their constancy was seen: one value a side
+    # (a single pair, one run each) says nothing about the spread, so it never decides.
+    exact = b.size >= 2 and h.size >= 2 and np.ptp(b) == 0.0 and np.ptp(h) == 0.0
     if (b.size < 3 or h.size < 3) and not exact:
+        why = ("one value per revision cannot show its spread" if min(b.size, h.size) < 2
+               else "fewer than 3 values per revision")
         return GateDecision(ratio=math.nan, low=math.nan, high=math.nan, confidence=math.nan,
-                            outcome=UNDECIDED, reason="fewer than 3 values per revision",
-                            **common)
+                            outcome=UNDECIDED, reason=why, **common)
     if critical is None:
         critical = float(special.ndtri(1.0 - alpha / 2.0))
     confidence = 1.0 - 2.0 * float(special.ndtr(-min(critical, 37.0)))

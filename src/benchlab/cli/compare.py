@@ -271,9 +271,19 @@ def _session_only(store, key: str) -> dict | None:
 
 
 def _compare_session(store, session: dict, metric, conf_level, as_json) -> None:
-    """A stored session's own verdict (its stored baseline rule and settings), as show."""
+    """A stored session's own verdict (its stored baseline rule and settings), as show; an
+    ``ab`` session's is the gate's (its pairs), unless another metric is asked for."""
+    from benchlab.report import ab_session
     from benchlab.report.speed_verdict import session_verdict, session_verdict_lines
 
+    gate = ab_session.gate_report_of(session) if metric is None else None
+    if gate is not None:
+        from benchlab.report.ci_outputs import to_json
+
+        if as_json:
+            return echo_json({"session": session["uid"], "gate": to_json(gate),
+                              "verdict_lines": ab_session.gate_lines(gate)}, indent=2)
+        return click.echo("\n".join(ab_session.gate_lines(gate)))
     overrides = {k: v for k, v in (("metric", metric), ("confidence_level", conf_level))
                  if v is not None}
     verdict = session_verdict(store, session["id"], **overrides)

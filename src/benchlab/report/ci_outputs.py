@@ -81,7 +81,7 @@ MARKDOWN_LIMIT = 60_000
 NAMED_REGRESSIONS = 5
 
 
-def _order(report: GateReport) -> list[GateDecision]:
+def ordered(report: GateReport) -> list[GateDecision]:
     """Regressions first, then undecided results that could still be one, then the rest."""
     def rank(d: GateDecision) -> int:
         if d.regression:
@@ -99,19 +99,28 @@ def _rest_text(rest: list[GateDecision]) -> str:
     return f"{len(rest)} more: " + ", ".join(f"{n} {w}" for w, n in sorted(counts.items()))
 
 
+def table_header(report: GateReport) -> tuple[str, ...]:
+    """The columns of the gate's table: the last is "pairs" for a paired gate, else "n"."""
+    return ("benchmark", "metric", "head/base [interval]", "change", "threshold", "outcome",
+            _count_header(report))
+
+
+def table_row(report: GateReport, d: GateDecision) -> tuple[str, ...]:
+    """One decision as the gate's table shows it (columns of :func:`table_header`)."""
+    return (d.benchmark, metric_text(d), ratio_text(d), _pct(d.ratio),
+            f"{100 * d.threshold:g} %", _outcome_words(d), _count(report, d))
+
+
 def terminal_table(report: GateReport) -> str:
     """One screen: a line per decision (past :data:`SCREEN_ROWS` decisions: the regressions,
     then the undecided, then a count of the rest), then the verdict and why."""
-    rows = [("benchmark", "metric", "head/base [interval]", "change", "threshold", "outcome",
-             _count_header(report))]
+    rows = [table_header(report)]
     shown = report.decisions
     rest: list[GateDecision] = []
     if len(shown) > SCREEN_ROWS:
-        ordered = _order(report)
-        shown, rest = ordered[:SCREEN_ROWS], ordered[SCREEN_ROWS:]
-    for d in shown:
-        rows.append((d.benchmark, metric_text(d), ratio_text(d), _pct(d.ratio),
-                     f"{100 * d.threshold:g} %", _outcome_words(d), _count(report, d)))
+        listed = ordered(report)
+        shown, rest = listed[:SCREEN_ROWS], listed[SCREEN_ROWS:]
+    rows += [table_row(report, d) for d in shown]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -172,10 +181,9 @@ def markdown(report: GateReport) -> str:
     out += ["| benchmark | metric | head/base [interval] | change | threshold | outcome | "
             f"{_count_header(report)} |", "|---|---|---|---|---|---|---|"]
     size = sum(len(line) + 1 for line in out) + 4_000  # room for revisions and notes
-    decisions = report.decisions if len(report.decisions) <= SCREEN_ROWS else _order(report)
+    decisions = report.decisions if len(report.decisions) <= SCREEN_ROWS else ordered(report)
     for i, d in enumerate(decisions):
-        row = (f"| {d.benchmark} | {metric_text(d)} | {ratio_text(d)} | {_pct(d.ratio)} | "
-               f"{100 * d.threshold:g} % | {_outcome_words(d)} | {_count(report, d)} |")
+        row = "| " + " | ".join(table_row(report, d)) + " |"
         if size + len(row) + 200 > MARKDOWN_LIMIT:
             out.append(f"\n{_rest_text(decisions[i:])}: not listed, to fit a pull request's "
                        f"comment (the JSON and JUnit outputs list every benchmark)")

@@ -47,21 +47,29 @@ def render_markdown(model: ReportModel, *, figure_dir: Path | None = None,
     """The report as Markdown; figures linked from ``figure_dir`` relative to ``base``."""
     out = [f"# {esc(model.title)}", "", f"Generated {model.generated_utc}.", ""]
     out += [f"- **note**: {esc(n)}" for n in model.notes] + ([""] if model.notes else [])
+    for sec in model.lead:
+        out += _section(sec, figure_dir, base)
     if model.comparison is not None:
         out += _comparison(model.comparison, figure_dir, base)
     for b in model.benchmarks:
         out += _benchmark(b, figure_dir, base)
     for sec in model.extra:
-        out += [f"## {esc(sec.title)}", ""] + [esc(p) + "\n" for p in sec.paragraphs]
-        for spec in sec.figures:
-            out += _figure(spec, figure_dir, base)
-        for t in sec.tables:
-            if t.caption:
-                out += [f"**{esc(t.caption)}**", ""]
-            out += _table(t.header, t.rows)
+        out += _section(sec, figure_dir, base)
     if model.sessions:
         out += _sessions(model.sessions)
     return "\n".join(out) + "\n"
+
+
+def _section(sec, figure_dir: Path | None, base: Path) -> list[str]:
+    """A generic section: its title, paragraphs, figures and tables."""
+    out = [f"## {esc(sec.title)}", ""] + [esc(p) + "\n" for p in sec.paragraphs]
+    for spec in sec.figures:
+        out += _figure(spec, figure_dir, base)
+    for t in sec.tables:
+        if t.caption:
+            out += [f"**{esc(t.caption)}**", ""]
+        out += _table(t.header, t.rows)
+    return out
 
 
 def _value(v, unit: str) -> str:
