@@ -15,7 +15,7 @@ from benchlab.ci.exits import EXIT_PASS
 from benchlab.ci.gate import decide
 from benchlab.ci.report_model import GateReport
 from benchlab.report import ci_outputs
-from benchlab.report.ab_session import LEAD, gate_report_of
+from benchlab.report.ab_session import HEADING, gate_report_of
 from tests.ci.conftest import make_repo
 from tests.conftest import BENCHLAB
 
@@ -38,13 +38,13 @@ def ab_session(tmp_path, cache_env) -> tuple[Path, dict]:
 
 
 @pytest.mark.slow
-def test_show_compare_and_report_lead_with_the_gates_decisions(ab_session, tmp_path):
+def test_show_compare_and_report_open_with_the_gates_decisions(ab_session, tmp_path):
     repo, job = ab_session
     uid = job["session"]
     show = _cli("show", uid, cwd=repo)
     assert show.returncode == 0, show.stderr
     lines = show.stdout.splitlines()
-    start = lines.index(LEAD)
+    start = lines.index(HEADING)
     header = lines[start + 1].split()
     assert header[0] == "benchmark" and header[-1] == "pairs"  # the gate's own table
     assert start < next(i for i, t in enumerate(lines) if "@base" in t)  # before the runs

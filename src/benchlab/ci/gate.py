@@ -211,6 +211,18 @@ class Looks:
                                    tuple(float(v) for v in self.values))
 
 
+def _usable(base: Any, head: Any, paired: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The positive finite values of each side; for pairs, the pairs whose both values are."""
+    b = np.asarray(base, dtype=np.float64)
+    h = np.asarray(head, dtype=np.float64)
+    if not paired:
+        return b[np.isfinite(b) & (b > 0)], h[np.isfinite(h) & (h > 0)]
+    n = min(b.size, h.size)
+    b, h = b[:n], h[:n]
+    keep = np.isfinite(b) & (b > 0) & np.isfinite(h) & (h > 0)
+    return b[keep], h[keep]
+
+
 def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: float,
            critical: float | None = None, alpha: float = DEFAULT_ALPHA,
            paired: bool = False, session_sd: float = 0.0) -> GateDecision:
@@ -249,15 +261,7 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
     from benchlab.stats import distributions as special
 
 
-    b = np.asarray(base, dtype=np.float64)
-    h = np.asarray(head, dtype=np.float64)
-    if paired:
-        n = min(b.size, h.size)
-        b, h = b[:n], h[:n]
-        keep = np.isfinite(b) & (b > 0) & np.isfinite(h) & (h > 0)
-        b, h = b[keep], h[keep]
-    else:
-        b, h = b[np.isfinite(b) & (b > 0)], h[np.isfinite(h) & (h > 0)]
+    b, h = _usable(base, head, paired)
     medians = (float(np.median(b)) if b.size else math.nan,
                float(np.median(h)) if h.size else math.nan)
     common = dict(benchmark=benchmark, metric=metric, threshold=threshold, n_base=int(b.size),

@@ -43,9 +43,9 @@ def show_cmd(session: str | None, as_json: bool, db: str | None,
         verdict_model = session_verdict(store, info["id"], **overrides)
         verdict = session_verdict_lines(store, info["id"], verdict_model, **overrides)
         failures = failed_runs(store, info["id"])
-        gate = ab_session.gate_report_of(info)  # an ab session: the gate's pairs lead
-        lead = ab_session.gate_lines(gate) if gate is not None and not verdict_metric else []
-        verdict = [] if lead else verdict
+        gate = ab_session.gate_report_of(info)  # an ab session: the gate's pairs first
+        opening = ab_session.gate_lines(gate) if gate is not None and not verdict_metric else []
+        verdict = [] if opening else verdict
         info["resume"] = (resume_command(info, db)
                           if info["status"] in ("crashed", "interrupted") else None)
     if as_json:
@@ -54,15 +54,15 @@ def show_cmd(session: str | None, as_json: bool, db: str | None,
         from benchlab.report import ci_outputs
 
         info.update(summaries=[asdict(x) for x in summaries],
-                    verdict=verdict_model.to_dict() if verdict_model and not lead else None,
-                    verdict_lines=lead or verdict,
+                    verdict=verdict_model.to_dict() if verdict_model and not opening else None,
+                    verdict_lines=opening or verdict,
                     gate=None if gate is None else ci_outputs.to_json(gate),
                     failed_runs=failures)
         from benchlab.cli.json_output import echo_json  # --json only
 
         echo_json(info, indent=2)
         return
-    _print_session(info, summaries, verdict, failures, lead)
+    _print_session(info, summaries, verdict, failures, opening)
 
 
 def _print_grid(console, rows: list[tuple[str, str]], key_style: str) -> None:
@@ -100,7 +100,7 @@ def _print_failures(console, failures: list[dict]) -> None:
 
 
 def _print_session(info: dict, summaries: list, verdict: list[str], failures: list[dict],
-                   lead: list[str] = ()) -> None:
+                   opening: list[str] = ()) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -116,7 +116,7 @@ def _print_session(info: dict, summaries: list, verdict: list[str], failures: li
     _print_grid(console, head, "bold")
     if info.get("resume"):
         click.echo(f"{info['status']}: resume with {info['resume']}")
-    for line in ["", *lead] if lead else []:  # an ab session's gate, before its runs
+    for line in ["", *opening] if opening else []:  # an ab session's gate, before its runs
         console.print(escape(line), highlight=False, soft_wrap=True)
     if any(x.wall.n or x.program for x in summaries):
         from benchlab.report.run_summary import render_summary_table

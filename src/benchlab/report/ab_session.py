@@ -3,7 +3,7 @@
 An ``ab`` session stores both revisions' runs under names such as ``work@base`` and
 ``work@head``, and its metadata (``ab``) holds what the gate decided on them: per benchmark and
 metric the head/base ratio of the **pairs** with its repeated interval, the outcome, the pairs
-and the seconds measured. ``show``, ``report`` and ``compare`` of such a session lead with those
+and the seconds measured. ``show``, ``report`` and ``compare`` of such a session open with those
 decisions (:func:`gate_report_of` rebuilds the :class:`~benchlab.ci.report_model.GateReport`
 the job rendered, so the table and the verdict line are the job's own), and do not judge the
 two revisions' runs as independent samples against one reference: that comparison ignores the
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # imported where used: show reads every session, few are ab s
     from benchlab.report.model import Section
 
 #: The words that introduce the gate's decisions wherever an ``ab`` session is shown.
-LEAD = ("the gate's decisions (benchlab ab: head/base within interleaved pairs, the repeated "
+HEADING = ("the gate's decisions (benchlab ab: head/base within interleaved pairs, the repeated "
         "interval the job decided on):")
 #: Why the unpaired comparison of the two sides is not shown as a verdict.
 UNPAIRED_NOTE = ("the runs of each side are not judged as independent samples: the pairs "
@@ -67,11 +67,11 @@ def _numbers(value: Any, kind: type) -> dict[str, Any]:
 
 
 def gate_lines(report: "GateReport") -> list[str]:
-    """The lines ``show`` and ``compare`` print for an ``ab`` session: the lead, the gate's
+    """The lines ``show`` and ``compare`` print for an ``ab`` session: a heading, the gate's
     table and verdict line exactly as the job printed them, and why nothing else is judged."""
     from benchlab.report import ci_outputs
 
-    return [LEAD, *ci_outputs.terminal_table(report).splitlines(), f"note: {UNPAIRED_NOTE}"]
+    return [HEADING, *ci_outputs.terminal_table(report).splitlines(), f"note: {UNPAIRED_NOTE}"]
 
 
 def gate_section(report: "GateReport") -> "Section":
@@ -81,7 +81,7 @@ def gate_section(report: "GateReport") -> "Section":
     from benchlab.report.model import Section, Table
 
     rows = [list(ci_outputs.table_row(report, d)) for d in ci_outputs.ordered(report)]
-    paragraphs = [ci_outputs.summary_line(report), LEAD[0].upper() + LEAD[1:-1] + "."]
+    paragraphs = [ci_outputs.summary_line(report), HEADING[0].upper() + HEADING[1:-1] + "."]
     for label, rev in report.revisions.items():
         commit = str(rev.get("commit") or "")[:12]
         dirty = " with uncommitted changes" if rev.get("dirty") else ""
@@ -94,7 +94,7 @@ def gate_section(report: "GateReport") -> "Section":
                           [d.regression for d in ci_outputs.ordered(report)])])
 
 
-def lead_with_gates(store: Any, model: Any, selectors: Sequence[str], *,
+def open_with_gates(store: Any, model: Any, selectors: Sequence[str], *,
                     explicit_reference: bool = False) -> None:
     """Put the gate of every ``ab`` session ``selectors`` name (none: the newest session) first
     in ``model`` (a :class:`~benchlab.report.model.ReportModel`); when every selector is such a
@@ -107,7 +107,7 @@ def lead_with_gates(store: Any, model: Any, selectors: Sequence[str], *,
         report = gate_report_of(session) if session is not None else None
         if report is not None:
             gates.append(report)
-    model.lead.extend(gate_section(g) for g in gates)
+    model.first.extend(gate_section(g) for g in gates)
     if gates and len(gates) == len(keys) and not explicit_reference:
         model.comparison = None
 

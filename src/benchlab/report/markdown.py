@@ -47,7 +47,7 @@ def render_markdown(model: ReportModel, *, figure_dir: Path | None = None,
     """The report as Markdown; figures linked from ``figure_dir`` relative to ``base``."""
     out = [f"# {esc(model.title)}", "", f"Generated {model.generated_utc}.", ""]
     out += [f"- **note**: {esc(n)}" for n in model.notes] + ([""] if model.notes else [])
-    for sec in model.lead:
+    for sec in model.first:
         out += _section(sec, figure_dir, base)
     if model.comparison is not None:
         out += _comparison(model.comparison, figure_dir, base)

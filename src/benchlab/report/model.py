@@ -108,8 +108,7 @@ class Section:
 
 @dataclass
 class ReportModel:
-    """Everything a report shows; ``lead`` sections come first (an ``ab`` session's gate),
-    ``extra`` holds study/machine/history sections after the benchmarks."""
+    """Everything a report shows; ``first``: an ab session's gate; ``extra``: study/history."""
 
     title: str
     generated_utc: str
@@ -117,14 +116,13 @@ class ReportModel:
     comparison: ComparisonSection | None = None
     sessions: list[SessionSection] = field(default_factory=list)
     extra: list[Section] = field(default_factory=list)
-    lead: list[Section] = field(default_factory=list)
+    first: list[Section] = field(default_factory=list)
     colours: F.Colours = field(default_factory=F.Colours)
     notes: list[str] = field(default_factory=list)
 
     def figures(self) -> list[F.Figure]:
         """All figures in page order."""
-        out = [f for section in self.lead for f in section.figures]
-        out += [f for b in self.benchmarks for f in b.figures]
+        out = [f for s in [*self.first, *self.benchmarks] for f in s.figures]
         if self.comparison:
             out.extend(self.comparison.figures)
         for section in self.extra:

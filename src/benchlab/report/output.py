@@ -108,9 +108,9 @@ def write_report(store: Store, selectors: Sequence[str], output: str | None, *,
     model.extra.extend(sections)
     model.extra.extend(extra)
     if selectors or not (history or extra):
-        from benchlab.report.ab_session import lead_with_gates
+        from benchlab.report.ab_session import open_with_gates
 
-        lead_with_gates(store, model, selectors, explicit_reference=reference is not None)
+        open_with_gates(store, model, selectors, explicit_reference=reference is not None)
     return write_model(model, output, fmt=fmt, plots=plots)
 
 
