@@ -24,6 +24,7 @@ from benchlab.report.verdict_text import (
     candidate_line,
     check_lines,
     notes_text,
+    verdict_header,
     verdict_note_lines,
     verdict_text,
 )
@@ -157,8 +158,11 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
                                                     else None),
                             jaybeams_compatible=jaybeams_compatible)
 
+    def jaybeams_rules(r) -> bool:  # the JayBeams analysis decides (or exact counts do)
+        return jaybeams_compatible or (unit == "count" and _exact_counts(r))
+
     def line(r) -> str:  # the verdict of one candidate: the structured one, unless the JayBeams rules
-        if jaybeams_compatible or (unit == "count" and _exact_counts(r)):
+        if jaybeams_rules(r):
             return verdict_text(r, unit, base.metric)
         return candidate_line(verdict, verdict.candidate(r.name_a))
     if report_file is not None:
@@ -180,22 +184,28 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
             "environment_differences": {k: [list(map(_plain, d)) for d in v]
                                         for k, v in diffs.items()}}, indent=2)
         return
-    _print_text(results, unit, base.metric, line, verdict, labels, counted, diffs)
+    _print_text(results, unit, base.metric, line, jaybeams_rules, verdict, labels, counted,
+                diffs)
 
-def _print_text(results, unit: str, metric: str, line, verdict, labels: list[str],
-                counted: list, diffs: dict) -> None:
+
+def _print_text(results, unit: str, metric: str, line, jaybeams_rules, verdict,
+                labels: list[str], counted: list, diffs: dict) -> None:
     """compare's terminal output: each comparison's checks, verdict and notes, the verdict's
     notes, exact counts and environment differences (``unit`` of the values, ``line`` words
-    one comparison's verdict)."""
+    one comparison's verdict; ``jaybeams_rules(r)``: the JayBeams steps decide ``r``, so all
+    of them are printed, else only the checks of the data beside the verdict's numbers)."""
     console = Console(soft_wrap=True)  # one line per sentence: a pipe or CI log cuts nothing
+    if not all(jaybeams_rules(r) for r in results):  # the test, and why the levels differ
+        console.print(escape(verdict_header(verdict)), highlight=False)
     for r in results:
+        every_step = jaybeams_rules(r)
         console.print(f"[bold]{r.name_a}[/bold] vs baseline [bold]{r.name_b}[/bold] "
                       f"({metric}, n = {r.n_a} and {r.n_b})")
-        for status, text in check_lines(r, unit):
+        for status, text in check_lines(r, unit, every_step=every_step):
             style = _STYLE.get(status, "")
             console.print(f"  [{style}]{status}[/{style}]: {text}", highlight=False)
         console.print(f"  [bold]verdict:[/bold] {escape(line(r))}", highlight=False)
-        for note in notes_text(r, unit):
+        for note in notes_text(r, unit) if every_step else []:
             console.print(f"  note: {note}", highlight=False)
         console.print()
     for note in verdict_note_lines(verdict):

@@ -71,18 +71,24 @@ def demo_cmd(runs, warmup, n, seed, db):
     db_arg = f" --db {db}" if db else ""
     for cmd in (f"benchlab show {session.uid}{db_arg}",
                 f"benchlab analyze {session.uid}:quicksort{db_arg}",
-                f"benchlab compare {session.uid}:qsort {session.uid}:quicksort{db_arg}",
+                f"benchlab compare {session.uid}:quicksort {session.uid}:mergesort "
+                f"--baseline {session.uid}:qsort{db_arg}",
                 f"benchlab export {session.uid} --format markdown{db_arg}"):
         console.print(f"  {cmd}")
     store.close()
 
 
 def _print_verdicts(store, uid: str, console: Console) -> None:
-    """The verdict of each sort against libc qsort (the baseline), as run and show print it."""
-    from benchlab.report.speed_verdict import session_verdict_lines
+    """The verdict of each sort against libc qsort (the baseline), stored with the session as
+    ``run`` stores its own, so that ``show``, ``compare``, ``report`` and the exports give
+    these same lines and numbers."""
+    from benchlab.cli.run_outcome import store_run_verdict
+    from benchlab.report.speed_verdict import session_verdict_lines, verdict_settings
 
     session_id = store.get_session(uid)["id"]
-    for line in session_verdict_lines(store, session_id, reference="qsort", metric="wall"):
+    verdict = store_run_verdict(store, session_id,
+                                verdict_settings(reference="qsort", metric="wall"))
+    for line in session_verdict_lines(store, session_id, verdict):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print()
 

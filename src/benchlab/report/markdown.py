@@ -13,6 +13,7 @@ from pathlib import Path
 
 from benchlab.report.comparison_words import check_line, power_note, verdict_sentence
 from benchlab.report.model import ReportModel
+from benchlab.report.verdict_text import DATA_CHECKS
 from benchlab.units import format_value
 
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "[": "\\[",
@@ -77,33 +78,48 @@ def _value(v, unit: str) -> str:
 
 
 def _comparison(c, figure_dir: Path | None, base: Path) -> list[str]:
-    """The comparison against the reference: verdicts, the table, power notes and checks."""
-    f = _value
+    """The comparison against the reference: the verdict as run prints it, the table of its
+    numbers, the checks of the data (every JayBeams step and the power plan when they decide)."""
     out = [f"## Comparison against {esc(c.reference)}", ""]
-    out += [f"- **{esc(r.name_a)} vs {esc(r.name_b)}**: {esc(verdict_sentence(r, c.unit))}"
-            for r in c.results] + [""]
-    rows = []
-    for r, q in zip(c.results, c.ratios):
-        hl = r.hodges_lehmann
-        rows.append([r.name_a, str(r.n_a), f(r.summary_a.median, c.unit),
-                     f(hl.estimate, c.unit) if hl else "-",
-                     f"{f(hl.ci_low, c.unit)} .. {f(hl.ci_high, c.unit)}" if hl else "-",
-                     "-" if q["estimate"] is None else f"{q['estimate']:.4f}",
-                     "-" if q["estimate"] is None else
-                     f"{q['low']:.4f} .. {q['high']:.4f} ({100 * q['level']:.4g} %)",
-                     f"{q['p_adjusted']:.3g}", r.outcome,
-                     f"{c.instructions[r.name_a]:,.0f}" if r.name_a in c.instructions
-                     else "-"])
-    out += _table(["command", "n", "median", f"HL shift vs {c.reference}", "95 % interval",
-                   "relative time", "interval (its Holm level)",
-                   "p", "outcome", "instructions / run"], rows)
+    if c.jaybeams:
+        out += [f"- **{esc(r.name_a)} vs {esc(r.name_b)}**: {esc(verdict_sentence(r, c.unit))}"
+                for r in c.results] + [""]
+    else:  # the verdict's own lines, word for word: its header says why levels differ
+        out += [f"- {esc(line)}" for _, line in c.verdict_lines] + [""]
+    out += _table(*_comparison_table(c))
     for r in c.results:
-        out += [f"**{esc(r.name_a)} vs {esc(r.name_b)}** — power: "
-                f"{esc(power_note(r, c.unit))}", ""]
-        out += [f"- {esc(ch.status)}: {esc(check_line(r, ch))}" for ch in r.checks] + [""]
+        if c.jaybeams:
+            out += [f"**{esc(r.name_a)} vs {esc(r.name_b)}** — power: "
+                    f"{esc(power_note(r, c.unit))}", ""]
+        else:
+            out += [f"**{esc(r.name_a)} vs {esc(r.name_b)}** — the data:", ""]
+        out += [f"- {esc(ch.status)}: {esc(check_line(r, ch))}" for ch in r.checks
+                if c.jaybeams or ch.name in DATA_CHECKS] + [""]
     for spec in c.figures:
         out += _figure(spec, figure_dir, base)
     return out
+
+
+def _comparison_table(c) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the comparison table: the verdict's numbers as its sentences write
+    them (the JayBeams Hodges-Lehmann shift too when that analysis decides)."""
+    f = _value
+    header = ["command", "n", "median"]
+    if c.jaybeams:
+        header += [f"HL shift vs {c.reference}", "95 % interval of the shift"]
+    header += ["estimate", "interval (its Holm level)", "p (Holm-adjusted)", "outcome",
+               "instructions / run"]
+    rows = []
+    for r, q in zip(c.results, c.ratios):
+        hl = r.hodges_lehmann
+        row = [r.name_a, str(r.n_a), f(r.summary_a.median, c.unit)]
+        if c.jaybeams:
+            row += [f(hl.estimate, c.unit) if hl else "-",
+                    f"{f(hl.ci_low, c.unit)} .. {f(hl.ci_high, c.unit)}" if hl else "-"]
+        row += [*q["numbers"], r.outcome if c.jaybeams else q["outcome"],
+                f"{c.instructions[r.name_a]:,.0f}" if r.name_a in c.instructions else "-"]
+        rows.append(row)
+    return header, rows
 
 
 def _benchmark(b, figure_dir: Path | None, base: Path) -> list[str]:

@@ -71,6 +71,10 @@ class ComparisonSection:
     ratio_confidence: float
     figures: list[F.Figure]
     instructions: dict[str, float]
+    #: The verdict's lines as run prints them (:func:`verdict_text.verdict_parts`).
+    verdict_lines: list[tuple[str, str]] = field(default_factory=list)
+    #: The JayBeams analysis decides: its every step is shown, else the data's checks only.
+    jaybeams: bool = False
 
 
 @dataclass
@@ -253,7 +257,8 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
     else:
         results = compare_many(clean(ref), {n: clean(s) for n, s in cands},
                                baseline_name=labels[reference], options=options).comparisons
-    if verdict is None:  # the one structured verdict every command prints (docs/verdict.md)
+    if verdict is None or verdict.baseline != labels[reference]:
+        # the one structured verdict every command prints (docs/verdict.md)
         from benchlab.stats.verdict_model import verdict_model
 
         verdict = verdict_model([(labels[i], clean(s)) for i, s in enumerate(series)],
@@ -266,24 +271,10 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
     # Holm level, stated per row): a bootstrap ratio of medians at the Bonferroni level here
     # put a third pair of numbers beside the headline's and the analysis's for one comparison.
     table = verdict
-    if table is None or table.baseline != labels[reference]:
-        from benchlab.stats.verdict_model import verdict_model
-
-        table = verdict_model([(labels[i], clean(s)) for i, s in enumerate(series)],
-                              baseline=labels[reference], metric=ref.metric,
-                              unit=ref.unit or "ns",
-                              confidence_level=options.resolved().confidence_level)
     confidence = table.confidence_level
-    ratios = []
-    for (name, s), r in zip(cands, results):
-        vc = table.candidate(name)
-        known = vc.ratio is not None and vc.ratio_low is not None and vc.ratio_high is not None
-        ratios.append({"name": name, "estimate": vc.ratio if known else None,
-                       "low": vc.ratio_low if known else None,
-                       "high": vc.ratio_high if known else None,
-                       "level": vc.interval_level if known else None,
-                       "colour": colours(name), "outcome": vc.outcome,
-                       "p_adjusted": vc.p_adjusted})
+    from benchlab.report.verdict_text import table_row, verdict_parts
+
+    ratios = [{**table_row(table, name), "colour": colours(name)} for name, _ in cands]
     fig = F.interval_figure(
         "comparison-relative-speed", f"Relative time vs {labels[reference]} (the verdict's ratio)",
         f"Hodges-Lehmann ratio command / {labels[reference]} — below 1 is faster",
@@ -298,7 +289,8 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
                                        ref.metric),
             F.cdf_figure("comparison-cdf", both, ref.unit, colours, ref.metric)]
     return ComparisonSection(labels[reference], ref.unit, results, ratios, confidence, figs,
-                             instr)
+                             instr, verdict_parts(table),
+                             bool(options.resolved().jaybeams_compatible))
 
 
 def _get(env: dict | None, path: str) -> Any:

@@ -160,8 +160,10 @@ def _dependence_line(c: Comparison, status: str) -> str:
             flagged.append(f"{name}'s {d.n} runs count as about {d.effective_n:.0f} independent "
                            "ones")
     if status == "PASSED":
-        return ("no sign of autocorrelation beyond chance (lag-1 band 1.96/sqrt(n), 0.84/sqrt(n) "
-                "below 20 runs, Ljung-Box "
+        # "on its own": the verdict also pools the lag-1 estimate over the series, and a
+        # WARNING below says when that pooled estimate widened it
+        return ("no series shows autocorrelation beyond chance on its own (lag-1 band "
+                "1.96/sqrt(n), 0.84/sqrt(n) below 20 runs, Ljung-Box "
                 f"at 1%; {'; '.join(parts)})")
     return (f"autocorrelated runs ({'; '.join(parts)}): {', '.join(flagged)}; the verdict's "
             "interval and p are widened for it, the check lines' test is not")
@@ -215,9 +217,22 @@ def check_line(c: Comparison, check: Check, unit: str = "ns") -> str:
     raise ValueError(f"no sentence for check {name!r}")
 
 
-def check_lines(c: Comparison, unit: str = "ns") -> list[tuple[str, str]]:
-    """(status, sentence) for every check of ``c``, in order; values in ``unit``."""
-    return [(check.status, check_line(c, check, unit)) for check in c.checks]
+#: The checks of the data itself, printed beside the structured verdict. The JayBeams
+#: analysis's own estimates, test and power plan (its Mann-Whitney p, Hodges-Lehmann shift,
+#: median ratio with a bootstrap interval, effect size, sample counts) are printed only when
+#: they are the decision (``--jaybeams-compatible``): beside the verdict they were a second
+#: ratio, interval, p and run count for one comparison ("median ratio 0.8333, CI [0.8333,
+#: 1.2]" beside "ratio 1.000"; a 95 % median ratio beside a 97.5 % Holm interval).
+DATA_CHECKS = ("summary", "independence")
+
+
+def check_lines(c: Comparison, unit: str = "ns", *, every_step: bool = True
+                ) -> list[tuple[str, str]]:
+    """(status, sentence) for every check of ``c``, in order; values in ``unit``.
+    ``every_step`` False: only :data:`DATA_CHECKS`, the lines shown beside the structured
+    verdict, whose numbers are then the only estimate, interval, p and plan printed."""
+    return [(check.status, check_line(c, check, unit)) for check in c.checks
+            if every_step or check.name in DATA_CHECKS]
 
 
 def _decided(c: Comparison, unit: str) -> str:
@@ -446,22 +461,67 @@ def _ratio_words(c: Any, v: Any) -> str:
             f"{_bracket(c.ratio_low, c.ratio_high, c.low_open, c.high_open)}")
 
 
+def _speed_factor(c: Any) -> tuple[str, str]:
+    """A decided candidate's factor and interval as its sentence prints them: baseline /
+    candidate when the candidate ran faster, candidate / baseline when slower (both >= 1)."""
+    if c.outcome == "faster":
+        return _factor(1 / c.ratio), _bracket(1 / c.ratio_high, 1 / c.ratio_low, c.high_open,
+                                              c.low_open)
+    return _factor(c.ratio), _bracket(c.ratio_low, c.ratio_high, c.low_open, c.high_open)
+
+
 def _decided_words(c: Any, v: Any) -> str:
-    faster = c.outcome == "faster"
     if c.ratio is None or c.ratio_low is None:
         return f"{c.name} is {c.outcome} than {v.baseline} ({_p_words(c, v)})"
-    if faster:  # the candidate ran faster: factor baseline / candidate
-        who, than = c.name, v.baseline
-        factor, low, high = 1 / c.ratio, 1 / c.ratio_high, 1 / c.ratio_low
-        low_open, high_open = c.high_open, c.low_open
-    else:
-        who, than = v.baseline, c.name
-        factor, low, high, low_open, high_open = (c.ratio, c.ratio_low, c.ratio_high,
-                                                  c.low_open, c.high_open)
+    # the faster of the two ran the factor faster than the other
+    who, than = (c.name, v.baseline) if c.outcome == "faster" else (v.baseline, c.name)
+    factor, interval = _speed_factor(c)
     verb = "ran" if _is_time(v) else "has"
     what = "faster" if _is_time(v) else f"lower {v.metric}"
-    return (f"{who} {verb} {_factor(factor)}× {what} than {than}, {_level(c.interval_level)} CI "
-            f"{_bracket(low, high, low_open, high_open)} ({_p_words(c, v)})")
+    return (f"{who} {verb} {factor}× {what} than {than}, {_level(c.interval_level)} CI "
+            f"{interval} ({_p_words(c, v)})")
+
+
+def _equivalence_interval(c: Any, v: Any) -> str:
+    """The two one-sided tests' interval an equivalent candidate's sentence prints."""
+    m = max(len(v.candidates), 1)
+    return (f"{_level(1 - 2 * v.alpha / m)} CI [{_factor(c.equivalence_low)}, "
+            f"{_factor(c.equivalence_high)}]")
+
+
+def table_row(v: Any, name: str) -> dict:
+    """Candidate ``name``'s row of a comparison table: the verdict's ratio candidate /
+    baseline with its interval (for a figure), outcome, p, and as ``numbers`` the estimate,
+    interval and p written as its sentence writes them (:func:`table_numbers`)."""
+    c = v.candidate(name)
+    known = c.ratio is not None and c.ratio_low is not None and c.ratio_high is not None
+    return {"name": name, "estimate": c.ratio if known else None,
+            "low": c.ratio_low if known else None, "high": c.ratio_high if known else None,
+            "level": c.interval_level if known else None, "outcome": c.outcome,
+            "p_adjusted": c.p_adjusted, "numbers": table_numbers(v, c)}
+
+
+def table_numbers(v: Any, c: Any) -> tuple[str, str, str]:
+    """(estimate, interval with its level, p) of candidate ``c`` of verdict ``v`` for a
+    table row, each written exactly as :func:`candidate_line` writes it, so a report's table
+    and the verdict's sentence read the same numbers: ('1.62× faster', '95% CI [1.53,
+    1.73]', 'p = 7.6e-05'); undecided: ('ratio 1.004', '95% CI [0.970, 1.030]', ...)."""
+    p = p_equals(c.p_adjusted) if c.p_adjusted is not None else "-"
+    if c.ratio is None and c.shift is not None:
+        return (f"difference {_fmt(c.shift, v.unit)}", f"{_level(c.interval_level)} CI "
+                f"{format_interval(c.shift_low, c.shift_high, unit=v.unit)}", p)
+    if c.ratio is None:
+        return "no ratio (the baseline's median is 0)", "-", p
+    if c.ratio_low is None:
+        return f"ratio {_factor(c.ratio)}", "no interval with fewer than 3 runs", p
+    if c.decided and c.outcome in ("faster", "slower"):
+        factor, interval = _speed_factor(c)
+        word = c.outcome if _is_time(v) else f"{'lower' if c.outcome == 'faster' else 'higher'}"
+        return f"{factor}× {word}", f"{_level(c.interval_level)} CI {interval}", p
+    if c.outcome == "equivalent" and c.equivalence_low is not None:
+        return f"ratio {_factor(c.ratio)}", _equivalence_interval(c, v), p
+    return (f"ratio {_factor(c.ratio)}", f"{_level(c.interval_level)} CI "
+            f"{_bracket(c.ratio_low, c.ratio_high, c.low_open, c.high_open)}", p)
 
 
 def _too_few_words(c: Any, v: Any, more_runs: str | None = None) -> str:
@@ -517,8 +577,7 @@ def candidate_line(v: Any, c: Any, *, more_runs: str | None = None) -> str:
                 f"{c.runs_to_decide} each) so the runs can estimate their own dependence")
     if c.outcome == "equivalent":
         m = max(len(v.candidates), 1)
-        eq = (f"ratio {_factor(c.ratio)}, {_level(1 - 2 * v.alpha / m)} "
-              f"CI [{_factor(c.equivalence_low)}, {_factor(c.equivalence_high)}]"
+        eq = (f"ratio {_factor(c.ratio)}, {_equivalence_interval(c, v)}"
               if c.equivalence_low is not None else "")
         if c.ratio is None and c.shift is not None:
             eq = (f"difference {_fmt(c.shift, v.unit)}, {_level(1 - 2 * v.alpha / m)} CI of "
@@ -576,7 +635,26 @@ def verdict_header(v: Any) -> str:
         test = ("Mann-Whitney test, and for autocorrelated runs a Wald test of the ratio "
                 "widened for them")
     return (f"verdict{metric} (baseline: {v.baseline}, {why}; {test}{holm}; "
-            "Hodges-Lehmann ratio with the interval of that test):")
+            f"Hodges-Lehmann ratio with the interval of that test{holm_levels(v)}):")
+
+
+def holm_levels(v: Any) -> str:
+    """Why the intervals of one verdict state different levels: each is the interval of its
+    own Holm step (97.5 % and 95 % for two comparisons), so that its word, its interval and
+    its p agree; '' for a single comparison (every interval at the verdict's level)."""
+    if v.correction != "holm":
+        return ""
+    return (f", each at its Holm step's level 1 - {v.alpha:g}/k, k the comparisons still "
+            "open")
+
+
+def verdict_parts(v: Any) -> list[tuple[str, str]]:
+    """(kind, text) of each line of ``v`` in run's words and order (by median): kind
+    ``header``, the candidate's outcome, or ``note`` (a page styles each by its kind)."""
+    cands = sorted(v.candidates, key=lambda c: c.median)
+    return [("header", verdict_header(v)),
+            *((c.outcome, candidate_line(v, c)) for c in cands),
+            *(("note", line) for line in verdict_note_lines(v))]
 
 
 def verdict_lines(v: Any, *, sort: str = "auto", more_runs: str | None = None) -> list[str]:

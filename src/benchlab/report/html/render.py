@@ -17,6 +17,7 @@ import benchlab
 from benchlab.errors import UserError
 from benchlab.report.comparison_words import check_line, power_note, verdict_sentence
 from benchlab.report.model import ReportModel
+from benchlab.report.verdict_text import DATA_CHECKS
 from benchlab.units import format_value
 
 
@@ -50,7 +51,7 @@ def render_html(model: ReportModel) -> str:
         model=model, version=benchlab.__version__,
         bokeh_js=inline_resources() if figures else "", bokeh_script=script,
         div=lambda f: div_of[id(f)], fmt=_fmt, pval=_pval, count=_count,
-        verdict=verdict_sentence, power=power_note, check=check_line)
+        verdict=verdict_sentence, power=power_note, check=check_line, data_checks=DATA_CHECKS)
 
 
 def write_atomically(path: str | os.PathLike, text: str) -> int:

@@ -1,0 +1,132 @@
+"""One comparison, one set of numbers: the estimate, the interval, its level and p of each
+candidate are the same in run's output, show, compare SESSION, compare A B --baseline C over
+the same series, the HTML report (its verdict lines and its table), every export format and
+the JSON of show and compare.
+
+A real session of three commands (real processes, a real SQLite store) with a reference, so the
+family has two comparisons and Holm's steps give two different levels (97.5 % and 95 % when
+both are decided); the numbers are compared with each other, never with a timing.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+
+import pytest
+
+from benchlab.store.formats.exporters import EXPORTERS
+from tests.cli.forked import run_cli
+
+#: A candidate's numbers in a verdict line ('ran 1.62× faster than x, 97.5% CI [1.53, 1.76]
+#: (p = 0.00015' or 'ratio 1.004, 95% CI [0.970, 1.030] (p = 0.71') or in a row of the
+#: report's table ('1.62× slower 97.5% CI [1.53, 1.76] p = 0.00015').
+NUMBERS = re.compile(r"(?:([\d.]+)× \w+(?: than [^,]+)?|ratio ([\d.]+)),? ([\d.]+)% CI [\[(]([\d.]+), "
+                     r"([\d.]+)[\])] \(?p ([=<] [\d.e+-]+)")
+REFERENCE = "sleep 0.03"
+
+
+def _numbers(lines: list[str]) -> dict[str, tuple]:
+    """{candidate: (estimate, level, low, high, p)} of every line about a candidate."""
+    out = {}
+    for line in lines:
+        m = NUMBERS.search(line)
+        if m is None:
+            continue
+        faster_by, ratio, level, low, high, p = m.groups()
+        candidate = next(n for n in re.findall(r"sleep 0\.0\d+", line) if n != REFERENCE)
+        assert candidate not in out, (candidate, lines)
+        out[candidate] = (faster_by or ratio, level, low, high, p)
+    return out
+
+
+def _cells(page: str, tag: str) -> list[str]:
+    """The text of each ``tag`` element of an HTML page (tags inside stripped)."""
+    found = re.findall(rf"<{tag}\b[^>]*>(.*?)</{tag}>", page, flags=re.S)
+    return [re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", x))).strip()
+            for x in found]
+
+
+def _decimals(printed: str) -> int:
+    return len(printed.partition(".")[2])
+
+
+def _agrees(candidate: dict, printed: tuple) -> None:
+    """The JSON's full-precision numbers of one candidate, rounded as printed."""
+    estimate, level, low, high, p = printed
+    ratio, lo, hi = candidate["ratio"], candidate["ratio_low"], candidate["ratio_high"]
+    if candidate["outcome"] == "faster":  # printed as reference / candidate
+        ratio, lo, hi = 1 / ratio, 1 / hi, 1 / lo
+    for value, text in ((ratio, estimate), (lo, low), (hi, high)):
+        assert f"{value:.{_decimals(text)}f}" == text, (value, text, candidate)
+    assert f"{100 * candidate['interval_level']:.3g}" == level, (candidate, level)
+    assert f"= {candidate['p_adjusted']:.2g}" == p, (candidate, p)
+
+
+@pytest.mark.slow
+def test_every_command_and_file_reads_the_same_numbers(tmp_path):
+    db = str(tmp_path / "b.db")
+    run = run_cli("run", "-N", "-r", "6", "--reference", REFERENCE, "sleep 0.001", "sleep 0.01",
+                  "--db", db, check=True, cwd=tmp_path)
+    numbers = _numbers(run.stdout.splitlines())
+    assert set(numbers) == {"sleep 0.001", "sleep 0.01"}, run.stdout
+    header = next(line for line in run.stdout.splitlines() if line.startswith("verdict"))
+    assert "each at its Holm step's level 1 - 0.05/k" in header  # why the levels differ
+    uid = re.search(r"stored as session (\w+)", run.stdout).group(1)
+
+    def same(text: str | list[str], where: str) -> None:
+        lines = text.splitlines() if isinstance(text, str) else text
+        assert _numbers(lines) == numbers, (where, text)
+
+    same(run_cli("show", uid, "--db", db, check=True).stdout, "show")
+    same(run_cli("compare", uid, "--db", db, check=True).stdout, "compare SESSION")
+    given = run_cli("compare", f"{uid}:sleep 0.001", f"{uid}:sleep 0.01", "--baseline",
+                    f"{uid}:{REFERENCE}", "--db", db, check=True).stdout
+    same(given, "compare A B --baseline C")
+    assert "median ratio" not in given and "Hodges-Lehmann shift" not in given
+
+    page = tmp_path / "r.html"
+    run_cli("report", uid, "-o", str(page), "--db", db, check=True)
+    same([c for c in _cells(page.read_text(), "div") if " CI " in c and len(c) < 300],
+         "report: the verdict lines")
+    same([c for c in _cells(page.read_text(), "tr") if "CI" in c], "report: the table")
+
+    shown = json.loads(run_cli("show", uid, "--json", "--db", db, check=True).stdout)["verdict"]
+    compared = json.loads(run_cli("compare", uid, "--json", "--db", db, check=True).stdout)
+    assert compared["verdict"] == shown
+    for candidate in shown["candidates"]:
+        _agrees(candidate, numbers[candidate["name"]])
+
+    for fmt in EXPORTERS:
+        out = run_cli("export", uid, "--format", fmt, "--db", db, check=True).stdout
+        if fmt in ("markdown", "asciidoc", "orgmode"):  # hyperfine's table, then the verdict
+            same(out, f"export {fmt}")
+        elif fmt == "json":
+            assert json.loads(out)["sessions"][0]["metadata"]["verdict"]["result"] == shown
+        elif fmt == "csv":
+            meta = next(line for line in out.splitlines()
+                        if line.startswith(f"# session {uid} metadata: "))
+            assert json.loads(meta.split(": ", 1)[1])["verdict"]["result"] == shown
+        else:  # hyperfine's JSON and CSV: per-command statistics, no comparison to disagree
+            rows = (json.loads(out)["results"] if fmt == "hyperfine"
+                    else list(csv.DictReader(io.StringIO(out))))
+            assert rows and not any("relative" in key or "ratio" in key
+                                    for row in rows for key in row), (fmt, rows[0])
+
+
+@pytest.mark.slow
+def test_demo_stores_its_verdict_so_show_reads_the_same_lines(tmp_path):
+    """The demo judges against libc qsort; show of its session said the fastest was the
+    baseline, with other intervals and levels, until the demo stored its settings as run does."""
+    db = str(tmp_path / "d.db")
+    demo = run_cli("demo", "--runs", "5", "--warmup", "0", "--size", "1000", "--db", db,
+                   check=True, cwd=tmp_path, timeout=300).stdout
+    block = [line for line in demo.splitlines()
+             if line.startswith(("verdict", "  quicksort", "  mergesort", "  cannot"))]
+    assert block and "baseline: qsort, the reference" in block[0], demo
+    uid = re.search(r"stored as session (\w+)", demo).group(1)
+    shown = run_cli("show", uid, "--db", db, check=True).stdout.splitlines()
+    assert all(line in shown for line in block), (block, shown)
