@@ -73,3 +73,41 @@ def test_the_table_is_built_only_for_integers_of_a_modest_range():
     x, y = timings[::10], outlier[::10]
     ranks = [1, 1000, 125_000, 250_000]
     assert np.array_equal(pairwise_difference_quantiles(x, y, ranks), _brute_force(x, y, ranks))
+
+
+def test_log_timings_are_searched_without_repair_and_count_as_brute_force(monkeypatch):
+    """Logarithms of timings lie within a factor 2 of each other, so every difference is exact
+    (Sterbenz) and a search for x_i - t nudged by its rounding error counts exactly: no repair
+    pass. Pivots both at differences and between them (t +- one float)."""
+    rng = np.random.default_rng(9)
+    x = np.sort(np.log(np.round(rng.lognormal(13, 0.3, 300))))
+    y = np.sort(np.log(np.round(rng.lognormal(13.02, 0.3, 280))))
+    mat = rank_selection._DifferenceMatrix(x, y)
+    assert mat.exact_differences and mat._below is None
+
+    def no_repair(*_args, **_kwargs):
+        raise AssertionError("the boundary was repaired")
+
+    monkeypatch.setattr(mat, "_repair", no_repair)
+    diffs = np.subtract.outer(x, y)
+    for t in rng.choice(diffs.ravel(), 60):
+        # ... and pivots larger than some x_i (the general error term, not the fast one)
+        for pivot in (t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf), t + 1e-9, 40 * t,
+                      13.1 + t):
+            assert mat.count(mat.first_le(pivot)) == int((diffs <= pivot).sum())
+            assert mat.count(mat.first_lt(pivot)) == int((diffs < pivot).sum())
+
+
+@pytest.mark.parametrize("scale", [1.0, -1.0])
+def test_selection_over_log_timings_equals_brute_force(scale, monkeypatch):
+    monkeypatch.setattr(rank_selection, "_MATERIALISE_LIMIT", 500)
+    monkeypatch.setattr(rank_selection, "_ROUND_SAMPLE", 300)
+    monkeypatch.setattr(rank_selection, "_KNOWN", {})
+    rng = np.random.default_rng(10)
+    for _ in range(20):
+        n, m = int(rng.integers(40, 250)), int(rng.integers(40, 250))
+        x = scale * np.log(np.round(rng.lognormal(10, 0.4, n)))
+        y = scale * np.log(np.round(rng.lognormal(10.05, 0.4, m)))
+        nm = n * m
+        ranks = [1, 2, nm // 2, nm // 2 + 1, nm - 1, nm, *rng.integers(1, nm + 1, 3).tolist()]
+        assert np.array_equal(pairwise_difference_quantiles(x, y, ranks), _brute_force(x, y, ranks))

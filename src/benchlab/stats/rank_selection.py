@@ -41,6 +41,14 @@ class _DifferenceMatrix:
             and np.all(np.floor(x_sorted) == x_sorted)
             and np.all(np.floor(y_sorted) == y_sorted)
         )
+        # Sterbenz: a - b is exact when b/2 <= a <= 2b, so every x_i - y_j is exact when all
+        # values lie on one side of 0 within a factor 2 of each other (log-timings, ~10-25).
+        # Then a search for fl(x_i - t), nudged by its rounding error, needs no repair.
+        lo, hi = float(both.min()), float(both.max())
+        self.smallest_magnitude = float(min(abs(x_sorted[0]), abs(x_sorted[-1]))) if (
+            x_sorted[0] * x_sorted[-1] > 0) else 0.0
+        self.exact_differences = self.exact_arithmetic or (0 < lo and hi <= 2 * lo) or (
+            hi < 0 and 2 * hi <= lo)
         self._below: np.ndarray | None = None
         self._y_padded: np.ndarray | None = None
         if self.exact_arithmetic:
@@ -68,19 +76,39 @@ class _DifferenceMatrix:
         """Per row, the first column j with fl(x_i - y_j) <= t (m if none)."""
         if self._below is not None:  # integers: #{y_j < x_i - t} = #{y_j < x_i - floor(t)}
             return self._looked_up(math.floor(t))
+        if self.exact_differences:  # #{y_j < x_i - t}, the real x_i - t
+            return np.searchsorted(self.y, self._exact_keys(t, up=True), side="left")
         idx = np.searchsorted(self.y, self.x - t, side="left")
-        if not self.exact_arithmetic:
-            self._repair(idx, t, strict=False)
+        self._repair(idx, t, strict=False)
         return idx
 
     def first_lt(self, t: float) -> np.ndarray:
         """Per row, the first column j with fl(x_i - y_j) < t (m if none)."""
         if self._below is not None:  # integers: #{y_j <= x_i - t} = #{y_j < x_i - ceil(t) + 1}
             return self._looked_up(math.ceil(t) - 1)
+        if self.exact_differences:  # #{y_j <= x_i - t}, the real x_i - t
+            return np.searchsorted(self.y, self._exact_keys(t, up=False), side="right")
         idx = np.searchsorted(self.y, self.x - t, side="right")
-        if not self.exact_arithmetic:
-            self._repair(idx, t, strict=True)
+        self._repair(idx, t, strict=True)
         return idx
+
+    def _exact_keys(self, t: float, *, up: bool) -> np.ndarray:
+        """fl(x_i - t), moved one float up (``up``) where it fell below the real x_i - t, or
+        down where it fell above: no float lies between a rounded value and the real one, so
+        a search of y for these keys compares y with the real x_i - t (with the differences
+        exact, what brute force sorts). Streaming operations only: no gather from y."""
+        x = self.x
+        keys = x - t
+        if abs(t) <= self.smallest_magnitude:  # Fast2Sum (|x_i| >= |t|): keys + error == x - t
+            error = (x - keys) - t
+        else:  # TwoSum, for any t
+            back = keys - x
+            error = (-t - back) + (x - (keys - back))
+        if up:
+            np.nextafter(keys, np.inf, out=keys, where=error > 0)
+        else:
+            np.nextafter(keys, -np.inf, out=keys, where=error < 0)
+        return keys
 
     def _repair(self, idx: np.ndarray, t: float, *, strict: bool) -> None:
         # fl(x_i - y_j) <= t and y_j >= fl(x_i - t) can disagree within an ulp; the computed
