@@ -37,21 +37,26 @@ import shutil
 from dataclasses import field
 from typing import Any
 
-from benchlab.control.container_engines import ENGINE_KINDS
 from benchlab.errors import UserError
-from benchlab.measure.sandboxes import SANDBOXES, sandbox
 from benchlab.records import record
+
+# The registries of sandboxes and container engines are imported by the functions that read
+# them: a bare run (the usual one) parses its level without either.
 
 
 def container_kinds() -> tuple[str, ...]:
     """The container ``--isolation`` kinds: each registered engine
     (:data:`benchlab.control.container_engines.ENGINE_KINDS`), fresh and ``-exec``."""
+    from benchlab.control.container_engines import ENGINE_KINDS
+
     return tuple(k for engine in ENGINE_KINDS for k in (engine, f"{engine}-exec"))
 
 
 def levels() -> tuple[str, ...]:
     """Every spelling ``--isolation`` accepts (IMAGE and TEMPLATE stand for the user's text):
     bare, cgroup, the registered sandboxes and container engines, wrap."""
+    from benchlab.measure.sandboxes import SANDBOXES
+
     return ("bare", "cgroup", *SANDBOXES, *(f"{k}:IMAGE" for k in container_kinds()),
             "wrap:TEMPLATE")
 
@@ -126,6 +131,8 @@ class Isolation:
         """True when the isolator writes a meta file (a sandbox that says so, or a template
         with ``{meta}``)."""
         if self.mode == "sandbox":
+            from benchlab.measure.sandboxes import sandbox
+
             return sandbox(str(self.tool)).writes_meta
         return bool(self.template and "{meta}" in self.template)
 
@@ -145,6 +152,8 @@ class Isolation:
         if self.mode == "wrap":
             return _fill_template(str(self.template), argv, meta_path)
         if self.mode == "sandbox":
+            from benchlab.measure.sandboxes import sandbox
+
             return sandbox(str(self.tool)).argv(list(argv), worker=worker, meta_path=meta_path,
                                                 keep=keep)
         return self._container_argv(argv, worker=worker, cpus=tuple(cpus) if cpus else None,
@@ -172,7 +181,7 @@ class Isolation:
         if engine.cgroup_manager == "cgroupfs":
             from benchlab.control.container_cgroups import cpu_ns
 
-            self.cpu_before[worker] = cpu_ns(worker, ENGINE_KINDS[str(self.tool)].monitor_cgroup) or 0  # no parent yet: nothing charged
+            self.cpu_before[worker] = cpu_ns(worker, self._engine_monitor) or 0  # no parent yet: nothing charged
         return out
 
     def after_run(self, worker: int, status: str) -> list[dict]:
@@ -190,7 +199,7 @@ class Isolation:
         if worker in self.cpu_before:
             from benchlab.control.container_cgroups import cpu_ns
 
-            after = cpu_ns(worker, ENGINE_KINDS[str(self.tool)].monitor_cgroup)
+            after = cpu_ns(worker, self._engine_monitor)
             if after is not None and status == "ok":
                 rows.append({"source": "container", "name": "cpu_ns", "unit": "ns",
                              "value": float(after - self.cpu_before.pop(worker)),
@@ -203,6 +212,13 @@ class Isolation:
             containers.end_killed_run(engine, self.last_container[worker],
                                       exec_mode=not self.per_run)
         return rows
+
+    @property
+    def _engine_monitor(self) -> str | None:
+        """The container engine's monitor sub-cgroup (not the container's CPU time)."""
+        from benchlab.control.container_engines import ENGINE_KINDS
+
+        return ENGINE_KINDS[str(self.tool)].monitor_cgroup
 
     @property
     def _forced_runtime(self) -> str | None:
@@ -221,6 +237,8 @@ class Isolation:
         if self.mode in ("bare", "cgroup", "wrap"):
             return self
         if self.mode == "sandbox":
+            from benchlab.measure.sandboxes import sandbox
+
             chosen = sandbox(str(self.tool))
             if shutil.which(chosen.name) is None:
                 raise UserError(chosen.missing)
@@ -310,6 +328,8 @@ def parse_isolation(text: str | None) -> Isolation:
         return Isolation("bare")
     if text == "cgroup":
         return Isolation("cgroup")
+    from benchlab.measure.sandboxes import SANDBOXES
+
     if text in SANDBOXES:
         return Isolation("sandbox", tool=text)
     kind, sep, rest = text.partition(":")
