@@ -159,8 +159,10 @@ NOT_ON_RUN_PATH = (
 )
 
 #: benchlab's modules each command imports at most (what they import today, + 3 for what
-#: another change may need; lower it when a change makes a command import fewer).
-MOST_MODULES = {"run": 81 + 3, "show": 56 + 3, "compare": 53 + 3, "list": 23 + 3}
+#: another change may need; lower it when a change makes a command import fewer). run's 87
+#: include the store backends' registry and the two backends it asks (a few hundred
+#: microseconds of loading together: bench/startup.py's run figure did not move).
+MOST_MODULES = {"run": 87 + 3, "show": 56 + 3, "compare": 53 + 3, "list": 23 + 3}
 
 
 def test_a_quiet_run_imports_only_what_it_uses(home):

@@ -6,8 +6,9 @@ time and prints its own numbers (ns/op, MB/s, allocs/op...); its wall or CPU tim
 as a benchmark of the session (or of the gate), each metric with the unit the harness gave.
 
 One interface (:class:`Harness`), one registry (:data:`HARNESSES`): adding a harness is one
-module in this package that defines a subclass and calls :func:`register`, plus its name in
-:data:`_MODULES`. Each harness says how to make the command write machine-readable output
+module that defines a subclass and calls :func:`register`, plus its line in
+:data:`HARNESS_MODULES` (the module is imported when its kind is first asked for). Each harness
+says how to make the command write machine-readable output
 (:meth:`Harness.prepare`) and reads one run's output with the one parser of its format in
 :mod:`benchlab.store.formats` (:meth:`Harness.parse`), the parser ``benchlab import`` uses.
 """
@@ -20,11 +21,11 @@ from pathlib import Path
 
 from benchlab.errors import UserError
 
-#: Harness kind -> the module of this package that registers it (imported on first use).
-_MODULES = {"go": "go", "gbench": "gbench", "criterion": "criterion",
-            "pytest-benchmark": "pytest_benchmark"}
-#: Every harness kind, in the order help texts list them.
-HARNESS_KINDS = tuple(_MODULES)
+#: Harness kind -> the module that registers it (imported on first use), in the order messages
+#: list them.
+HARNESS_MODULES = {"go": f"{__name__}.go", "gbench": f"{__name__}.gbench",
+                   "criterion": f"{__name__}.criterion",
+                   "pytest-benchmark": f"{__name__}.pytest_benchmark"}
 #: Registered harnesses by kind (filled as their modules are imported).
 HARNESSES: dict[str, "Harness"] = {}
 
@@ -72,13 +73,19 @@ def register(harness: Harness) -> Harness:
     return harness
 
 
+def harness_kinds() -> tuple[str, ...]:
+    """Every harness kind: those of :data:`HARNESS_MODULES`, then any registered otherwise."""
+    return tuple(dict.fromkeys([*HARNESS_MODULES, *HARNESSES]))
+
+
 def get_harness(kind: str) -> Harness:
     """The harness registered as ``kind``; UserError naming the known kinds otherwise."""
-    module = _MODULES.get(kind)
-    if module is None:
-        raise UserError(f"unknown harness {kind!r}; choose one of {', '.join(HARNESS_KINDS)}")
     if kind not in HARNESSES:
-        importlib.import_module(f"{__name__}.{module}")
+        module = HARNESS_MODULES.get(kind)
+        if module is None:
+            raise UserError(f"unknown harness {kind!r}; choose one of "
+                            f"{', '.join(harness_kinds())}")
+        importlib.import_module(module)
     return HARNESSES[kind]
 
 

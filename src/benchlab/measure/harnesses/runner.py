@@ -59,7 +59,7 @@ def run_harness(kind: str, command: str, *, cwd: str | os.PathLike | None = None
     Parameters
     ----------
     kind : str
-        A harness kind (:data:`~benchlab.measure.harnesses.HARNESS_KINDS`).
+        A harness kind (:func:`~benchlab.measure.harnesses.harness_kinds`).
     command : str
         The harness's command, run with ``/bin/sh -c`` in ``cwd``.
     timeout_s : float, optional
