@@ -84,3 +84,45 @@ def test_a_gate_decided_early_is_carried_on_to_its_budget():
     assert spent == sorted(spent) and all(s < 1.0 for s in spent[:-1])
     final = [{**looks[-1], "final": True}]
     assert gq.to_budget(final, e, 30.0, np.random.default_rng(11))[0] == final
+
+
+def _boundary():
+    path = BENCH.with_name("gate_boundary.py")
+    spec = importlib.util.spec_from_file_location("gate_boundary", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_regression_call_is_the_exact_signed_rank_test_of_the_boundary():
+    """bench/gate_boundary.py's process form counts Walsh averages at or below the boundary
+    against the look's excluded count; decide() must call "slower" on exactly those draws
+    (heavy-tailed and two-speed noise alike), so the process's rate is decide()'s."""
+    from benchlab.stats import distributions as special
+    from benchlab.stats.paired import excluded_averages
+
+    gb = _boundary()
+    rng = np.random.default_rng(11)
+    threshold, seen = 0.02, {True: 0, False: 0}
+    for noise in ("heavy", "two-speed", "iid"):
+        for n, z in ((8, 1.5), (20, 1.0), (40, 2.0), (250, 1.0)):
+            for _ in range(15):
+                base, head = gb.draw(noise, rng, n)
+                d = decide(base, head, benchmark="b", metric="wall", threshold=threshold,
+                           critical=z, paired=True)
+                x = np.log(head) - np.log(base) - math.log1p(threshold)
+                ranks = np.abs(x).argsort().argsort() + 1
+                below = int(np.where(x < 0, ranks, 0).sum())
+                called = below <= excluded_averages(n, float(special.ndtr(-z)))
+                assert (d.outcome == "slower") == called, (noise, n, z, d)
+                seen[called] += 1
+    assert min(seen.values()) > 5  # both sides of the boundary were exercised
+
+
+def test_the_boundary_schedule_is_the_ab_clock():
+    """Looks of ab's clock on a steady 200-pair budget from 10 pairs: every 10, the last at 200
+    spending what is left (a critical value below the fixed-sample 2.58 is impossible)."""
+    schedule = _boundary().look_schedule(10, 200)
+    assert [n for n, _ in schedule] == list(range(10, 201, 10))
+    criticals = [c for _, c in schedule]
+    assert criticals == sorted(criticals, reverse=True) and 2.58 < criticals[-1] < 2.8

@@ -71,6 +71,21 @@ def _exact_excluded(n: int, tail: float) -> int:
     return int(np.searchsorted(cdf, tail * (1 + 1e-12), side="right")) - 1
 
 
+def excluded_averages(n: int, tail: float) -> int:
+    """How many Walsh averages of ``n`` pairs the interval leaves out at each end for a one-sided
+    error ``tail``: the exact signed-rank count up to :data:`EXACT_SIGNED_RANK` pairs, its
+    normal approximation beyond; -1 when no order statistic reaches the level. The interval's
+    lower end exceeds a value exactly when at most this many averages lie at or below it."""
+    if n <= EXACT_SIGNED_RANK:
+        return _exact_excluded(n, tail)
+    if not tail > 0.0:
+        return -1
+    from benchlab.stats import distributions as special
+
+    sigma = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
+    return max(math.floor(n * (n + 1) / 4.0 + float(special.ndtri(tail)) * sigma), -1)
+
+
 @dataclass(frozen=True)
 class PairedShift:
     """Estimate and interval of the typical within-pair difference (the unit of ``d``).
@@ -120,12 +135,7 @@ def paired_shift(d: Any, *, conf_level: float = 0.95, z: float | None = None,
         conf_level = 1.0 - 2.0 * float(special.ndtr(-z))
     if n <= max_walsh:
         total = n * (n + 1) // 2
-        tail = float(special.ndtr(-z))
-        if n <= EXACT_SIGNED_RANK:
-            excluded = _exact_excluded(n, tail)
-        else:
-            sigma = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
-            excluded = math.floor(total / 2.0 - z * sigma)
+        excluded = excluded_averages(n, float(special.ndtr(-z)))
         mids = sorted({(total - 1) // 2, total // 2})
         if excluded < 0 or 2 * excluded >= total:
             # No order statistic reaches this level (the first look of a sequential gate at
