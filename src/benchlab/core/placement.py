@@ -15,12 +15,7 @@ from typing import Any
 
 from benchlab.core.plan import Placement
 from benchlab.errors import NotAvailable, UserError
-from benchlab.measure.isolation import (
-    CGROUP_PIDS_MAX,
-    Isolation,
-    parse_isolate_meta,
-    parse_isolation,
-)
+from benchlab.measure.isolation import CGROUP_PIDS_MAX, Isolation, parse_isolate_meta
 from benchlab.measure.spawn import RunMeasurement, SpawnRequest, spawn_measured
 from benchlab.records import record
 
@@ -226,7 +221,7 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
     numa_prefix: list[str] = []
     if spec.kind == "numa":
         numa_prefix = list(numa_membind_prefix(spec, topology))
-    isolation = parse_isolation(options.isolation).check()  # one line, before any session
+    isolation = options.isolation_level().check()  # one line, before any session
     perf_events: list = []
     if options.perf_events:
         from benchlab.measure.perf import check_events, parse_events
@@ -235,11 +230,7 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
     if perf_events:
         check_events(perf_events)  # perf installed, and it takes these events
     check_outside_tools(isolation, numa_prefix, perf_events)
-    load = None
-    if options.load:
-        from benchlab.control.load import parse_load
-
-        load = parse_load(options.load)  # one line, before any session; kept for the run
+    load = options.load_spec()  # one line, before any session; kept for the run
     limits = None
     use_cgroup = False
     reason = None

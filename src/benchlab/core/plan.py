@@ -113,6 +113,25 @@ class Placement:
             _whole("--memory-limit", self.memory_limit_bytes, 4096, MAX_MEMORY_BYTES)
         if self.pids_max is not None:
             _whole("--pids-max", self.pids_max, 1, 4_194_304)
+        self.isolation_level()
+        self.load_spec()
+
+    def isolation_level(self) -> Any:
+        """``isolation`` read as a level (:class:`benchlab.measure.isolation.Isolation`, not yet
+        checked on a machine); UserError, one line, when it is not one. The plan keeps the text
+        (it is stored and resumed as written); every reader takes the level from here."""
+        from benchlab.measure.isolation import parse_isolation
+
+        return parse_isolation(self.isolation)
+
+    def load_spec(self) -> Any:
+        """``load`` read as a :class:`benchlab.control.load.LoadSpec`, None without a load;
+        UserError, one line, when it is not one. Every reader takes it from here."""
+        if not self.load:
+            return None
+        from benchlab.control.load import parse_load
+
+        return parse_load(self.load)
 
 
 @record

@@ -341,14 +341,7 @@ def check_suite(suite: Suite) -> None:
     for k, cell in enumerate(suite.cells()):
         plan = cell_protocol(suite, cell, seed=k)
         try:
-            plan.validate()
-            from benchlab.control.load import parse_load
-            from benchlab.measure.isolation import parse_isolation
-
-            parse_isolation(plan.placement.isolation)
-
-            if plan.placement.load:
-                parse_load(plan.placement.load)
+            plan.validate()  # the placement's isolation and load text included
         except UserError as exc:
             raise UserError(f"suite cell {cell_label(cell)}: {exc}") from None
     from benchlab.core.placement import prepare_execution

@@ -85,13 +85,13 @@ def _ensure_load(uid: str, state: _SessionState) -> dict[str, Any] | None:
     restarted mid-session starts it with its first run); what runs, or None without --load."""
     if not state.plan.placement.load:
         return None
-    from benchlab.control.load import BackgroundLoad, parse_load
+    from benchlab.control.load import BackgroundLoad
     from benchlab.core.cluster.stop import on_stop
 
     with _lock:
         started = state.load is None
         if started:
-            state.load = BackgroundLoad(parse_load(state.plan.placement.load)).__enter__()
+            state.load = BackgroundLoad(state.plan.placement.load_spec()).__enter__()
         load = state.load.to_dict()
     on_stop(uid, lambda: release_machine(uid))  # an interrupted client stops the load too
     return load
