@@ -140,20 +140,13 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
     # Values are printed in the metric's own unit: a series without one was stored as ns.
     unit = base.unit or "ns"
     labels = _labels([*cands, base])
-    if len(cands) == 1:
-        results = [compare(cands[0].values, base.values, name_a=labels[0], name_b=labels[-1],
-                           options=options)]
-    else:
-        if len(set(labels)) != len(labels):
-            raise UserError("two series have the same name; select them as SESSION:NAME")
-        multi = compare_many(base.values, {labels[i]: c.values for i, c in enumerate(cands)},
-                             baseline_name=labels[-1], options=options)
-        results = multi.comparisons
+    results = _analyses(cands, base, labels, options)
     verdict = verdict_model([(label, s.values[np.isfinite(s.values)])
                              for label, s in zip(labels, [*cands, base])],
                             baseline=labels[-1], metric=base.metric, unit=unit,
-                            confidence_level=results[0].options.confidence_level,
-                            equivalence_margin=_margin(results[0]),
+                            confidence_level=options.resolved().confidence_level,
+                            equivalence_margin=(_margin(results[0]) if results else
+                                                _margin_of(effect_kind, effect, base.values)),
                             equivalence_margin_abs=(options.min_effect if effect_kind == "absolute"
                                                     else None),
                             jaybeams_compatible=jaybeams_compatible)
@@ -188,6 +181,30 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
                 diffs)
 
 
+def _analyses(cands: list, base, labels: list[str], options: CompareOptions) -> list:
+    """The JayBeams analysis of each candidate against ``base`` (Holm over several); [] when
+    a series has fewer than 3 values outside ``--jaybeams-compatible``: the verdict alone
+    then says how many runs could decide (``too_few_runs``), as run and show say it."""
+    if len(set(labels)) != len(labels):
+        raise UserError("two series have the same name; select them as SESSION:NAME")
+    if not options.jaybeams_compatible and min(
+            int(np.isfinite(s.values).sum()) for s in [*cands, base]) < 3:
+        return []
+    if len(cands) == 1:
+        return [compare(cands[0].values, base.values, name_a=labels[0], name_b=labels[-1],
+                        options=options)]
+    return compare_many(base.values, {labels[i]: c.values for i, c in enumerate(cands)},
+                        baseline_name=labels[-1], options=options).comparisons
+
+
+def _margin_of(effect_kind: str, effect: float, base_values) -> float:
+    """The equivalence margin without an analysis to read it from (:func:`_margin`)."""
+    if effect_kind == "relative":
+        return effect
+    median = abs(float(np.median(base_values[np.isfinite(base_values)])))
+    return effect / median if median > 0 else 0.01
+
+
 def _print_text(results, unit: str, metric: str, line, jaybeams_rules, verdict,
                 labels: list[str], counted: list, diffs: dict) -> None:
     """compare's terminal output: each comparison's checks, verdict and notes, the verdict's
@@ -195,8 +212,14 @@ def _print_text(results, unit: str, metric: str, line, jaybeams_rules, verdict,
     one comparison's verdict; ``jaybeams_rules(r)``: the JayBeams steps decide ``r``, so all
     of them are printed, else only the checks of the data beside the verdict's numbers)."""
     console = Console(soft_wrap=True)  # one line per sentence: a pipe or CI log cuts nothing
-    if not all(jaybeams_rules(r) for r in results):  # the test, and why the levels differ
+    if not results or not all(jaybeams_rules(r) for r in results):  # test, why levels differ
         console.print(escape(verdict_header(verdict)), highlight=False)
+    for c in verdict.candidates if not results else []:  # too few values for the checks
+        console.print(f"[bold]{escape(c.name)}[/bold] vs baseline [bold]{escape(verdict.baseline)}"
+                      f"[/bold] ({metric}, n = {c.n} and {c.n_baseline})")
+        console.print(f"  [bold]verdict:[/bold] {escape(candidate_line(verdict, c))}",
+                      highlight=False)
+        console.print()
     for r in results:
         every_step = jaybeams_rules(r)
         console.print(f"[bold]{r.name_a}[/bold] vs baseline [bold]{r.name_b}[/bold] "

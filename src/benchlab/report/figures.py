@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from benchlab.stats.descriptive import scaled_sd
 from benchlab.units import time_unit_for
 
 #: Okabe-Ito colour-blind-safe palette; a command keeps its colour in every figure.
@@ -130,7 +131,8 @@ def density(values: np.ndarray, grid_points: int = 512) -> tuple[np.ndarray, np.
     if x.size < 2 or np.ptp(x) == 0:
         return np.empty(0), np.empty(0)
     q1, q3 = np.percentile(x, [25, 75])
-    spread = min(float(np.std(x, ddof=1)), float(q3 - q1) / 1.34) or float(np.std(x, ddof=1))
+    sd = scaled_sd(x)  # values near 1e300 square to inf in np.std
+    spread = min(sd, float(q3 - q1) / 1.34) or sd
     bw = 0.9 * spread * x.size ** -0.2
     lo, hi = float(x.min()) - 3 * bw, float(x.max()) + 3 * bw
     counts, edges = np.histogram(x, bins=grid_points, range=(lo, hi))

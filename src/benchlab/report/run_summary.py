@@ -88,7 +88,7 @@ def summarize_series(values: np.ndarray | Sequence[float], metric: str,
         return SeriesSummary(metric, unit, **summary_numbers(values))
     import numpy as np
 
-    from benchlab.stats.descriptive import median, summarize
+    from benchlab.stats.descriptive import median, scaled_sd, summarize
 
     vals = np.asarray(values, dtype=float)
     vals = vals[np.isfinite(vals)]
@@ -99,7 +99,7 @@ def summarize_series(values: np.ndarray | Sequence[float], metric: str,
         med = median(vals)
         return SeriesSummary(metric, unit, n, median=med,
                              mad=median(np.abs(vals - med)), mean=float(vals.mean()),
-                             sd=float(vals.std(ddof=1)) if n > 1 else None,
+                             sd=scaled_sd(vals) if n > 1 else None,
                              min=float(vals.min()), max=float(vals.max()))
     s = summarize(vals)
     return SeriesSummary(metric, unit, n, median=s.median, mad=s.mad_raw, mean=s.mean, sd=s.sd,

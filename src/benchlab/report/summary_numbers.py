@@ -85,9 +85,13 @@ def summary_numbers(values: Sequence[float]) -> dict[str, float | int | None]:
     mad = middle(sorted(abs(v - med) for v in vals))
     mean = pairwise_sum(vals) / n
     sd = None
-    if n > 1:
-        squares = [(v - mean) * (v - mean) for v in vals]
-        sd = math.sqrt(pairwise_sum(squares) / (n - 1))
+    if n > 1:  # on values scaled by a power of two (exact), as numpy's path: near 1e300
+        top = max(abs(v) for v in vals)  # the squares would overflow to inf
+        e = math.frexp(top)[1] if top > 0 else 0
+        scaled = [math.ldexp(v, -e) for v in vals]
+        centre = pairwise_sum(scaled) / n
+        squares = [(v - centre) * (v - centre) for v in scaled]
+        sd = math.ldexp(math.sqrt(pairwise_sum(squares) / (n - 1)), e)
     out: dict[str, float | int | None] = {
         "n": n, "median": med, "mad": mad, "mean": mean, "sd": sd,
         "min": ordered[0], "max": ordered[-1], "p95": None, "p99": None}

@@ -17,7 +17,7 @@ from benchlab.stats._bootstrap_base import (
     check_kind,
 )
 from benchlab.stats.bootstrap_jackknife import bca_acceleration
-from benchlab.stats.descriptive import InvalidSampleError
+from benchlab.stats.descriptive import InvalidSampleError, scaled_sd
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def interval_from_distribution(
     check_finite_replicates(reps, dist.statistic)
     t0 = dist.estimate
     B = reps.size
-    se = float(np.std(reps, ddof=1))
+    se = scaled_sd(reps)  # replicates near 1e300 square to inf
     bias = float(np.mean(reps) - t0)
     tails = np.array([(1 - conf) / 2, (1 + conf) / 2])
     adjusted = tails

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 from benchlab.stats._bootstrap_base import (
     DEFAULT_MEMORY_BUDGET,
 )
-from benchlab.stats.descriptive import InvalidSampleError, as_sample
+from benchlab.stats.descriptive import InvalidSampleError, as_sample, power_of_two_scale
 
 # ----------------------------------------------------------------------------- jackknife
 
@@ -109,6 +109,7 @@ def bca_acceleration(jackknife_diffs: ArrayLike) -> float:
     ``n_s - 1``, which differs from this only when sample sizes differ.
     """
     d = np.asarray(jackknife_diffs, dtype=np.float64)
+    d = np.ldexp(d, -power_of_two_scale(d))  # a is scale-free; cubes near 1e300 overflow
     ss = float(np.sum(d * d))
     if not ss > 0:
         raise InvalidSampleError(

@@ -32,7 +32,12 @@ from benchlab.stats.bootstrap_jackknife import (
     jackknife_callable,
     jackknife_diffs,
 )
-from benchlab.stats.descriptive import InvalidSampleError, as_sample
+from benchlab.stats.descriptive import (
+    InvalidSampleError,
+    as_sample,
+    power_of_two_scale,
+    scaled_sd,
+)
 
 # ----------------------------------------------------------------------------- samplers
 
@@ -113,7 +118,8 @@ def _one_sample_parts(
 ) -> tuple[float, np.ndarray, np.ndarray | None, str | None, str]:
     if isinstance(statistic, str):
         func = named_one_sample(statistic)
-        t0 = float(func(arr[None, :])[0])
+        t0 = (scaled_sd(arr) if statistic in ("sd", "std")  # values near 1e300: see below
+              else float(func(arr[None, :])[0]))
         if statistic == "median" and median_sampler == "order":
             reps, sampler = median_order_sampler(np.sort(arr), n_resamples, rng), "order"
         elif median_sampler not in ("order", "resample"):
@@ -129,6 +135,9 @@ def _one_sample_parts(
             # indices as np.std(ddof=1) on the resamples, so the same replicates up to
             # rounding. Centring on the median first keeps the values small.
             centred = arr - np.median(arr)
+            # scaled by a power of two (exact) and back: squares of values near 1e300 overflow
+            scale = power_of_two_scale(centred)
+            centred = np.ldexp(centred, -scale)
             n = arr.size
             root = statistic != "var"
 
@@ -140,6 +149,8 @@ def _one_sample_parts(
                 return np.sqrt(v) if root else v
 
             reps = _resample_replicates([centred], moments, n_resamples, rng, batch)
+            with np.errstate(over="ignore"):  # a variance beyond floats is inf, as it is
+                reps = np.ldexp(reps, scale if root else 2 * scale)
             sampler = "resample"
         else:
             reps = _resample_replicates([arr], func, n_resamples, rng, batch)

@@ -177,6 +177,21 @@ def mad_raw(x: ArrayLike) -> float:
     return median(np.abs(arr - median(arr)))
 
 
+def power_of_two_scale(x: np.ndarray) -> int:
+    """The exponent e with max |x| = m * 2**e, 0.5 <= m < 1 (0 for zeros or non-finite
+    values): ``np.ldexp(x, -e)`` scales ``x`` exactly to below 1, so that squares and cubes of
+    values near 1e300 do not overflow to inf (and say nothing of RuntimeWarnings)."""
+    top = float(np.max(np.abs(x))) if np.size(x) else 0.0
+    return math.frexp(top)[1] if top > 0 and math.isfinite(top) else 0
+
+
+def scaled_sd(x: np.ndarray, ddof: int = 1) -> float:
+    """The standard deviation of ``x`` (its unit), computed on ``x`` scaled by a power of two
+    (:func:`power_of_two_scale`): finite for values near 1e300, exact otherwise."""
+    e = power_of_two_scale(x)
+    return float(np.ldexp(np.ldexp(np.asarray(x, dtype=np.float64), -e).std(ddof=ddof), e))
+
+
 def mad_scaled(x: ArrayLike) -> float:
     """MAD scaled by 1.4826 to estimate the standard deviation under normality.
 
@@ -263,9 +278,7 @@ def summarize(x: ArrayLike, *, method: str = DEFAULT_QUANTILE_METHOD) -> Summary
     arr = as_sample(x, min_n=3)
     qs = percentile(arr, [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9], method=method)
     mean = float(arr.mean())
-    top = float(np.max(np.abs(arr)))  # scaled by a power of two (exact): values near 1e300
-    e = math.frexp(top)[1] if top > 0 and math.isfinite(top) else 0  # squared overflow to inf
-    sd = float(np.ldexp(np.ldexp(arr, -e).std(ddof=1), e))
+    sd = scaled_sd(arr)
     raw = median(np.abs(arr - median(arr)))
     return Summary(
         n=int(arr.size),

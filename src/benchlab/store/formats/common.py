@@ -396,3 +396,4 @@ class CsvWriter:
         """Write several rows."""
         for row in rows:
             self.writerow(row)
+

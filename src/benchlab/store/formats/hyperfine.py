@@ -45,6 +45,7 @@ from benchlab.store.formats.common import (
 )
 from benchlab.store.formats.exporters import ExportOptions
 from benchlab.store.formats.gather import SessionData, primary_series
+from benchlab.store.formats.spread import sample_sd
 
 
 def _is_number(x: Any) -> bool:
@@ -175,7 +176,7 @@ def hyperfine_results(sessions: Sequence[SessionData]) -> list[dict[str, Any]]:
             entry: dict[str, Any] = {
                 "command": command,
                 "mean": float(arr.mean()),
-                "stddev": float(arr.std(ddof=1)) if len(arr) > 1 else None,
+                "stddev": sample_sd(arr) if len(arr) > 1 else None,  # finite near 1e300
                 "median": float(np.median(arr)),
                 "user": user,
                 "system": system,

@@ -23,6 +23,7 @@ import numpy as np
 from benchlab.store.formats.common import TIME_UNIT_TO_NS, markdown_code, markdown_text
 from benchlab.store.formats.exporters import ExportOptions
 from benchlab.store.formats.gather import SessionData, primary_series, session_label
+from benchlab.store.formats.spread import sample_sd
 
 _DISPLAY_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 
@@ -51,7 +52,7 @@ def _table(rows: list[tuple[str, np.ndarray | None]], unit: str,
             stats.append((name, None))
             continue
         mean = float(values.mean())
-        sd = float(values.std(ddof=1)) if len(values) > 1 else None
+        sd = sample_sd(values) if len(values) > 1 else None  # finite near 1e300
         stats.append((name, (mean, sd, float(values.min()), float(values.max()))))
     if sort == "mean-time":
         stats.sort(key=lambda s: math.inf if s[1] is None else s[1][0])
