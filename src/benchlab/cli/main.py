@@ -51,7 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                "fast as on BASE."),
     "report": ("report", "Write a report of SELECTORS: sessions, or series as "
                          "[SESSION:]NAME[/METRIC]."),
-    "history": ("report", "Every session of benchmark NAME in time order: median, interval, "
+    "history": ("history", "Every session of benchmark NAME in time order: median, interval, "
                           "steps, environment."),
     "cluster": ("cluster_certs", "Set up a team's Dask cluster: TLS certificates "
                                  "(docs/cluster.md)."),

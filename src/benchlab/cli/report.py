@@ -1,13 +1,10 @@
-"""``benchlab report`` (self-contained HTML or Markdown, figures as PNG/SVG) and
-``benchlab history NAME`` (a benchmark across sessions, as text)."""
+"""``benchlab report``: self-contained HTML or Markdown, figures as PNG/SVG (``benchlab history``
+is :mod:`benchlab.cli.history`)."""
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from benchlab.cli import params
 from benchlab.cli.common import db_option, open_store
 from benchlab.cli.output_path import OUTPUT_DIR, OUTPUT_FILE
 from benchlab.errors import UserError
@@ -77,44 +74,4 @@ def report_cmd(selectors, output, fmt, plots, metric, reference, history, study,
         click.echo(f"wrote {len(written.plots)} figure files to {written.plots[0].parent}")
 
 
-@click.command("history")
-@click.argument("name")
-@click.option("--metric", default=None, help="Metric (default: the program's only metric, "
-              "else wall).")
-@click.option("--alpha", type=params.PROBABILITY, default=0.01, show_default=True,
-              help="Level of each change point's permutation test.")
-@click.option("--min-effect", default=None, metavar="EFFECT",
-              help="Smallest step worth flagging: a percentage of the previous median (2%) or "
-                   "a duration (1ms) [default: 1%].")
-@click.option("--min-effect-percent", type=params.finite_float(minimum=0.0, maximum=1000.0),
-              default=None, hidden=True, help="The same as --min-effect PERCENT%.")
-@click.option("--fail-on-regression", is_flag=True,
-              help="Exit 1 while the newest change point is a regression (a nightly job).")
-@db_option
-def history_cmd(name, metric, alpha, min_effect, min_effect_percent, fail_on_regression, db):
-    """Every session of benchmark NAME in time order: median, interval, steps, environment."""
-    from benchlab.report.history import build_history, newest_step, render_history_text
-    from benchlab.units import parse_effect
-
-    if min_effect is not None and min_effect_percent is not None:
-        raise UserError("--min-effect-percent is --min-effect PERCENT%; give only --min-effect")
-    kind, effect = (parse_effect(min_effect, what="--min-effect") if min_effect is not None
-                    else ("relative", (1.0 if min_effect_percent is None
-                                       else min_effect_percent) / 100))
-    store = open_store(db, readonly=True)
-    h = build_history(store, name, metric=metric, alpha=alpha,
-                      min_effect_relative=effect if kind == "relative" else 0.01,
-                      min_effect_abs=effect if kind == "absolute" else None)
-    if kind == "absolute" and h.unit not in ("ns", ""):
-        raise UserError(f"--min-effect {min_effect} is a duration but {name!r} is in {h.unit}; "
-                        f"give a percentage, e.g. --min-effect 2%")
-    render_history_text(h, click.echo)
-    step = newest_step(h)
-    if fail_on_regression and step is not None and step.step == "regression":
-        click.echo(f"benchlab: regression since session {step.session_uid} "
-                   f"({(step.commit or '')[:12] or step.created_utc[:10]}) is the newest change "
-                   f"point; exit 1", err=True)
-        sys.exit(1)
-
-
-commands = [report_cmd, history_cmd]
+commands = [report_cmd]

@@ -11,9 +11,11 @@ are part of the noise, not steps (Kalibera & Jones). Testing consecutive session
 run, as this module did before, flagged a false regression in 83 % of simulated 30-session
 histories with such offsets; change points flag 1-2 % (``bench/history_alarms.py``). A step
 needs the segment's permutation p < alpha AND a ratio of at least ``min_effect_relative``
-between the medians after and before: a regression when later sessions are slower (higher
-value; timings and other lower-is-better metrics), an improvement when faster. ``shift`` is the
-change of the level (median of the segment after minus before), with its t interval.
+between the medians after and before: a regression when later sessions are slower (a higher
+value of a timing or another lower-is-better metric; a lower value of a throughput, whose unit
+is per second, or of any metric given as higher-is-better), an improvement when faster.
+``shift`` is the change of the level (median of the segment after minus before), with its t
+interval.
 
 Environment markers: where the kernel release, CPU model, frequency governor or benchlab
 version differs from the previous session's, so a reader sees "slower since commit abc — and
@@ -74,6 +76,8 @@ class History:
     min_effect_relative: float
     min_effect_abs: float | None = None
     """Smallest step in the metric's unit (``--min-effect 1ms``); replaces the relative one."""
+    higher_is_better: bool = False
+    """True for a throughput (MB/s, ops/s): a lower level is then the regression."""
 
 
 def _env_value(env: Any, path: str) -> Any:
@@ -89,10 +93,13 @@ def _env_value(env: Any, path: str) -> Any:
 
 def build_history(store: Store, benchmark: str, *, metric: str | None = None,
                   alpha: float = 0.01, min_effect_relative: float = 0.01,
-                  min_effect_abs: float | None = None) -> History:
+                  min_effect_abs: float | None = None, direction: str | None = None) -> History:
     """Every session with a benchmark called ``benchmark``, oldest first, with steps flagged.
     Values in the metric's unit; ``min_effect_abs`` (that unit), when given, is the smallest
-    step instead of ``min_effect_relative`` of the previous median."""
+    step instead of ``min_effect_relative`` of the previous median. ``direction`` ("higher" or
+    "lower" is better; None: from the unit, per second is higher) says which step regresses."""
+    from benchlab.units import higher_is_better
+
     sessions = sorted(store.sessions(), key=lambda s: (s["created_utc"], s["id"]))
     found = []
     for sess in sessions:
@@ -128,15 +135,18 @@ def build_history(store: Store, benchmark: str, *, metric: str | None = None,
         points.append(HistoryPoint(sess["uid"], sess.get("name"), sess["created_utc"],
                                    str(commit) if commit else None, int(values.size),
                                    float(np.median(values)), float(low), float(high), changes))
-    _flag_steps(points, [v for _, _, v in found], alpha, min_effect_relative, min_effect_abs)
-    return History(benchmark, found[0][1].metric, found[0][1].unit, points, alpha,
-                   min_effect_relative, min_effect_abs)
+    unit = found[0][1].unit
+    higher = higher_is_better(unit) if direction is None else direction == "higher"
+    _flag_steps(points, alpha, min_effect_relative, min_effect_abs, higher)
+    return History(benchmark, found[0][1].metric, unit, points, alpha, min_effect_relative,
+                   min_effect_abs, higher)
 
 
-def _flag_steps(points: list[HistoryPoint], samples: list[np.ndarray], alpha: float,
-                min_effect_relative: float, min_effect_abs: float | None = None) -> None:
+def _flag_steps(points: list[HistoryPoint], alpha: float, min_effect_relative: float,
+                min_effect_abs: float | None = None, higher_is_better: bool = False) -> None:
     """Mark the change points of the session medians (:func:`benchlab.stats.change_points`:
-    the session is the replicate, so session-to-session offsets are not called steps)."""
+    the session is the replicate, so session-to-session offsets are not called steps); a
+    rise is the regression, or a fall when ``higher_is_better``."""
     from benchlab.stats.changepoint import change_points
 
     medians = np.array([p.median for p in points])
@@ -152,7 +162,7 @@ def _flag_steps(points: list[HistoryPoint], samples: list[np.ndarray], alpha: fl
         pt.shift = level * (cp.ratio - 1.0)
         pt.shift_low, pt.shift_high = level * (cp.ratio_low - 1.0), level * (cp.ratio_high - 1.0)
         pt.p_adjusted = cp.p_value
-        pt.step = "regression" if cp.regression else "improvement"
+        pt.step = "regression" if cp.regression != higher_is_better else "improvement"
 
 
 def newest_step(h: "History") -> HistoryPoint | None:
@@ -226,8 +236,10 @@ def history_section(h: History) -> Section:
     """The history as a report section (table, figure, a sentence per step)."""
     header, rows, marked = history_rows(h)
     steps = [p for p in h.points if p.step]
+    better = "higher" if h.higher_is_better else "lower"
     text = [f"{plural(len(h.points), 'session')} measured {h.benchmark}; "
-            f"{plural(len(steps), 'step')} found. "
+            f"{plural(len(steps), 'step')} found. Metric: {h.metric}"
+            f"{' (' + h.unit + ')' if h.unit else ''}, {better} is better. "
             f"Each median's 95 % interval is exact and distribution-free: the order statistics "
             f"x(k) .. x(n-k+1) with binomial coverage of at least 95 % (no bootstrap)."]
     for i, p in enumerate(h.points):

@@ -40,9 +40,10 @@ HARNESS_METRICS: dict[str, tuple[str, str]] = {
     "nivcsw": ("nivcsw", "count"),
 }
 
-#: Program metrics an importing tool reports as its primary series (Google Benchmark's
-#: ``real_time``, pyperf's values): the default of a benchmark that has no wall times.
-PRIMARY_METRICS = ("real_time", "value")
+#: Program metrics an importing tool or a harness reports as its primary series (Google
+#: Benchmark's ``real_time``, Go's ``ns_per_op``, criterion's and pytest-benchmark's ``time``,
+#: pyperf's values; store.formats' PRIMARY): the default of a benchmark without wall times.
+PRIMARY_METRICS = ("real_time", "ns_per_op", "time", "value")
 
 #: Shortest uid prefix accepted as a session selector.
 MIN_UID_PREFIX = 4
