@@ -221,7 +221,8 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
     numa_prefix: list[str] = []
     if spec.kind == "numa":
         numa_prefix = list(numa_membind_prefix(spec, topology))
-    isolation = options.isolation_level().check()  # one line, before any session
+    isolation, load = options.parsed()  # one line each, before any session
+    isolation.check()
     perf_events: list = []
     if options.perf_events:
         from benchlab.measure.perf import check_events, parse_events
@@ -230,7 +231,6 @@ def prepare_execution(options: Placement, *, session_label: str = "run") -> Exec
     if perf_events:
         check_events(perf_events)  # perf installed, and it takes these events
     check_outside_tools(isolation, numa_prefix, perf_events)
-    load = options.load_spec()  # one line, before any session; kept for the run
     limits = None
     use_cgroup = False
     reason = None

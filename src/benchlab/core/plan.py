@@ -113,25 +113,16 @@ class Placement:
             _whole("--memory-limit", self.memory_limit_bytes, 4096, MAX_MEMORY_BYTES)
         if self.pids_max is not None:
             _whole("--pids-max", self.pids_max, 1, 4_194_304)
-        self.isolation_level()
-        self.load_spec()
+        self.parsed()
 
-    def isolation_level(self) -> Any:
-        """``isolation`` read as a level (:class:`benchlab.measure.isolation.Isolation`, not yet
-        checked on a machine); UserError, one line, when it is not one. The plan keeps the text
-        (it is stored and resumed as written); every reader takes the level from here."""
+    def parsed(self) -> tuple[Any, Any]:
+        """(``isolation`` as an unchecked ``Isolation``, ``load`` as a ``LoadSpec`` or None): the
+        one reading of the text the plan keeps (stored, resumed); UserError when one is invalid."""
         from benchlab.measure.isolation import parse_isolation
-
-        return parse_isolation(self.isolation)
-
-    def load_spec(self) -> Any:
-        """``load`` read as a :class:`benchlab.control.load.LoadSpec`, None without a load;
-        UserError, one line, when it is not one. Every reader takes it from here."""
-        if not self.load:
-            return None
+        if not self.load:  # a run without --load does not import control.load
+            return parse_isolation(self.isolation), None
         from benchlab.control.load import parse_load
-
-        return parse_load(self.load)
+        return parse_isolation(self.isolation), parse_load(self.load)
 
 
 @record

@@ -91,7 +91,7 @@ def _ensure_load(uid: str, state: _SessionState) -> dict[str, Any] | None:
     with _lock:
         started = state.load is None
         if started:
-            state.load = BackgroundLoad(state.plan.placement.load_spec()).__enter__()
+            state.load = BackgroundLoad(state.plan.placement.parsed()[1]).__enter__()
         load = state.load.to_dict()
     on_stop(uid, lambda: release_machine(uid))  # an interrupted client stops the load too
     return load
