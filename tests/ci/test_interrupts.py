@@ -27,17 +27,25 @@ def _runs(db: Path) -> int:
         return 0
 
 
-def _interrupt_while_measuring(argv: list[str], cwd: Path, db: Path, sig: int
-                               ) -> tuple[int, str]:
-    """Start ``argv``, send ``sig`` once runs are stored; (exit status, stderr)."""
+def _as_background_job() -> None:
+    """What a shell does to a job it starts with ``&`` without job control: SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _interrupt_while_measuring(argv: list[str], cwd: Path, db: Path, sig: int,
+                               background: bool = False) -> tuple[int, str]:
+    """Start ``argv`` in its own process group, send ``sig`` to the group once runs are
+    stored (as a CI runner cancels a job); (exit status, stderr). ``background``: started
+    with SIGINT ignored, as a background job."""
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=_as_background_job if background else None)
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and _runs(db) == 0 and proc.poll() is None:
             time.sleep(0.2)
         assert proc.poll() is None, proc.communicate()[1]
-        os.kill(proc.pid, sig)
+        os.killpg(proc.pid, sig)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -81,3 +89,17 @@ def test_ab_interrupted_by_ctrl_c_while_measuring(tmp_path, cache_env):
         [BENCHLAB, "ab", "-q", "--build", "make", "--max-time", "60", "sleep 0.1"], repo, db,
         signal.SIGINT)
     _check(code, err, signal.SIGINT, db)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ab_started_as_a_background_job_still_stops_on_sigint_and_sigterm(tmp_path, cache_env,
+                                                                          sig):
+    """A job a CI script started with ``&`` inherits SIGINT ignored; the runner's cancel
+    (SIGINT to the process group, then SIGTERM) still ends it as interrupted, 130 or 143."""
+    repo = make_repo(tmp_path / "repo", [0])
+    (repo / "extra").write_text("5\n")
+    db = Path(cache_env["BENCHLAB_DB"])
+    code, err = _interrupt_while_measuring(
+        [BENCHLAB, "ab", "-q", "--build", "make", "--max-time", "60", "sleep 0.1"], repo, db,
+        sig, background=True)
+    _check(code, err, sig, db)

@@ -36,6 +36,7 @@ _TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 @contextlib.contextmanager
 def interruptible() -> Iterator[type[_Received]]:
     """Turn SIGTERM/SIGHUP into Ctrl-C for the duration; set the signal on SessionInterrupted.
+    A SIGINT the process inherited ignored (a background job) stops it too, as Ctrl-C.
 
     Yields an object whose ``signum`` is the terminating signal received (None for Ctrl-C or
     none). The SIGINT handler in force is called, so the spawner's deferral of Ctrl-C while a
@@ -57,6 +58,10 @@ def interruptible() -> Iterator[type[_Received]]:
             raise KeyboardInterrupt
 
     previous = {s: signal.signal(s, on_signal) for s in _TERMINATING}
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # started as a background job (SIGINT ignored): a CI runner cancels with SIGINT
+        # first, and a job that ignored it would measure on, then exit 0 or 1
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     previous_hook = sys.unraisablehook
     sys.unraisablehook = _interrupts_out_of_finalizers(previous_hook)
     try:
