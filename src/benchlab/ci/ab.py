@@ -5,7 +5,9 @@ Each benchmark exists twice in the session, ``NAME@base`` and ``NAME@head`` (com
 both, then rounds of one base run and one head run in a fresh random order (seeded, so the
 order is reproducible), every run stored the moment it ends through the core's run path (the
 plan is validated and the session created by :func:`benchlab.core.session.start_session`; each
-run executes as ``benchlab run`` executes it). After every ``look_every`` pairs the gate
+run executes as ``benchlab run`` executes it, through the core's ``Runner``, and is stored and
+counted by its :class:`~benchlab.core.recorder.RunRecorder`; the session ends through
+:func:`benchlab.core.executor.ending_session`, as every session does). After every ``look_every`` pairs the gate
 (:func:`benchlab.ci.gate.decide`) looks at the stored values with that look's sequential
 critical value; measuring stops when it decides (slower, faster or equivalent beyond/within the
 threshold) or when the benchmark's time budget (``max_time_s``) or pair budget is spent, whose
@@ -37,15 +39,23 @@ import numpy as np
 from benchlab.ci.ab_plan import AbBenchmark, AbOptions, build_plan, plan_metrics  # noqa: F401
 from benchlab.ci.gate import GateDecision, Looks, decide_oriented
 from benchlab.ci.revisions import Revision
-from benchlab.core.counted import COUNT_METHOD
-from benchlab.core.executor import ProcessRunner, RunnerFactory
+from benchlab.core.executor import (
+    ProcessRunner,
+    RunnerFactory,
+    Silent,
+    ending_session,
+    raise_if_terminated,
+)
 from benchlab.core.placement import prepare_execution
 from benchlab.core.plan import RunPlan
 from benchlab.core.planner import PlannedRun
+from benchlab.core.recorder import RunRecorder
 from benchlab.core.run_one import run_fields
 from benchlab.core.scratch import make_scratch, remove_scratch
-from benchlab.core.session import SessionInterrupted, interruptible, start_session
+from benchlab.core.session import interruptible, start_session
+from benchlab.core.session_types import RunFailed
 from benchlab.errors import UserError
+from benchlab.store import session_metadata
 from benchlab.store.db import SessionRef, Store
 from benchlab.store.rows import corrected_wall_ns
 
@@ -101,7 +111,9 @@ class AbResult:
 
 
 class _Job:
-    """The measuring loop of one session (see the module docstring)."""
+    """The measuring loop of one session (see the module docstring): which run comes next is
+    the job's (pairs, looks); storing and counting each run is the core's one
+    :class:`~benchlab.core.recorder.RunRecorder`, as for ``run``, ``study`` and clusters."""
 
     def __init__(self, store: Store, writer: Any, plan: RunPlan, options: AbOptions,
                  message: Callable[[str], None], runner: RunnerFactory | None = None,
@@ -111,10 +123,10 @@ class _Job:
         #: most matches of a reported metric in one run, by (benchmark, metric)
         self.matches: dict[tuple[str, str], int] = {}
         self.message = message
-        benches = store.benchmarks(writer.ref.id)
-        self.bench_ids = [b["id"] for b in benches]
-        self.setup_ids = [b["setup_id"] for b in benches]
-        self.seq = 0
+        self.recorder = RunRecorder(writer, plan, Silent())
+        self.recorder.total_of = lambda: None  # the gate decides when a benchmark ends
+        self.planner = self.recorder.restore(1, lambda run: 0)[0]
+        self.bench_ids = self.recorder.bench_ids
         self.rng = np.random.default_rng([options.seed, 18])
         self.execution = prepare_execution(plan.placement, session_label=writer.ref.uid)
         self.scratch = make_scratch(writer.ref.uid)
@@ -129,15 +141,12 @@ class _Job:
 
     def run(self, index: int, warmup: bool, iteration: int) -> str | None:
         """Execute and store one run; the failure's one line, or None when it ran ok."""
+        raise_if_terminated()
         planned = PlannedRun(index, warmup, iteration)
         run = self.runner.run(planned, 0)
-        fields = run_fields(run.measurement, run.extra, self.shell_ns)
-        self.writer.add_run(self.bench_ids[index], seq=self.seq, iteration=iteration,
-                            warmup=warmup, worker=0, setup_id=self.setup_ids[index],
-                            fields=fields, samples=run.samples, measurements=run.measurements)
-        self.seq += 1
+        self.recorder.record(run, self.planner, shell_overhead_ns=self.shell_ns)
         m = run.measurement
-        missing = self.keep(index, warmup, run, fields)
+        missing = self.keep(index, warmup, run, run_fields(m, run.extra, self.shell_ns))
         if missing and not run.failure and m.status == "ok":
             return missing
         if run.failure or m.status != "ok":
@@ -248,16 +257,13 @@ class _Job:
 
     def count(self, k: int, bench: AbBenchmark) -> tuple[GateDecision, str | None]:
         """Instruction counts of both revisions of benchmark ``k``, then their decision."""
-        if not any(m["name"] == "instructions" for m in self.store.metrics(self.writer.ref.id)):
-            self.writer.add_metric("instructions", unit="count", origin=COUNT_METHOD)
         for iteration in range(self.options.count_runs):
             for index in (2 * k, 2 * k + 1):
+                raise_if_terminated()
                 fields, samples = self.runner.count(index)
-                self.writer.add_run(self.bench_ids[index], seq=self.seq, iteration=iteration,
-                                    warmup=False, worker=0, setup_id=self.setup_ids[index],
-                                    fields=fields, samples=samples)
-                self.seq += 1
-                if fields.get("status") != "ok":
+                try:
+                    self.recorder.record_counted(index, iteration, fields, samples)
+                except RunFailed:
                     return (self.decide(k, bench, "instructions"),
                             f"benchmark {self.plan.benchmarks[index].name} under valgrind: "
                             f"{fields.get('error') or 'exit code ' + str(fields.get('exit_code'))}")
@@ -300,42 +306,40 @@ def run_ab(store: Store, benchmarks: Sequence[AbBenchmark], base: Revision, head
         if on_start is not None:
             on_start(writer.ref)
         job = None
-        decisions: list[GateDecision] = []
-        pairs: dict[str, int] = {}
-        seconds: dict[str, float] = {}
-        failure = None
         try:
-            job = _Job(store, writer, plan, options, message, runner, benchmarks)
-            for k, bench in enumerate(benchmarks):
-                timed, n, spent, failure = job.measure(k, bench)
-                decisions += timed
-                pairs[bench.name], seconds[bench.name] = n, round(spent, 3)
-                outcomes = ", ".join(f"{d.metric} {d.outcome}" for d in timed) or "measured"
-                message(f"{bench.name}: {outcomes} after {n} pairs in {spent:.1f} s")
-                if failure:
-                    break
-                if plan.count == "instructions" and (options.count or
-                                                     "instructions" in bench.metrics):
-                    counted, failure = job.count(k, bench)
-                    decisions.append(counted)
-                    if failure:
-                        break
-            meta = store.get_session(writer.ref.uid).get("metadata") or {}
-            meta["ab"]["decisions"] = [d.to_dict() for d in decisions]
-            meta["ab"]["pairs"], meta["ab"]["seconds"] = pairs, seconds
-            meta["ab"]["looks"] = job.looks
-            meta["ab"]["failure"] = failure
-            meta["ab"]["notes"] = job.notes()
-            writer.update(metadata=meta)
-            writer.finish("failed" if failure else "done", load_after=list(load_average()))
-        except KeyboardInterrupt as exc:
-            writer.finish("interrupted", load_after=list(load_average()))
-            raise SessionInterrupted(writer.ref, store.next_seq(writer.ref.id),
-                                     getattr(exc, "signum", 2)) from None
-        except BaseException:
-            writer.finish("failed", load_after=list(load_average()))
-            raise
+            with ending_session(writer):
+                job = _Job(store, writer, plan, options, message, runner, benchmarks)
+                decisions, pairs, seconds, failure = _measure_all(job, benchmarks, message)
+                session_metadata.merge_under(store, writer.ref.id, "ab", {
+                    "decisions": [d.to_dict() for d in decisions], "pairs": pairs,
+                    "seconds": seconds, "looks": job.looks, "failure": failure,
+                    "notes": job.notes()})
+                writer.finish("failed" if failure else "done", load_after=list(load_average()))
         finally:
             if job is not None:
                 job.close()
     return AbResult(writer.ref, decisions, pairs, seconds, failure, job.looks, job.notes())
+
+
+def _measure_all(job: _Job, benchmarks: Sequence[AbBenchmark], message: Callable[[str], None]
+                 ) -> tuple[list[GateDecision], dict[str, int], dict[str, float], str | None]:
+    """Each benchmark in turn, its pairs then (when asked) its instruction counts, until one
+    fails: (decisions, pairs and seconds by benchmark, the failure line or None)."""
+    decisions: list[GateDecision] = []
+    pairs: dict[str, int] = {}
+    seconds: dict[str, float] = {}
+    for k, bench in enumerate(benchmarks):
+        timed, n, spent, failure = job.measure(k, bench)
+        decisions += timed
+        pairs[bench.name], seconds[bench.name] = n, round(spent, 3)
+        outcomes = ", ".join(f"{d.metric} {d.outcome}" for d in timed) or "measured"
+        message(f"{bench.name}: {outcomes} after {n} pairs in {spent:.1f} s")
+        if failure:
+            return decisions, pairs, seconds, failure
+        if job.plan.count == "instructions" and (job.options.count
+                                                 or "instructions" in bench.metrics):
+            counted, failure = job.count(k, bench)
+            decisions.append(counted)
+            if failure:
+                return decisions, pairs, seconds, failure
+    return decisions, pairs, seconds, None

@@ -61,6 +61,7 @@ def run_with_harness(given: dict) -> None:
 def _run(store, kind: str, commands: tuple[str, ...], runs: int | None, timeout: float | None,
          session_name: str | None, as_json: bool, quiet: bool) -> None:
     from benchlab.core.harness_session import run_harness_session
+    from benchlab.core.session_types import SessionInterrupted
 
     if len(commands) != 1:
         raise UserError(f"--harness runs one command (the harness's), got {len(commands)}; "
@@ -72,9 +73,14 @@ def _run(store, kind: str, commands: tuple[str, ...], runs: int | None, timeout:
             click.echo(f"harness run {index + 1}/{total}: "
                        f"{plural(len(result.reported.benchmarks), 'benchmark')}", err=True)
 
-    outcome = run_harness_session(store, kind, commands[0], runs=total, name=session_name,
-                                  timeout_s=timeout, argv=["benchlab", *sys.argv[1:]],
-                                  on_run=progress)
+    try:
+        outcome = run_harness_session(store, kind, commands[0], runs=total, name=session_name,
+                                      timeout_s=timeout, argv=["benchlab", *sys.argv[1:]],
+                                      on_run=progress)
+    except SessionInterrupted as exc:
+        click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "
+                   f"{exc.session.uid}", err=True)
+        sys.exit(128 + exc.signum)
     if as_json:
         from benchlab.cli.json_output import echo_json
         echo_json({"session": outcome.session.uid, "harness": kind, "db": store.path,

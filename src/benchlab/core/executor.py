@@ -43,10 +43,12 @@ from benchlab.core.session_types import (
     Silent,
     merge_metadata,
 )
+from benchlab.errors import UserError
 from benchlab.processes import interrupts_deferred
 from benchlab.store.writer import SessionWriter
 
 __all__ = ["Runner", "ProcessRunner", "LocalLanes", "run_session", "ending_session",
+           "SessionStopped",
            "background_load", "Observer", "Silent", "SessionResult", "SessionInterrupted",
            "merge_metadata", "TerminatingSignal", "raise_if_terminated",
            "interrupts_deferred"]
@@ -283,11 +285,19 @@ def _terminate_thread_children(tids: list[int]) -> None:
                 pass
 
 
+class SessionStopped(UserError):
+    """The session stops before its plan is done and can be resumed (a cluster's scheduler or
+    machines went away): :func:`ending_session` marks it ``interrupted``, not ``failed``, and
+    the one line (with the resume command) goes on to the user."""
+
+
 @contextlib.contextmanager
 def ending_session(writer: SessionWriter) -> Iterator[None]:
     """End the session however the block ends: ``interrupted`` with SessionInterrupted on
-    Ctrl-C/SIGTERM, ``failed`` on any error (the error goes on); ``done`` is the block's own
-    business. The session never stays ``running``."""
+    Ctrl-C/SIGTERM, ``interrupted`` on :class:`SessionStopped`, ``failed`` on any other error
+    (the error goes on); ``done`` (or ``failed`` for a failure the block reports itself) is the
+    block's own business. The session never stays ``running``. Every path that stores a
+    session's runs ends it here: ``run``, clusters, ``ab`` and ``ab --harness``."""
     from benchlab.environment import load_average
 
     try:
@@ -296,6 +306,9 @@ def ending_session(writer: SessionWriter) -> Iterator[None]:
         writer.finish("interrupted", load_after=list(load_average()))
         raise SessionInterrupted(writer.ref, len(writer.store.runs(session_id=writer.ref.id)),
                                  getattr(exc, "signum", 2)) from None
+    except SessionStopped:
+        writer.finish("interrupted", load_after=list(load_average()))
+        raise
     except BaseException:
         if writer.store.get_session(writer.ref.uid)["status"] == "running":
             writer.finish("failed", load_after=list(load_average()))

@@ -98,7 +98,10 @@ def run_harness_session(store: Store, kind: str, command: str, *, runs: int = 1,
         The command cannot be read by this harness (nothing is created; exit 2).
     HarnessFailed
         A harness run failed (the session is stored as failed with the runs before it; exit 3).
+    SessionInterrupted
+        Ctrl-C or SIGTERM, once the session is marked interrupted (the runs before it stay).
     """
+    from benchlab.core.executor import ending_session
     from benchlab.core.session import interruptible
     from benchlab.environment import collect_environment, load_average
     from benchlab.measure.harnesses import get_harness
@@ -115,21 +118,14 @@ def run_harness_session(store: Store, kind: str, command: str, *, runs: int = 1,
                                       load_before=list(load_average()),
                                       metadata={"harness": kind})
     sink = HarnessRunWriter(writer, command)
-    status = "failed"
-    try:
-        with interruptible():
-            for index in range(runs):
-                result = run_harness(kind, command, cwd=cwd, timeout_s=timeout_s,
-                                     label=f"run {index + 1} of {runs}")
-                sink.add(result.imported, index, result.wall_ns)
-                if on_run is not None:
-                    on_run(index, result)
-        status = "done"
-    except (KeyboardInterrupt, SystemExit):
-        status = "interrupted"
-        raise
-    finally:
-        writer.finish(status, load_after=list(load_average()))
+    with interruptible(), ending_session(writer):
+        for index in range(runs):
+            result = run_harness(kind, command, cwd=cwd, timeout_s=timeout_s,
+                                 label=f"run {index + 1} of {runs}")
+            sink.add(result.imported, index, result.wall_ns)
+            if on_run is not None:
+                on_run(index, result)
+        writer.finish("done", load_after=list(load_average()))
     return HarnessSessionResult(session=writer.ref, benchmarks=list(sink.bench_ids),
                                 harness_runs=runs)
 

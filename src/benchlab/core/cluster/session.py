@@ -36,7 +36,7 @@ from benchlab.core.cluster.worker_side import (
     probe_machine,
 )
 from benchlab.core.counted import counts_missing
-from benchlab.core.executor import ending_session
+from benchlab.core.executor import SessionStopped, ending_session
 from benchlab.core.plan import RunPlan
 from benchlab.core.recorder import RunRecorder
 from benchlab.core.session import create_session, interruptible
@@ -269,9 +269,8 @@ def _execute(client: Any, writer: SessionWriter, plan: RunPlan, machines: list[M
                 result = dispatch.run()
             except SchedulerGone as exc:
                 scheduler_gone = True
-                writer.finish("interrupted", load_after=list(load_average()))
                 runs = len(writer.store.runs(session_id=writer.ref.id))
-                raise UserError(f"the Dask scheduler at {address} went away ({exc}); {runs} "
+                raise SessionStopped(f"the Dask scheduler at {address} went away ({exc}); {runs} "
                                 f"runs received are stored in session {uid}; resume with: "
                                 f"{resume}") from None
             alive = [Machine(m.label, dispatch.address[m.label], m.host, m.name, m.slots)
@@ -283,9 +282,8 @@ def _execute(client: Any, writer: SessionWriter, plan: RunPlan, machines: list[M
                 _on_each(client, alive, finish_machine, uid, plans=plans)
             finished = True
             if dispatch.failed_machines:
-                writer.finish("interrupted", load_after=list(load_average()))
                 lost = ", ".join(sorted(dispatch.failed_machines))
-                raise UserError(f"machine(s) {lost} were lost and did not come back; the other "
+                raise SessionStopped(f"machine(s) {lost} were lost and did not come back; the other "
                                 f"machines finished; {dispatch.done} runs stored in session "
                                 f"{uid}; resume with: {resume}")
             writer.finish("done", load_after=list(load_average()))
