@@ -296,12 +296,8 @@ def test_private_name_checker_on_synthetic_code():
 
 #: The one module that changes a session's metadata after its row is made.
 METADATA_OWNER = "benchlab/store/session_metadata.py"
-#: The CI feature's modules, which still write it themselves until their owner moves them to
-#: the named updates; listed each, so the list only shrinks.
-METADATA_PENDING: dict[str, str] = {
-    "benchlab/cli/ab.py": "stores the A/B verdict in the candidate session",
-    "benchlab/ci/ab.py": "stores the A/B plan's pairing in the session",
-}
+#: Modules that still write it themselves, each with its reason; the list only shrinks.
+METADATA_PENDING: dict[str, str] = {}
 
 
 def metadata_writes(tree: ast.AST) -> list[int]:

@@ -14,7 +14,10 @@ with the gate's sequential rule at the same looks (one schedule for the job: the
 shared), and a decided benchmark keeps its decision: it is not looked at again, so the error
 per benchmark is the rule's (a false regression at most alpha/2 per benchmark and metric).
 The job ends when every benchmark is decided or ``max_time_s`` (the whole job's budget: one
-harness run measures them all) or ``max_pairs`` is spent.
+harness run measures them all) or ``max_pairs`` is spent. The budget is shared: once some are
+decided, both sides run only the undecided ones where the harness can choose
+(:meth:`benchlab.measure.harnesses.Harness.narrow`: go's ``-bench``, gbench's
+``--benchmark_filter``), so they get the time.
 
 Runs are stored through the one session writer: ``NAME@base`` and ``NAME@head`` benchmarks, one
 run per benchmark and harness run holding the values it reported, so ``show`` and ``compare``
@@ -71,9 +74,11 @@ class _Pairs:
         self.units = dict(reported.units)
         return None
 
-    def add(self, side: str, reported: Any, pair: int) -> str | None:
-        """Add one side's run; a failure line when a gated value is missing from it."""
-        for bench, metric in self.gated:
+    def add(self, side: str, reported: Any, pair: int,
+            keys: Sequence[tuple[str, str]]) -> str | None:
+        """Add one side's run's values of ``keys`` (the undecided benchmarks and metrics); a
+        failure line when one is missing from it."""
+        for bench, metric in keys:
             found = reported.benchmarks.get(bench, {}).get(metric)
             if not found:
                 return (f"benchmark {bench}: metric {metric} did not appear in the {side} "
@@ -98,13 +103,47 @@ class _Pairs:
                 f"with their median" for (bench, metric), n in self.most.items() if n > 1]
 
 
-def _run_side(kind: str, prepared: dict, command: str, side: str, revision: Revision,
-              options: AbOptions, label: str):
-    from benchlab.measure.harnesses.runner import run_prepared
+class _Sides:
+    """Each side's prepared harness command and work directory. Once some benchmarks are
+    decided, :meth:`narrow` makes both sides run only the undecided ones when the harness can
+    choose (:meth:`benchlab.measure.harnesses.Harness.narrow`), so they get the time."""
 
-    work, prep = prepared[side]
-    return run_prepared(kind, prep, command, work, cwd=revision.root,
-                        timeout_s=options.timeout_s, label=label)
+    def __init__(self, kind: str, command: str, revisions: dict[str, Revision]) -> None:
+        from benchlab.measure.harnesses import get_harness
+
+        self.kind, self.command, self.revisions = kind, command, revisions
+        self.harness = get_harness(kind)
+        self.work: dict[str, Path] = {}
+        for side in SIDES:
+            self.work[side] = Path(tempfile.mkdtemp(prefix=f"benchlab-ab-{kind}-{side}-"))
+        self.prepare(command)
+
+    def prepare(self, command: str) -> None:
+        """Make ``command`` (``{root}``: each side's tree) the one both sides run."""
+        self.running = command
+        self.prepared = {side: self.harness.prepare(
+            command.replace("{root}", shlex.quote(rev.root)), self.work[side])
+            for side, rev in self.revisions.items()}
+
+    def narrow(self, names: list[str]) -> bool:
+        """Run only ``names`` from now on; False when the harness cannot choose."""
+        narrowed = self.harness.narrow(self.command, names)
+        if narrowed is None:
+            return False
+        self.prepare(narrowed)
+        return True
+
+    def run(self, side: str, options: AbOptions, label: str):
+        """One harness run of ``side`` (a ``HarnessRun``; HarnessFailed when it fails)."""
+        from benchlab.measure.harnesses.runner import run_prepared
+
+        return run_prepared(self.kind, self.prepared[side], self.running, self.work[side],
+                            cwd=self.revisions[side].root, timeout_s=options.timeout_s,
+                            label=label)
+
+    def close(self) -> None:
+        for work in self.work.values():
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def run_ab_harness(store: Store, kind: str, command: str, base: Revision, head: Revision,
@@ -118,19 +157,14 @@ def run_ab_harness(store: Store, kind: str, command: str, base: Revision, head: 
     docstring). Raises UserError (nothing created) for a command the harness cannot read,
     and SessionInterrupted on Ctrl-C or SIGTERM; a failed harness run ends the job with
     ``AbResult.failure`` set (exit 3)."""
-    from benchlab.core.session import SessionInterrupted, interruptible
+    from benchlab.core.executor import ending_session
+    from benchlab.core.session import interruptible
     from benchlab.environment import collect_environment, load_average
-    from benchlab.measure.harnesses import HarnessFailed, get_harness
+    from benchlab.measure.harnesses import HarnessFailed
     from benchlab.store.writer import SessionWriter
 
     options.validate()
-    harness = get_harness(kind)
-    revisions = {"base": base, "head": head}
-    prepared: dict[str, tuple[Path, Any]] = {}
-    for side, rev in revisions.items():
-        work = Path(tempfile.mkdtemp(prefix=f"benchlab-ab-{kind}-{side}-"))
-        prepared[side] = (work, harness.prepare(command.replace("{root}", shlex.quote(rev.root)),
-                                                work))
+    sides = _Sides(kind, command, {"base": base, "head": head})
     pairs = _Pairs(metrics, better or {}, threshold)
     try:
         with interruptible():
@@ -146,97 +180,139 @@ def run_ab_harness(store: Store, kind: str, command: str, base: Revision, head: 
                     load_before=list(load_average()), metadata=metadata)
             if on_start is not None:
                 on_start(writer.ref)
-            sink = HarnessRunWriter(writer, command)
-            try:
-                result = _measure(kind, prepared, command, revisions, options, pairs, sink,
-                                  message)
-            except HarnessFailed as exc:
-                result = ([], 0, {}, str(exc), [])
-            except KeyboardInterrupt as exc:
-                writer.finish("interrupted", load_after=list(load_average()))
-                raise SessionInterrupted(writer.ref, store.next_seq(writer.ref.id),
-                                         getattr(exc, "signum", 2)) from None
-            except BaseException:
-                writer.finish("failed", load_after=list(load_average()))
-                raise
-            decisions, n, seconds, failure, looks = result
-            session_metadata.merge_under(
-                store, writer.ref.id, "ab",
-                {"decisions": [d.to_dict() for d in decisions],
-                 "pairs": {d.benchmark: n for d in decisions}, "seconds": seconds,
-                 "looks": {"harness": looks}, "failure": failure, "notes": pairs.notes()})
-            writer.finish("failed" if failure else "done", load_after=list(load_average()))
+            with ending_session(writer):
+                job = _Job(sides, options, pairs, HarnessRunWriter(writer, command), message)
+                try:
+                    job.measure()
+                except HarnessFailed as exc:
+                    job.failure = str(exc)
+                session_metadata.merge_under(store, writer.ref.id, "ab", job.summary())
+                writer.finish("failed" if job.failure else "done",
+                              load_after=list(load_average()))
     finally:
-        for work, _ in prepared.values():
-            shutil.rmtree(work, ignore_errors=True)
-    return AbResult(writer.ref, decisions, {d.benchmark: n for d in decisions}, seconds,
-                    failure, {"harness": looks}, pairs.notes())
+        sides.close()
+    decisions = job.decisions()
+    return AbResult(writer.ref, decisions, job.pairs_of(), job.seconds, job.failure,
+                    {"harness": job.looks_log}, pairs.notes())
 
 
-def _measure(kind: str, prepared: dict, command: str, revisions: dict[str, Revision],
-             options: AbOptions, pairs: _Pairs, sink: HarnessRunWriter,
-             message: Callable[[str], None]) -> tuple:
-    """Warmups, then pairs until every benchmark is decided or the budget is spent:
-    (decisions, pairs, seconds by benchmark, failure line or None, looks)."""
-    rng = np.random.default_rng([options.seed, 18])
-    start = time.monotonic()
-    run_index = 0
+class _Job:
+    """Warmups, then pairs until every benchmark is decided or the budget is spent; a decided
+    benchmark keeps its decision and, where the harness can choose, is not run again."""
 
-    def pair(index: int, warmup: bool) -> dict[str, Any]:
-        nonlocal run_index
+    def __init__(self, sides: _Sides, options: AbOptions, pairs: _Pairs,
+                 sink: HarnessRunWriter, message: Callable[[str], None]) -> None:
+        self.sides, self.options, self.values, self.sink = sides, options, pairs, sink
+        self.message = message
+        self.rng = np.random.default_rng([options.seed, 18])
+        self.start = time.monotonic()
+        self.run_index = 0
+        self.pairs = 0
+        self.failure: str | None = None
+        self.looks_log: list[dict[str, Any]] = []
+        self.decided: dict[tuple[str, str], GateDecision] = {}
+        self.last: dict[tuple[str, str], GateDecision] = {}
+        self.seconds: dict[str, float] = {}
+        #: pairs each decided benchmark had when it was decided
+        self.decided_after: dict[str, int] = {}
+        self.narrowed = False
+
+    def pair(self, index: int, warmup: bool) -> dict[str, Any]:
+        """Both sides' runs in a random order, each stored as it ends: side -> reported."""
         out = {}
-        for s in rng.permutation(2):
+        for s in self.rng.permutation(2):
             side = SIDES[int(s)]
             label = f"{side}, {'warmup' if warmup else 'pair'} {index + 1}"
-            hr = _run_side(kind, prepared, command, side, revisions[side], options, label)
-            sink.add(hr.imported, run_index, hr.wall_ns, suffix=f"@{side}", warmup=warmup)
-            run_index += 1
+            hr = self.sides.run(side, self.options, label)
+            self.sink.add(hr.imported, self.run_index, hr.wall_ns, suffix=f"@{side}",
+                          warmup=warmup)
+            self.run_index += 1
             out[side] = hr.reported
         return out
 
-    for w in range(options.warmup):
-        pair(w, True)
-    clock = LookClock(options, start, time.monotonic())
-    looks_log: list[dict[str, Any]] = []
-    decided: dict[tuple[str, str], GateDecision] = {}
-    seconds: dict[str, float] = {}
-    last: dict[tuple[str, str], GateDecision] = {}
-    n, looks = 0, None
-    while True:
-        runs = pair(n, False)
-        if n == 0:
-            failure = pairs.fix(runs["base"])
-            if failure:
-                return [], 0, {}, failure, looks_log
-            per_bench = max(1, len(pairs.gated) // max(1, len({b for b, _ in pairs.gated})))
-            looks = Looks(alpha=options.alpha / per_bench)
-            message(f"{kind}: {len({b for b, _ in pairs.gated})} benchmarks reported")
-        for side in SIDES:
-            failure = pairs.add(side, runs[side], n)
-            if failure:
-                return list({**last, **decided}.values()), n, seconds, failure, looks_log
-        n += 1
-        if n < options.min_pairs:  # as ab: never a look before --min-pairs, budget or not
-            continue
-        look = clock.look(n, looks)
-        if look is None:
-            continue
-        now, final, spent, critical = look
-        for key in pairs.gated:
-            if key in decided:
+    def measure(self) -> None:
+        """The job's pairs and looks (HarnessFailed when a harness run fails)."""
+        o = self.options
+        for w in range(o.warmup):
+            self.pair(w, True)
+        clock = LookClock(o, self.start, time.monotonic())
+        looks = None
+        while True:
+            runs = self.pair(self.pairs, False)
+            if self.pairs == 0:
+                self.failure = self.values.fix(runs["base"])
+                if self.failure:
+                    return
+                looks = self.first_looks()
+            for side in SIDES:
+                self.failure = self.values.add(side, runs[side], self.pairs,
+                                               [k for k in self.values.gated
+                                                if k not in self.decided])
+                if self.failure:
+                    return
+            self.pairs += 1
+            if self.pairs < o.min_pairs:  # as ab: never a look before --min-pairs
                 continue
-            d = pairs.decide(*key, options, critical)
-            last[key] = d
+            look = clock.look(self.pairs, looks)
+            if look is not None and self.look(*look):
+                return
+
+    def first_looks(self) -> Looks:
+        """The looks' error split over the metrics of one benchmark (each benchmark is decided
+        on its own, at alpha per benchmark)."""
+        gated = self.values.gated
+        benches = {b for b, _ in gated}
+        self.message(f"{self.sides.kind}: {len(benches)} benchmarks reported")
+        return Looks(alpha=self.options.alpha / max(1, len(gated) // max(1, len(benches))))
+
+    def look(self, now: float, final: bool, spent: float, critical: float) -> bool:
+        """Decide every undecided benchmark at this look; True when the job ends."""
+        for key in self.values.gated:
+            if key in self.decided:
+                continue
+            d = self.values.decide(*key, self.options, critical)
+            self.last[key] = d
             if d.decided:
-                decided[key] = d
-                seconds[key[0]] = round(now - start, 3)
-        looks_log.append({"pairs": n, "seconds": round(now - start, 3), "spent": spent,
-                          "critical": critical, "final": final, "decided": len(decided),
-                          "of": len(pairs.gated)})
-        if final or len(decided) == len(pairs.gated):
-            for key in pairs.gated:
-                seconds.setdefault(key[0], round(now - start, 3))
-            message(f"{kind}: {len(decided)} of {len(pairs.gated)} decided after {n} pairs "
-                    f"in {now - start:.1f} s")
-            return [decided.get(k) or last[k] for k in pairs.gated], n, seconds, None, \
-                looks_log
+                self.decided[key] = d
+                self.seconds[key[0]] = round(now - self.start, 3)
+                self.decided_after[key[0]] = self.pairs
+        total = len(self.values.gated)
+        self.looks_log.append({"pairs": self.pairs, "seconds": round(now - self.start, 3),
+                               "spent": spent, "critical": critical, "final": final,
+                               "decided": len(self.decided), "of": total,
+                               "narrowed": self.narrowed})
+        if final or len(self.decided) == total:
+            for key in self.values.gated:
+                self.seconds.setdefault(key[0], round(now - self.start, 3))
+            self.message(f"{self.sides.kind}: {len(self.decided)} of {total} decided after "
+                         f"{self.pairs} pairs in {now - self.start:.1f} s")
+            return True
+        if self.decided:
+            self.narrow()
+        return False
+
+    def narrow(self) -> None:
+        """Run only the benchmarks still undecided, when the harness can choose them."""
+        undecided = sorted({b for b, m in self.values.gated if (b, m) not in self.decided})
+        if self.sides.narrow(undecided) and not self.narrowed:
+            self.narrowed = True
+            self.message(f"{self.sides.kind}: {len(undecided)} undecided; the harness runs "
+                         f"only those from now on")
+
+    def decisions(self) -> list[GateDecision]:
+        """Each gated benchmark's decision (its last look's when still undecided)."""
+        return [self.decided.get(k) or self.last[k] for k in self.values.gated
+                if k in self.decided or k in self.last]
+
+    def pairs_of(self) -> dict[str, int]:
+        """Pairs each benchmark was measured: until its decision, or all of the job's."""
+        return {d.benchmark: self.decided_after.get(d.benchmark, self.pairs)
+                for d in self.decisions()}
+
+    def summary(self) -> dict[str, Any]:
+        """What the session's ``ab`` metadata keeps of the job."""
+        decisions = self.decisions()
+        return {"decisions": [d.to_dict() for d in decisions],
+                "pairs": self.pairs_of(),
+                "seconds": self.seconds, "looks": {"harness": self.looks_log},
+                "failure": self.failure, "notes": self.values.notes()}

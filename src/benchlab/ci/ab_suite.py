@@ -18,6 +18,17 @@ TOML in the study's style (``[study]`` becomes ``[gate]``, ``[[workload]]`` may 
     # metrics = ["speed:MB/s=([0-9.]+) MB/s"]
     # better = { speed = "higher" }      # override a metric's direction
 
+A suite of a benchmark harness names it in ``[gate]`` and has one ``[[benchmark]]``, the
+harness's command; every benchmark the harness reports is gated, as with ``--harness KIND``::
+
+    [gate]
+    harness = "go"                  # go, gbench, criterion or pytest-benchmark
+    threshold = "3%"
+
+    [[benchmark]]
+    command = "go -C {root} test -run '^$' -bench . -benchtime 100ms ./..."
+    metrics = ["ns_per_op"]         # metrics the harness reports (default: its time per op)
+
 A wrong type, an unknown key or a missing command is one line naming the file, the entry and
 the fix (exit 2).
 """
@@ -25,6 +36,7 @@ the fix (exit 2).
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +45,9 @@ from benchlab.ci.gate import check_threshold
 from benchlab.ci.reported import parse_metrics
 from benchlab.errors import UserError
 
-_GATE_KEYS = {"threshold", "cpu_threshold", "instructions_threshold", "build_timeout"}
+_GATE_KEYS = {"threshold", "cpu_threshold", "instructions_threshold", "build_timeout",
+              "harness"}
+_HARNESS_BENCH_KEYS = {"name", "command", "metrics"}
 _BENCH_KEYS = {"name", "command", "threshold", "cpu_threshold", "instructions_threshold",
                "metrics", "better"}
 
@@ -75,10 +89,58 @@ def build_timeout_of(path: str | Path) -> float | None:
     return parse_duration_s(gate["build_timeout"], what=f"{path} [gate] build_timeout")
 
 
+@dataclass
+class SuiteHarness:
+    """A suite file's harness: its kind, the command that runs it, the metrics gated (empty:
+    the harness's time per operation) and the threshold (a fraction; None: the default)."""
+
+    kind: str
+    command: str
+    metrics: list[str] = field(default_factory=list)
+    threshold: float | None = None
+
+
+def harness_of(path: str | Path) -> SuiteHarness | None:
+    """The harness a suite file names in ``[gate] harness`` (None: a suite of commands);
+    one-line UserError for a harness suite that is not one harness command."""
+    from benchlab.measure.harnesses import get_harness
+
+    path = Path(path)
+    data, gate = _read(path)
+    if "harness" not in gate:
+        return None
+    kind = gate["harness"]
+    if not isinstance(kind, str):
+        raise UserError(f"{path} [gate]: harness must be a string such as \"go\" (got {kind!r})")
+    get_harness(kind)
+    entries = data.get("benchmark", [])
+    if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict) \
+            or "workload" in data:
+        raise UserError(f"{path}: a harness suite has one [[benchmark]], the command that runs "
+                        f"the harness; give one")
+    entry, where = entries[0], f"{path} benchmark 1"
+    extra = set(entry) - _HARNESS_BENCH_KEYS
+    if extra:
+        raise UserError(f"{where}: unknown key(s) {', '.join(sorted(extra))} in a harness suite; "
+                        f"known: {', '.join(sorted(_HARNESS_BENCH_KEYS))}")
+    command, metrics = entry.get("command"), entry.get("metrics", [])
+    if not isinstance(command, str) or not command.strip():
+        raise UserError(f"{where}: command must be a non-empty string (got {command!r}); write "
+                        f"command = \"...\"")
+    if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+        raise UserError(f"{where}: metrics must be a list of the harness's metric names (got "
+                        f"{metrics!r})")
+    threshold = _thresholds(gate, f"{path} [gate]").get("wall")
+    return SuiteHarness(kind, command, [m for m in metrics if m != "wall"], threshold)
+
+
 def load_ab_suite(path: str | Path) -> list[AbBenchmark]:
     """Parse and type-check a suite file (see the module docstring); one-line UserError."""
     path = Path(path)
     data, gate = _read(path)
+    if "harness" in gate:
+        raise UserError(f"{path} runs a harness ([gate] harness = {gate['harness']!r}): ab and "
+                        f"gate run it; other commands take a suite of commands")
     build_timeout_of(path)  # checked with the rest: bad input before anything is built
     defaults = _thresholds(gate, f"{path} [gate]")
     return _entries(path, data, defaults)

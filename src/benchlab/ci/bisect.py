@@ -77,22 +77,96 @@ def _is_bad(decision, bad_ratio: float) -> bool:
     return abs(decision.ratio - bad_ratio) < abs(decision.ratio - 1.0)
 
 
+@dataclass
+class HarnessFollow:
+    """``bisect --harness KIND``: the harness's command (``{root}``: the commit's tree), the
+    benchmark followed (None: the first the bad end finds slower; the result names it), the
+    metric (None: the harness's time per operation) and its threshold (None: default)."""
+
+    kind: str
+    command: str
+    benchmark: str | None = None
+    metric: str | None = None
+    threshold: float | None = None
+
+
+#: One measured step: (good tree, candidate tree, options, session name) -> (the followed
+#: benchmark's decision, its session uid); UserError when the benchmark fails.
+PairStep = Callable[[Revision, Revision, AbOptions, str], tuple[GateDecision, str]]
+
+
+def ab_step(store: Store, benchmark: AbBenchmark, *, repo: str, argv: Sequence[str] | None,
+            message: Callable[[str], None], runner: RunnerFactory | None = None) -> PairStep:
+    """A step that measures ``benchmark`` on both trees as ``ab`` does (its first metric)."""
+    metric = benchmark.metrics[0]
+
+    def step(good: Revision, tree: Revision, opts: AbOptions, name: str
+             ) -> tuple[GateDecision, str]:
+        result = run_ab(store, [benchmark], good, tree, opts, repo=repo, argv=argv, name=name,
+                        message=message, runner=runner)
+        if result.failure:
+            raise UserError(f"the benchmark failed on {tree.commit[:12]}: {result.failure}")
+        return next(d for d in result.decisions if d.metric == metric), result.session.uid
+
+    return step
+
+
+def harness_step(store: Store, follow: HarnessFollow, *, repo: str,
+                 argv: Sequence[str] | None, message: Callable[[str], None]) -> PairStep:
+    """A step that runs the harness on both trees as ``ab --harness`` does and takes the
+    followed benchmark's decision; the first step (the bad end) picks the benchmark when none
+    is named: the first decided slower, else the first reported."""
+    from benchlab.ci.ab_harness import run_ab_harness
+    from benchlab.measure.harnesses import get_harness
+
+    def step(good: Revision, tree: Revision, opts: AbOptions, name: str
+             ) -> tuple[GateDecision, str]:
+        # once the benchmark is known, the harness runs it alone where it can choose
+        command = follow.command if follow.benchmark is None else (
+            get_harness(follow.kind).narrow(follow.command, [follow.benchmark])
+            or follow.command)
+        result = run_ab_harness(store, follow.kind, command, good, tree, opts,
+                                repo=repo, metrics=[follow.metric] if follow.metric else [],
+                                threshold=follow.threshold, argv=argv, name=name,
+                                message=message)
+        if result.failure:
+            raise UserError(f"the harness failed on {tree.commit[:12]}: {result.failure}")
+        if follow.benchmark is None and result.decisions:
+            slower = [d for d in result.decisions if d.outcome == SLOWER]
+            follow.benchmark = (slower or result.decisions)[0].benchmark
+            message(f"following benchmark {follow.benchmark}")
+        found = [d for d in result.decisions if d.benchmark == follow.benchmark]
+        if not found:
+            have = ", ".join(sorted({d.benchmark for d in result.decisions})) or "none"
+            raise UserError(f"the harness reports no benchmark {follow.benchmark} on "
+                            f"{tree.commit[:12]} (it reports: {have}); give --benchmark NAME "
+                            f"of one it reports")
+        return found[0], result.session.uid
+
+    return step
+
+
 def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None,
-           benchmark: AbBenchmark, options: AbOptions, retries: int = 2,
+           benchmark: AbBenchmark | None, options: AbOptions, retries: int = 2,
            message: Callable[[str], None] = lambda text: None,
            argv: Sequence[str] | None = None, first_parent: bool = False,
-           runner: RunnerFactory | None = None) -> BisectResult:
+           runner: RunnerFactory | None = None,
+           harness: HarnessFollow | None = None) -> BisectResult:
     """Find the first commit of ``good..bad`` whose benchmark regressed (module docstring).
 
     ``first_parent``: search only the bad revision's first-parent chain. ``runner``: what
-    executes each step's runs (the core's Runner seam; default processes).
+    executes each step's runs (the core's Runner seam; default processes). ``harness``: follow
+    one benchmark of a harness instead of ``benchmark``'s command.
 
     Raises UserError for bad revisions and BuildFailed (exit 3) when the good or the bad end
     does not build.
     """
     graph = CommitGraph(trees.repo, good, bad, first_parent=first_parent)
     good_tree = trees.commit_tree(good, build, "good")
-    metric = benchmark.metrics[0]
+    pair = (harness_step(store, harness, repo=str(trees.repo), argv=argv, message=message)
+            if harness is not None else
+            ab_step(store, benchmark, repo=str(trees.repo), argv=argv, message=message,
+                    runner=runner))
     steps: list[Step] = []
 
     def measure(commit: str, label: str) -> Step:
@@ -103,19 +177,14 @@ def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None
             return Step(commit, "", "skipped", note=str(exc))
         opts, uncertain = options, False
         for attempt in range(retries + 1):
-            result = run_ab(store, [benchmark], good_tree, tree, opts, repo=str(trees.repo),
-                            argv=argv, name=f"bisect {commit[:12]}", message=message,
-                            runner=runner)
-            if result.failure:
-                raise UserError(f"the benchmark failed on {commit[:12]}: {result.failure}")
-            decision = next(d for d in result.decisions if d.metric == metric)
+            decision, session = pair(good_tree, tree, opts, f"bisect {commit[:12]}")
             if decision.outcome != UNDECIDED:
                 break
             opts = replace(opts, max_time_s=opts.max_time_s * 2, seed=opts.seed + attempt + 1)
             message(f"{commit[:12]}: undecided, measuring again for {opts.max_time_s:g} s")
         else:
             uncertain = True
-        return Step(commit, tree.subject, "", decision, result.session.uid, uncertain)
+        return Step(commit, tree.subject, "", decision, session, uncertain)
 
     bad_step = measure(graph.bad, "bad")
     if bad_step.verdict == "skipped":

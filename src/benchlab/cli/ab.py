@@ -26,18 +26,9 @@ def parse_benchmarks(commands, names, suite, threshold, instructions_threshold, 
                      gate_metrics=(), cpu_threshold=None, better=()):
     """The job's benchmarks from COMMANDS (with -n names) or --suite FILE (one line on misuse)."""
     from benchlab.ci.ab import AbBenchmark
-    from benchlab.ci.ab_suite import load_ab_suite
-    from benchlab.ci.gate import check_threshold
     from benchlab.ci.reported import parse_better, parse_metrics
 
-    thresholds = {}
-    if threshold is not None:
-        thresholds["wall"] = thresholds["cpu"] = check_threshold(threshold, "--threshold")
-    if instructions_threshold is not None:
-        thresholds["instructions"] = check_threshold(instructions_threshold,
-                                                     "--instructions-threshold")
-    if cpu_threshold is not None:
-        thresholds["cpu"] = check_threshold(cpu_threshold, "--cpu-threshold")
+    thresholds = option_thresholds(threshold, instructions_threshold, cpu_threshold)
     if suite and commands:
         raise UserError("give benchmark commands or --suite FILE, not both")
     metrics, reported = parse_metrics(list(dict.fromkeys(gate_metrics)) or ["wall"],
@@ -51,12 +42,7 @@ def parse_benchmarks(commands, names, suite, threshold, instructions_threshold, 
         if reported or better:
             raise UserError("with --suite FILE, give program-reported metrics in the file "
                             "(metrics = [\"NAME:UNIT=REGEX\"]), not as --metric/--better")
-        benches = load_ab_suite(suite)
-        for b in benches:  # command-line thresholds are defaults; the suite's own win
-            b.thresholds = {**thresholds, **b.thresholds}
-            if count and "instructions" not in b.metrics:
-                b.metrics.append("instructions")
-        return benches
+        return suite_benchmarks(suite, thresholds, count)
     if not commands:
         raise UserError("no benchmark given; pass commands such as '{root}/prog 1000' or "
                         "--suite FILE")
@@ -69,6 +55,35 @@ def parse_benchmarks(commands, names, suite, threshold, instructions_threshold, 
         out.append(AbBenchmark(name=name, command=command, thresholds=dict(thresholds),
                                metrics=list(metrics), reported=list(reported)))
     return out
+
+
+def option_thresholds(threshold, instructions_threshold, cpu_threshold) -> dict[str, float]:
+    """Thresholds (fractions) by metric from ``--threshold`` (wall and cpu),
+    ``--instructions-threshold`` and ``--cpu-threshold`` (each checked; absent: not set)."""
+    from benchlab.ci.gate import check_threshold
+
+    thresholds = {}
+    if threshold is not None:
+        thresholds["wall"] = thresholds["cpu"] = check_threshold(threshold, "--threshold")
+    if instructions_threshold is not None:
+        thresholds["instructions"] = check_threshold(instructions_threshold,
+                                                     "--instructions-threshold")
+    if cpu_threshold is not None:
+        thresholds["cpu"] = check_threshold(cpu_threshold, "--cpu-threshold")
+    return thresholds
+
+
+def suite_benchmarks(suite, thresholds, count):
+    """The benchmarks of suite file ``suite``: the command line's ``thresholds`` are defaults
+    (the suite's own win), ``--count instructions`` adds that metric to each."""
+    from benchlab.ci.ab_suite import load_ab_suite
+
+    benches = load_ab_suite(suite)
+    for b in benches:
+        b.thresholds = {**thresholds, **b.thresholds}
+        if count and "instructions" not in b.metrics:
+            b.metrics.append("instructions")
+    return benches
 
 
 def measure_options(f):
@@ -163,32 +178,6 @@ def message_printer(quiet: bool):
     return message
 
 
-def build_revisions(trees, build: str | None, head: str | None, message,
-                    base: str | None = None) -> tuple[dict, str | None]:
-    """Build ``base`` (when given) and ``head`` (the work tree when None) in their own trees of
-    ``trees`` (a ``ci.revisions.Trees``): ``({"base": ..., "head": ...}, None)``, or
-    ``({}, the failed build's one-line text)``. Both ``ab`` and ``ab --baseline`` build here."""
-    from benchlab.ci import revisions as rv
-
-    built = {}
-    try:
-        if base is not None:
-            message(f"building base {base}")
-            built["base"] = trees.commit_tree(base, build, "base")
-        message(f"building head {head or '(work tree)'}")
-        built["head"] = (trees.commit_tree(head, build, "head") if head
-                         else trees.work_tree(build, "head"))
-    except rv.BuildFailed as exc:
-        return {}, str(exc)
-    return built, None
-
-
-def tree_label(tree) -> str:
-    """A built revision's short name in session names: its commit's first 8 hex digits, and
-    ``+`` when the tree holds uncommitted changes."""
-    return f"{tree.commit[:8]}{'+' if tree.dirty else ''}"
-
-
 @contextlib.contextmanager
 def exit_when_interrupted():
     """A session stopped by Ctrl-C or SIGTERM says what it stored and exits 128 + signal."""
@@ -200,31 +189,6 @@ def exit_when_interrupted():
         click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in "
                    f"session {exc.session.uid}", err=True)
         sys.exit(128 + exc.signum)
-
-
-def failure_report(failure: str, fail_undecided: bool):
-    """The report of an ``ab`` that measured nothing to gate: exit 3 with ``failure``."""
-    from benchlab.ci.exits import EXIT_FAILED
-    from benchlab.ci.report_model import GateReport
-
-    return GateReport("ab", None, {}, [], EXIT_FAILED, failure=failure,
-                      fail_undecided=fail_undecided)
-
-
-def ab_report(result, base_tree, head_tree, fail_undecided: bool):
-    """The report of an ``ab`` job that ran: ``result`` (an ``AbResult``) between the built
-    ``base_tree`` and ``head_tree`` (their build logs left out)."""
-    from benchlab.ci.gate import exit_status
-    from benchlab.ci.report_model import GateReport
-
-    revisions = {"base": base_tree.to_dict(), "head": head_tree.to_dict()}
-    for rev in revisions.values():
-        rev.pop("build_log", None)
-    return GateReport("ab", result.session.uid, revisions, result.decisions,
-                      exit_status(result.decisions, failed=bool(result.failure),
-                                  fail_undecided=fail_undecided),
-                      pairs=result.pairs, seconds=result.seconds, failure=result.failure,
-                      fail_undecided=fail_undecided, notes=result.notes)
 
 
 @click.command("ab", context_settings={"show_default": False})
@@ -275,7 +239,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     from benchlab.ci import revisions as rv
     from benchlab.ci.ab import run_ab
     from benchlab.ci.ab_plan import check_commands
-    from benchlab.core.session import interruptible
+    from benchlab.ci.gate_job import ab_report, built_job, tree_label
 
     benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
                                gate_metrics, cpu_threshold, better)
@@ -298,21 +262,19 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     root = rv.repo_root(repo)
     base_rev = base or rv.default_base(root)
     message = message_printer(quiet)
-    trees_of = rv.Trees(root, build_timeout_s=build_timeout_for(build_timeout, suite))
-    with interruptible(), trees_of as trees:  # SIGTERM as Ctrl-C: trees removed
-        built, failure = build_revisions(trees, build, head, message, base=base_rev)
-        if failure is None:
-            base_tree, head_tree = built["base"], built["head"]
-            with exit_when_interrupted():
-                result = run_ab(store, benches, base_tree, head_tree, options, repo=str(root),
-                                argv=["benchlab", "ab", *sys.argv[2:]],
-                                name=session_name or f"ab {base_tree.commit[:8]}.."
-                                     f"{tree_label(head_tree)}",
-                                message=message,
-                                on_start=lambda ref: message(f"session {ref.uid}"))
-            report = ab_report(result, base_tree, head_tree, fail_undecided)
-    if failure is not None:
-        report = failure_report(failure, fail_undecided)
+
+    def measure(built):
+        result = run_ab(store, benches, built["base"], built["head"], options, repo=str(root),
+                        argv=["benchlab", "ab", *sys.argv[2:]],
+                        name=session_name or f"ab {built['base'].commit[:8]}.."
+                                             f"{tree_label(built['head'])}",
+                        message=message, on_start=lambda ref: message(f"session {ref.uid}"))
+        return ab_report(result, built["base"], built["head"], fail_undecided)
+
+    with exit_when_interrupted():
+        report = built_job(root, build=build, head=head, base=base_rev,
+                           build_timeout_s=build_timeout_for(build_timeout, suite),
+                           message=message, measure=measure, fail_undecided=fail_undecided)
     finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
            quiet=quiet)
 
@@ -320,50 +282,35 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
 def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warmup, alpha,
                          count, timeout, fail_undecided, json_path, junit_path, markdown_path,
                          session_name, quiet, db, build_timeout=None, shell="sh"):
-    """``ab --baseline``: build head only, run it as ``gate`` runs a fresh run, gate it."""
+    """``ab --baseline``: build head only, then gate a fresh run of it as ``gate`` does
+    (:func:`benchlab.ci.gate_job.run_gate`)."""
     from benchlab.ci import baseline as bl
     from benchlab.ci import revisions as rv
-    from benchlab.ci.gate import exit_status
-    from benchlab.ci.report_model import GateReport
-    from benchlab.ci.reported import missing_reported
-    from benchlab.core.session import interruptible
+    from benchlab.ci.gate_job import GateJob, built_job, run_gate, tree_label
 
     store = open_store(db)
     root = rv.repo_root(repo)
-    base = bl.find_baseline(store, baseline)
+    bl.find_baseline(store, baseline)  # a selector that names nothing: before the build
     message = message_printer(quiet)
-    cand = None
-    with interruptible(), rv.Trees(root, build_timeout_s=build_timeout) as trees:
-        built, failure = build_revisions(trees, build, head, message)
-        if failure is None:
-            head_tree = built["head"]
-            plan = bl.fresh_plan(benches, runs, warmup, count, timeout, root=head_tree.root,
-                                 shell=shell)
-            with exit_when_interrupted():
-                cand, failure = bl.run_fresh(
-                    store, plan, argv=["benchlab", "ab", *sys.argv[2:]],
-                    name=session_name or f"ab {baseline}..{tree_label(head_tree)}",
-                    on_start=lambda ref: message(f"session {ref.uid}"))
-            if failure is None:
-                failure = missing_reported(benches, lambda bench, metric: bl.values_of(
-                    store, cand["id"], bench, metric).size)
-    if failure is not None:
-        report = failure_report(failure, fail_undecided)
-    else:
-        head_dict = {k: v for k, v in head_tree.to_dict().items() if k != "build_log"}
-        meta = dict(cand.get("metadata") or {})
-        meta["ab"] = {"repo": str(root), "head": head_dict, "baseline": base["uid"]}
-        store.update_session(cand["id"], metadata=meta)
-        thresholds = {b.name: b.thresholds for b in benches}
-        metrics = {b.name: b.metrics for b in benches}
-        decisions, notes = bl.gate_against(
-            store, base, cand, thresholds, metrics, alpha, force,
-            {m.name: m.direction for b in benches for m in b.reported})
-        report = GateReport("ab", cand["uid"],
-                            {"baseline": bl.session_revision(base),
-                             "head": {**head_dict, "session": cand["uid"]}},
-                            decisions, exit_status(decisions, fail_undecided=fail_undecided),
-                            fail_undecided=fail_undecided, notes=notes)
+
+    def measure(built):
+        head_tree = built["head"]
+        job = GateJob(baseline, alpha=alpha, force=force, fail_undecided=fail_undecided,
+                      thresholds={b.name: b.thresholds for b in benches},
+                      metrics={b.name: b.metrics for b in benches},
+                      directions={m.name: m.direction for b in benches for m in b.reported},
+                      command="ab", head=head_tree, repo=str(root))
+        plan = bl.fresh_plan(benches, runs, warmup, count, timeout, root=head_tree.root,
+                             shell=shell)
+        return run_gate(store, job, plan=plan, benches=benches,
+                        argv=["benchlab", "ab", *sys.argv[2:]],
+                        name=session_name or f"ab {baseline}..{tree_label(head_tree)}",
+                        on_start=lambda ref: message(f"session {ref.uid}"))
+
+    with exit_when_interrupted():
+        report = built_job(root, build=build, head=head, base=None,
+                           build_timeout_s=build_timeout, message=message, measure=measure,
+                           fail_undecided=fail_undecided)
     finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
            quiet=quiet)
 

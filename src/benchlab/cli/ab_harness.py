@@ -25,7 +25,7 @@ def harness_option(f: Callable[..., Any]) -> Callable[..., Any]:
     when it is given (``ab`` itself never sees it)."""
     @functools.wraps(f)
     def dispatch(**given: Any) -> Any:
-        if given.get("harness") is None:
+        if given.get("harness") is None and not _suite_names_harness(given):
             given.pop("harness", None)
             return f(**given)
         # ab's own helpers (building revisions, the report) from its module's namespace:
@@ -37,6 +37,25 @@ def harness_option(f: Callable[..., Any]) -> Callable[..., Any]:
         help="COMMAND runs a benchmark harness: gate every benchmark it reports, each on "
              "its own, on the harness's time per operation (or --metric NAME of its "
              "metrics); --max-time is the whole job's budget.")(dispatch)
+
+
+def _suite_names_harness(given: dict[str, Any]) -> bool:
+    """True when ``--suite FILE`` names a harness (``[gate] harness``): its command, metrics
+    and threshold become ``given``'s, as ``--harness KIND COMMAND`` would give them."""
+    if not given.get("suite"):
+        return False
+    from benchlab.ci.ab_suite import harness_of
+
+    found = harness_of(given["suite"])
+    if found is None:
+        return False
+    if given["commands"]:
+        raise UserError("give benchmark commands or --suite FILE, not both")
+    given.update(harness=found.kind, commands=(found.command,),
+                 gate_metrics=given["gate_metrics"] or tuple(found.metrics),
+                 suite_build_timeout=given["suite"], suite=None,
+                 suite_threshold=found.threshold)
+    return True
 
 
 def _check(given: dict[str, Any]) -> None:
@@ -58,43 +77,43 @@ def ab_with_harness(given: dict[str, Any], ab: dict[str, Any]) -> None:
     from benchlab.ci import revisions as rv
     from benchlab.ci.ab_harness import run_ab_harness
     from benchlab.ci.gate import check_threshold
+    from benchlab.ci.gate_job import ab_report, built_job, tree_label
     from benchlab.ci.reported import parse_better
     from benchlab.cli.common import open_store
-    from benchlab.core.session import interruptible
     from benchlab.measure.harnesses import get_harness
 
     _check(given)
-    (ab_report, build_revisions, build_timeout_for, exit_when_interrupted, failure_report,
-     finish, message_printer, options_from, tree_label) = (ab[name] for name in (
-        "ab_report", "build_revisions", "build_timeout_for", "exit_when_interrupted",
-        "failure_report", "finish", "message_printer", "options_from", "tree_label"))
+    (build_timeout_for, exit_when_interrupted, finish, message_printer, options_from) = (
+        ab[name] for name in ("build_timeout_for", "exit_when_interrupted", "finish",
+                              "message_printer", "options_from"))
     kind, command = given["harness"], given["commands"][0]
     # a command the harness cannot read is refused before anything is built
     get_harness(kind).prepare(command, Path(tempfile.gettempdir()))
     metrics = [m for m in dict.fromkeys(given["gate_metrics"]) if m != "wall"]
     threshold = (check_threshold(given["threshold"], "--threshold")
-                 if given["threshold"] is not None else None)
+                 if given["threshold"] is not None else given.get("suite_threshold"))
     options = options_from(**given)
     options.validate()
     store = open_store(given["db"])
     root = rv.repo_root(given["repo"])
     message = message_printer(given["quiet"])
-    trees_of = rv.Trees(root, build_timeout_s=build_timeout_for(given["build_timeout"], None))
-    with interruptible(), trees_of as trees:
-        built, failure = build_revisions(trees, given["build"], given["head"], message,
-                                         base=given["base"] or rv.default_base(root))
-        if failure is None:
-            base_tree, head_tree = built["base"], built["head"]
-            with exit_when_interrupted():
-                result = run_ab_harness(
-                    store, kind, command, base_tree, head_tree, options, repo=str(root),
-                    metrics=metrics, better=parse_better(given["better"]),
-                    threshold=threshold, argv=["benchlab", "ab", *sys.argv[2:]],
-                    name=given["session_name"] or f"ab {base_tree.commit[:8]}.."
-                                                  f"{tree_label(head_tree)}",
-                    message=message, on_start=lambda ref: message(f"session {ref.uid}"))
-            report = ab_report(result, base_tree, head_tree, given["fail_undecided"])
-    if failure is not None:
-        report = failure_report(failure, given["fail_undecided"])
+
+    def measure(built):
+        result = run_ab_harness(
+            store, kind, command, built["base"], built["head"], options, repo=str(root),
+            metrics=metrics, better=parse_better(given["better"]), threshold=threshold,
+            argv=["benchlab", "ab", *sys.argv[2:]],
+            name=given["session_name"] or f"ab {built['base'].commit[:8]}.."
+                                          f"{tree_label(built['head'])}",
+            message=message, on_start=lambda ref: message(f"session {ref.uid}"))
+        return ab_report(result, built["base"], built["head"], given["fail_undecided"])
+
+    with exit_when_interrupted():
+        report = built_job(root, build=given["build"], head=given["head"],
+                           base=given["base"] or rv.default_base(root),
+                           build_timeout_s=build_timeout_for(given["build_timeout"],
+                                                             given.get("suite_build_timeout")),
+                           message=message, measure=measure,
+                           fail_undecided=given["fail_undecided"])
     finish(report, markdown_path=given["markdown_path"], junit_path=given["junit_path"],
            json_path=given["json_path"], quiet=given["quiet"])

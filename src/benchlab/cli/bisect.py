@@ -36,15 +36,20 @@ from benchlab.errors import UserError
                    "bisect --first-parent; by default merged branches' commits are searched too.")
 @click.option("--retries", type=click.IntRange(0, 5), default=2, show_default=True,
               help="Times an undecided step is measured again, each with twice the budget.")
+@click.option("--harness", default=None, metavar="go|gbench|criterion|pytest-benchmark",
+              help="COMMAND runs a benchmark harness: each step runs it on both trees, as ab "
+                   "--harness, and follows one benchmark it reports (--benchmark).")
+@click.option("--benchmark", "follow", default=None, metavar="NAME",
+              help="With --harness: the benchmark followed (default: the first the bad end "
+                   "finds slower).")
 @measure_options
 @output_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @db_option
-def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time, warmup, min_pairs,
-               max_pairs, look_every, alpha, threshold, instructions_threshold, cpu_threshold,
-               count, gate_metrics, better, timeout, seed, shell, no_shell, build_timeout,
-               fail_undecided,
-               json_path, junit_path,
+def bisect_cmd(command, good, bad, build, repo, first_parent, retries, harness, follow, max_time,
+               warmup, min_pairs, max_pairs, look_every, alpha, threshold,
+               instructions_threshold, cpu_threshold, count, gate_metrics, better, timeout, seed,
+               shell, no_shell, build_timeout, fail_undecided, json_path, junit_path,
                markdown_path, quiet, db):
     """Find the first commit between --good and --bad whose COMMAND got slower.
 
@@ -61,20 +66,26 @@ def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time,
     from benchlab.ci import revisions as rv
     from benchlab.ci.ab_plan import check_commands
     from benchlab.ci.bisect import bisect
-    from benchlab.ci.exits import EXIT_FAILED
-    from benchlab.ci.gate import exit_status
-    from benchlab.ci.report_model import GateReport
+    from benchlab.ci.gate_job import bisect_report, failure_report
     from benchlab.core.session import SessionInterrupted, interruptible
 
     if len(gate_metrics) > 1:
         raise UserError("bisect follows one metric; give --metric once")
-    [bench] = parse_benchmarks([" ".join(command)], [], None, threshold,
-                               instructions_threshold, count, gate_metrics, cpu_threshold,
-                               better)
     options = options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count,
                            timeout, seed, shell, no_shell)
     options.validate()
-    check_commands([bench], options.shell)
+    bench, followed = None, None
+    if harness is not None:
+        followed = harness_follow(harness, " ".join(command), follow, gate_metrics, threshold,
+                                  count, instructions_threshold, cpu_threshold)
+    else:
+        if follow is not None:
+            raise UserError("--benchmark NAME goes with --harness; without it bisect follows "
+                            "COMMAND")
+        [bench] = parse_benchmarks([" ".join(command)], [], None, threshold,
+                                   instructions_threshold, count, gate_metrics, cpu_threshold,
+                                   better)
+        check_commands([bench], options.shell)
     store = open_store(db)
     root = rv.repo_root(repo)
     message = message_printer(quiet)
@@ -83,7 +94,7 @@ def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time,
         try:
             result = bisect(store, trees, good=good, bad=bad, build=build, benchmark=bench,
                             options=options, retries=retries, message=message,
-                            first_parent=first_parent,
+                            first_parent=first_parent, harness=followed,
                             argv=["benchlab", "bisect", *sys.argv[2:]])
         except rv.BuildFailed as exc:
             failure = str(exc)
@@ -91,26 +102,8 @@ def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time,
             click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "
                        f"{exc.session.uid}", err=True)
             sys.exit(128 + exc.signum)
-    if failure is not None:
-        report = GateReport("bisect", None, {}, [], EXIT_FAILED, failure=failure)
-    else:
-        revisions = {"good": result.good.to_dict()}
-        notes = [f"{s.commit[:12]} {s.verdict}"
-                 + (f": head/good {s.decision.ratio:.4f} ({s.decision.outcome}"
-                    f"{', uncertain' if s.uncertain else ''}), session {s.session}"
-                    if s.decision else "") for s in result.steps]
-        if result.message:
-            notes.insert(0, result.message)
-        if result.first_bad is not None:
-            revisions["first_bad"] = {**result.first_bad.to_dict(),
-                                      "merged_by": result.merged_by,
-                                      "merged_by_subject": result.merged_by_subject or None}
-            notes.insert(0, _named(result))
-        for rev in revisions.values():
-            rev.pop("build_log", None)
-        decisions = [result.decision] if result.decision else []
-        report = GateReport("bisect", None, revisions, decisions,
-                            exit_status([]), notes=notes)
+    report = (failure_report("bisect", failure, False) if failure is not None
+              else bisect_report(result))
     emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
                  json_path=json_path, quiet=quiet)
     if failure:
@@ -118,13 +111,26 @@ def bisect_cmd(command, good, bad, build, repo, first_parent, retries, max_time,
     sys.exit(report.exit_status)
 
 
-def _named(result) -> str:
-    """The answer in one line: the commit, its subject, the merge that brought it in."""
-    first = result.first_bad
-    line = f"first bad commit {first.commit[:12]} ({first.subject})"
-    if result.merged_by:
-        line += f", brought in by merge {result.merged_by[:12]} ({result.merged_by_subject})"
-    return line
+def harness_follow(kind, command, follow, gate_metrics, threshold, count,
+                   instructions_threshold, cpu_threshold):
+    """``bisect --harness KIND``'s benchmark to follow, checked before anything is built."""
+    import tempfile
+    from pathlib import Path
+
+    from benchlab.ci.bisect import HarnessFollow
+    from benchlab.ci.gate import check_threshold
+    from benchlab.measure.harnesses import get_harness
+
+    for option, value in (("--count", count), ("--instructions-threshold",
+                                                instructions_threshold),
+                          ("--cpu-threshold", cpu_threshold)):
+        if value is not None:
+            raise UserError(f"{option} does not go with --harness (the harness times its own "
+                            f"benchmarks); drop {option}")
+    get_harness(kind).prepare(command, Path(tempfile.gettempdir()))
+    metric = next((m for m in gate_metrics if m != "wall"), None)
+    return HarnessFollow(kind, command, follow, metric,
+                         check_threshold(threshold, "--threshold") if threshold else None)
 
 
 commands = [bisect_cmd]

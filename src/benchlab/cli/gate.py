@@ -58,14 +58,18 @@ from benchlab.errors import UserError
 @click.option("--force", is_flag=True,
               help="Gate even when the baseline ran on another machine (CPU model, logical "
                    "CPUs, kernel, CPU quota differ).")
+@click.option("--harness", default=None, metavar="go|gbench|criterion|pytest-benchmark",
+              help="COMMAND runs a benchmark harness: -r harness runs, every benchmark it "
+                   "reports gated on the harness's time per operation (or --metric NAME of its "
+                   "metrics) against a baseline recorded the same way.")
 @output_options
 @click.option("--session-name", default=None, help="Name of the fresh run's session.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @db_option
 def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, warmup,
              threshold, cpu_threshold, instructions_threshold, gate_metrics, better, count, alpha,
-             timeout, shell, no_shell, force, fail_undecided, json_path, junit_path, markdown_path,
-             session_name, quiet, db):
+             timeout, shell, no_shell, force, harness, fail_undecided, json_path, junit_path,
+             markdown_path, session_name, quiet, db):
     """Gate a fresh run of COMMANDS (or --candidate SESSION) against --baseline.
 
     Each benchmark's session-to-session noise is learned from the baseline's history (the
@@ -81,6 +85,16 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     if not baseline and not record_branch:
         raise UserError("give --baseline SESSION (or branch:NAME) to gate against, or "
                         "--record BRANCH to record a baseline")
+    harness_run = None
+    if harness is None and suite:
+        harness_run = harness_of_suite(suite, runs, timeout)
+    elif harness is not None:
+        harness_run = harness_job(harness, commands, names, suite, candidate, count, gate_metrics,
+                                  threshold, cpu_threshold, instructions_threshold, runs, timeout)
+    if harness_run is not None:
+        return _gate_harness(harness_run, baseline, record_branch, alpha, force, fail_undecided,
+                             better, json_path, junit_path, markdown_path, session_name, quiet,
+                             db)
     store = open_store(db)
     message = message_printer(quiet)
     plan, benches = None, None
@@ -101,6 +115,65 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
                   directions(benches, better))
     with exit_when_interrupted():
         report = run_gate(store, job, candidate=candidate, plan=plan, benches=benches or (),
+                          argv=["benchlab", "gate", *sys.argv[2:]], name=session_name,
+                          on_start=lambda ref: message(f"session {ref.uid}"))
+    finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
+           quiet=quiet)
+
+
+def harness_job(kind, commands, names, suite, candidate, count, gate_metrics, threshold,
+                cpu_threshold, instructions_threshold, runs, timeout):
+    """``gate --harness KIND COMMAND``'s fresh run, checked (one line for what does not go
+    with a harness)."""
+    import tempfile
+    from pathlib import Path
+
+    from benchlab.ci.gate import check_threshold
+    from benchlab.ci.gate_job import HarnessRun
+    from benchlab.measure.harnesses import get_harness
+
+    given = {"-n/--name": names, "--suite": suite, "--candidate": candidate, "--count": count,
+             "--cpu-threshold": cpu_threshold,
+             "--instructions-threshold": instructions_threshold}
+    for option, value in given.items():
+        if value:
+            raise UserError(f"{option} does not go with --harness (the harness names and runs "
+                            f"its own benchmarks); drop {option}")
+    if len(commands) != 1:
+        raise UserError(f"--harness gates one command (the harness's), got {len(commands)}; "
+                        f"give one command that runs them all")
+    # a command the harness cannot read is refused before anything runs
+    get_harness(kind).prepare(commands[0], Path(tempfile.gettempdir()))
+    return HarnessRun(kind, commands[0], runs=runs, timeout_s=timeout,
+                      metrics=[m for m in dict.fromkeys(gate_metrics) if m != "wall"],
+                      threshold=check_threshold(threshold, "--threshold")
+                      if threshold is not None else None)
+
+
+def harness_of_suite(suite, runs, timeout):
+    """The fresh harness run a suite file with ``[gate] harness = "KIND"`` names, or None."""
+    from benchlab.ci.ab_suite import harness_of
+    from benchlab.ci.gate_job import HarnessRun
+
+    found = harness_of(suite)
+    if found is None:
+        return None
+    return HarnessRun(found.kind, found.command, runs=runs, timeout_s=timeout,
+                      metrics=found.metrics, threshold=found.threshold)
+
+
+def _gate_harness(harness_run, baseline, record_branch, alpha, force, fail_undecided, better,
+                  json_path, junit_path, markdown_path, session_name, quiet, db):
+    """``gate --harness``: a fresh harness session gated against the baseline."""
+    from benchlab.ci.gate_job import GateJob, run_gate
+    from benchlab.ci.reported import parse_better
+
+    store = open_store(db)
+    message = message_printer(quiet)
+    job = GateJob(baseline, record_branch, alpha, force, fail_undecided,
+                  directions=parse_better(better))
+    with exit_when_interrupted():
+        report = run_gate(store, job, harness=harness_run,
                           argv=["benchlab", "gate", *sys.argv[2:]], name=session_name,
                           on_start=lambda ref: message(f"session {ref.uid}"))
     finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,

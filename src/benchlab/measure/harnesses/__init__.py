@@ -66,6 +66,13 @@ class Harness:
         messages. Raises :class:`HarnessFailed` when it holds no benchmark."""
         raise NotImplementedError
 
+    def narrow(self, command: str, names: list[str]) -> str | None:
+        """The command made to run only the benchmarks ``names`` (as this harness reports
+        them) and maybe a few more, or None when the harness offers no way to choose (then
+        every run runs them all). A gate that has decided some benchmarks of a suite gives
+        its time to the others this way."""
+        return None
+
 
 def register(harness: Harness) -> Harness:
     """Add ``harness`` to :data:`HARNESSES` under its kind."""

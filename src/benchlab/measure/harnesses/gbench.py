@@ -24,6 +24,17 @@ class GbenchHarness(Harness):
         return Prepared(command=f"{command} --benchmark_out={shlex.quote(str(out))}"
                                 f" --benchmark_out_format=json", output=out)
 
+    def narrow(self, command: str, names: list[str]) -> str | None:
+        """``--benchmark_filter`` of the names (each a prefix: an aggregate's or a longer
+        argument's name may run too, never fewer), in place of the command's own."""
+        import re
+
+        if not names:
+            return None
+        pattern = "^(" + "|".join(re.escape(n) for n in sorted(names)) + ")"
+        kept = re.sub(r"""\s--benchmark_filter(=|\s+)('[^']*'|"[^"]*"|\S+)""", "", command)
+        return f"{kept} --benchmark_filter={shlex.quote(pattern)}"
+
     def parse(self, prepared: Prepared, stdout: str, source: str):
         """Read the JSON file the run wrote."""
         try:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 from benchlab.errors import UserError
 from benchlab.measure.harnesses import Harness, Prepared, output_failed, register
 from benchlab.store.formats import gotest
+
+#: ``-bench PATTERN`` (or ``-test.bench=PATTERN``) in a shell line: the flag and its value
+#: (a word, or a quoted string).
+_BENCH_FLAG = re.compile(r"""(^|\s)(-{1,2}(?:test\.)?bench)(?:=|\s+)('[^']*'|"[^"]*"|\S+)""")
 
 
 class GoHarness(Harness):
@@ -22,6 +27,20 @@ class GoHarness(Harness):
             raise UserError("--harness go runs `go test -bench PATTERN ...`; the command has "
                             "no -bench, so go would run no benchmark: add -bench .")
         return Prepared(command=command)
+
+    def narrow(self, command: str, names: list[str]) -> str | None:
+        """``-bench '^Benchmark(A|B)$'`` in place of the command's pattern: a name's package
+        (``pkg:``), GOMAXPROCS suffix (``-8``) and sub-benchmarks (``/...``) are dropped, so
+        the pattern may run a few more (the same function in another package, its other
+        sub-benchmarks), never fewer."""
+        functions = sorted({re.sub(r"-\d+$", "", name.split(":")[-1].split("/")[0])
+                            for name in names})
+        if not functions or not all(re.fullmatch(r"\w+", f) for f in functions):
+            return None
+        pattern = shlex.quote(f"^Benchmark({'|'.join(functions)})$")
+        narrowed, found = _BENCH_FLAG.subn(lambda m: f"{m.group(1)}{m.group(2)}={pattern}",
+                                           command, count=1)
+        return narrowed if found else None
 
     def parse(self, prepared: Prepared, stdout: str, source: str):
         """Read the result lines of the run's standard output."""
