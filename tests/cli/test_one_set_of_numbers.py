@@ -130,3 +130,25 @@ def test_demo_stores_its_verdict_so_show_reads_the_same_lines(tmp_path):
     uid = re.search(r"stored as session (\w+)", demo).group(1)
     shown = run_cli("show", uid, "--db", db, check=True).stdout.splitlines()
     assert all(line in shown for line in block), (block, shown)
+
+
+@pytest.mark.slow
+def test_a_sequential_session_reads_its_design_decision_everywhere(tmp_path):
+    """After --until-decided a fixed-sample interval or p is not valid: the report printed one
+    ("95% CI ... (p = 1.5e-11)") and show/compare --json carried one under verdict while their
+    words gave the design's decision."""
+    db = str(tmp_path / "u.db")
+    ran = run_cli("run", "-N", "--until-decided", "--max-runs", "60", "--look-every", "5",
+                  "-n", "quick", "-n", "slow", "sleep 0.002", "sleep 0.02", "--db", db,
+                  check=True, cwd=tmp_path).stdout
+    line = next(x for x in ran.splitlines() if x.startswith("until decided"))
+    uid = re.search(r"stored as session (\w+)", ran).group(1)
+    md = tmp_path / "r.md"
+    run_cli("report", uid, "--format", "markdown", "-o", str(md), "--db", db, check=True)
+    text = md.read_text().replace("\\", "")
+    assert line.replace(">", "&gt;") in text and "% CI" not in text and "p =" not in text
+    for args in (["show", uid, "--json"], ["compare", uid, "--json"]):
+        doc = json.loads(run_cli(*args, "--db", db, check=True).stdout)
+        assert doc["verdict"] is None and doc["verdict_lines"] == [line], (args, doc)
+    exported = run_cli("export", uid, "--format", "markdown", "--db", db, check=True).stdout
+    assert f"    {line}" in exported

@@ -307,7 +307,11 @@ def _compare_session(store, session: dict, metric, conf_level, as_json) -> None:
     """A stored session's own verdict (its stored baseline rule and settings), as show; an
     ``ab`` session's is the gate's (its pairs), unless another metric is asked for."""
     from benchlab.report import ab_session
-    from benchlab.report.speed_verdict import session_verdict, session_verdict_lines
+    from benchlab.report.speed_verdict import (
+        sequential_verdict_lines,
+        session_verdict,
+        session_verdict_lines,
+    )
 
     gate = ab_session.gate_report_of(session) if metric is None else None
     if gate is not None:
@@ -324,9 +328,12 @@ def _compare_session(store, session: dict, metric, conf_level, as_json) -> None:
         raise UserError(f"session {session['uid']} has fewer than two measured benchmarks; "
                         "compare needs two")
     lines = session_verdict_lines(store, session["id"], verdict, **overrides)
-    if as_json:
-        echo_json({"session": session["uid"], "verdict": verdict.to_dict(),
-                   "verdict_lines": lines}, indent=2)
+    if as_json:  # after --until-decided the design's decision only (its until_decided)
+        sequential = (session.get("metadata") or {}).get("until_decided") \
+            if sequential_verdict_lines(store, session["id"]) else None
+        echo_json({"session": session["uid"],
+                   "verdict": None if sequential else verdict.to_dict(),
+                   "until_decided": sequential, "verdict_lines": lines}, indent=2)
         return
     for text in lines:
         click.echo(text)

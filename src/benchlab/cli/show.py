@@ -31,7 +31,11 @@ def show_cmd(session: str | None, as_json: bool, db: str | None,
     them, failed runs with their stderr, environment, protocol and metrics."""
     from benchlab.report import ab_session
     from benchlab.report.run_summary import session_summaries
-    from benchlab.report.speed_verdict import session_verdict, session_verdict_lines
+    from benchlab.report.speed_verdict import (
+        sequential_verdict_lines,
+        session_verdict,
+        session_verdict_lines,
+    )
 
     with open_store(db, readonly=True) as store:
         if session is None:
@@ -42,6 +46,8 @@ def show_cmd(session: str | None, as_json: bool, db: str | None,
         overrides = {"metric": verdict_metric} if verdict_metric else {}
         verdict_model = session_verdict(store, info["id"], **overrides)
         verdict = session_verdict_lines(store, info["id"], verdict_model, **overrides)
+        if sequential_verdict_lines(store, info["id"]):  # its decision: metadata.until_decided
+            verdict_model = None  # a fixed-sample verdict is not valid after a sequential stop
         failures = failed_runs(store, info["id"])
         gate = ab_session.gate_report_of(info)  # an ab session: the gate's pairs first
         opening = ab_session.gate_lines(gate) if gate is not None and not verdict_metric else []

@@ -346,13 +346,14 @@ def build_report(store: Store, selectors: Sequence[str] = (), *, metric: str | N
             series.append(ref)
             ref_index = len(series) - 1
     labels = labels_of(series)
-    verdict = None
+    verdict, sequential = None, []
     if reference is None and len({s.session_uid for s in series}) == 1:
         # one session: its stored verdict and baseline, exactly as run and show give them
-        from benchlab.report.speed_verdict import session_verdict
+        from benchlab.report.speed_verdict import sequential_verdict_lines, session_verdict
 
-        verdict = session_verdict(store, store.get_session(series[0].session_uid)["id"],
-                                  metric=series[0].metric)
+        session_id = store.get_session(series[0].session_uid)["id"]
+        sequential = sequential_verdict_lines(store, session_id)
+        verdict = session_verdict(store, session_id, metric=series[0].metric)
         if verdict is not None and verdict.baseline in labels:
             ref_index = labels.index(verdict.baseline)
         else:
@@ -381,7 +382,9 @@ def build_report(store: Store, selectors: Sequence[str] = (), *, metric: str | N
                         f"runs with `benchlab show {series[0].session_uid}`")
     model.benchmarks = [benchmark_section(store, series[i], labels[i], model.colours, i,
                                           seed=seed) for i in shown]
-    if len(shown) > 1 and ref_index not in shown:
+    if sequential:  # a fixed-sample interval or p is not valid after a sequential stop
+        model.notes += sequential
+    elif len(shown) > 1 and ref_index not in shown:
         model.notes.append(f"no comparison: the reference {labels[ref_index]} has too few "
                            f"successful runs.")
     elif len(shown) > 1:

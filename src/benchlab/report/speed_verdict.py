@@ -88,15 +88,12 @@ def session_verdict_lines(store: Any, session_id: int, verdict: Verdict | None =
     session's stored ``sort`` says; [] with fewer than two measured benchmarks. A session run
     ``--until-decided`` gets its sequential design's decision instead
     (:func:`benchlab.report.verdict_text.sequential_lines`)."""
-    from benchlab.report.verdict_text import sequential_lines, verdict_lines
+    from benchlab.report.verdict_text import verdict_lines
 
+    sequential = sequential_verdict_lines(store, session_id)
+    if sequential:
+        return sequential
     meta = store.get_session(session_id).get("metadata") or {}
-    sequential = meta.get("until_decided") if isinstance(meta, dict) else None
-    if isinstance(sequential, dict) and "decision" in sequential:
-        # a fixed-sample verdict is not valid after a sequential stop: the design's own words
-        names = [b["name"] for b in store.benchmarks(session_id)]
-        unit = _unit(store, session_id, (sequential.get("options") or {}).get("metric", "wall"))
-        return sequential_lines(sequential, names, unit or "ns")
     if verdict is None:
         verdict = session_verdict(store, session_id, **overrides)
     if verdict is None:
@@ -106,6 +103,21 @@ def session_verdict_lines(store: Any, session_id: int, verdict: Verdict | None =
     sort = {**stored_settings(store, session_id), **overrides}["sort"]
     # an imported session gets its tool's way to more values (--benchmark_repetitions=10)
     return verdict_lines(verdict, sort=sort, more_runs=repetition_hint(meta))
+
+
+def sequential_verdict_lines(store: Any, session_id: int) -> list[str]:
+    """The words of a session run ``--until-decided``: its sequential design's own decision
+    (:func:`benchlab.report.verdict_text.sequential_lines`), since a fixed-sample p-value or
+    interval is not valid after a sequential stop; [] for any other session."""
+    from benchlab.report.verdict_text import sequential_lines
+
+    meta = store.get_session(session_id).get("metadata") or {}
+    sequential = meta.get("until_decided") if isinstance(meta, dict) else None
+    if not (isinstance(sequential, dict) and "decision" in sequential):
+        return []
+    names = [b["name"] for b in store.benchmarks(session_id)]
+    unit = _unit(store, session_id, (sequential.get("options") or {}).get("metric", "wall"))
+    return sequential_lines(sequential, names, unit or "ns")
 
 
 def speed_verdict(series: list[tuple[str, Any]], *, sort: str = "auto",
