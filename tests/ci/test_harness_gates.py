@@ -126,18 +126,21 @@ def test_a_harness_suite_file_gates_and_gives_the_undecided_the_time(repo, tmp_p
 
 
 def test_gate_harness_against_a_recorded_baseline(repo, tmp_path, env):
+    """The baseline recorded with --harness in the base tree, the head gated from a suite
+    file that names the harness (``{root}``: the current directory, as for gate's commands)."""
     trees = {}
     for label, rev in (("base", "HEAD~3"), ("head", "HEAD")):
         trees[label] = tmp_path / label
         git(repo, "worktree", "add", "-q", "--detach", str(trees[label]), rev)
         subprocess.run(BUILD.split(), cwd=trees[label], env=env, check=True)
+    suite = tmp_path / "bench.toml"
+    suite.write_text(f'[gate]\nharness = "go"\n\n[[benchmark]]\ncommand = "{COMMAND}"\n')
     try:
         recorded = _benchlab(["gate", "-q", "--harness", "go", "-r", "5", "--record", "main",
-                              COMMAND.replace("{root}", str(trees["base"]))], repo, env)
+                              COMMAND.replace("{root}", ".")], trees["base"], env)
         assert recorded.returncode == 0, recorded.stderr
-        res = _benchlab(["gate", "--harness", "go", "-r", "5", "--baseline", "branch:main",
-                         "--junit", str(tmp_path / "j.xml"),
-                         COMMAND.replace("{root}", str(trees["head"]))], repo, env)
+        res = _benchlab(["gate", "--suite", str(suite), "-r", "5", "--baseline", "branch:main",
+                         "--junit", str(tmp_path / "j.xml")], trees["head"], env)
     finally:
         for tree in trees.values():
             git(repo, "worktree", "remove", "--force", str(tree))

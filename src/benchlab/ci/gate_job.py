@@ -106,7 +106,9 @@ def fresh_harness(store: Store, harness: HarnessRun, job: GateJob, *, argv: Sequ
     metrics = harness.metrics or [get_harness(harness.kind).primary]
     before = sample()
     try:
-        result = run_harness_session(store, harness.kind, harness.command, runs=harness.runs,
+        # {root} is the current directory, as in gate's commands
+        result = run_harness_session(store, harness.kind, harness.command.replace("{root}", "."),
+                                     runs=harness.runs,
                                      name=name, timeout_s=harness.timeout_s, argv=argv)
     except HarnessFailed as exc:
         return None, str(exc)
