@@ -8,10 +8,12 @@ SQLite store in WAL mode; each run started with ``os.posix_spawn`` (glibc's
 clone(CLONE_VM|CLONE_VFORK), as hyperfine's Rust and benchlab's helper start targets), waited
 for with ``os.wait4`` (its rusage is the run's user/sys/max RSS), its wall time from
 ``perf_counter_ns``, and committed as one row the moment it ends (``--batch`` commits all the
-rows at the end instead, the design's crash safety given up). ``bench/startup.py`` times it
-interleaved with hyperfine and benchlab: its ratio to hyperfine is the lowest benchlab could reach.
+rows at the end instead, the design's crash safety given up). ``--numpy`` also imports numpy
+and takes the median of the wall times with it: the least a verdict between two commands costs
+beyond the runs (its statistics are numpy's). ``bench/startup.py`` times it interleaved with
+hyperfine and benchlab: its ratio to hyperfine is the lowest benchlab could reach.
 
-Usage:  python bench/floor_program.py RUNS STORE [--no-click] [--batch]
+Usage:  python bench/floor_program.py RUNS STORE [--no-click] [--batch] [--numpy]
 """
 
 import os
@@ -49,6 +51,10 @@ def main() -> None:
         rows.append(row)
     if batch:
         con.execute("COMMIT")
+    if "--numpy" in sys.argv:
+        import numpy as np
+
+        np.median(np.array([row[0] for row in rows], dtype=float))
     con.close()
     sys.stdout.flush()
     os._exit(0 if all(row[-1] == 0 for row in rows) else 1)

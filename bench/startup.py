@@ -6,7 +6,8 @@ PYTHONDONTWRITEBYTECODE as it is (the setup compiles bytecode, so it must not ma
 ``--version`` and ``--help`` <= 0.15 s; ``run -q -N -r 1 /bin/true`` <= 0.15 s; ``run -q -N -r
 100 /bin/true`` <= 2x ``hyperfine -N -r 100 /bin/true`` (whole processes); the same with its
 full output (the summary, and the verdict of two commands), one and two commands, <= 2.5x
-hyperfine's with its output, both to a pipe; ``show``, ``compare``
+hyperfine's with its output, both to a pipe, beside the previous ratios and the floor of two
+commands (bench/floor_program.py: 200 runs stored and numpy imported); ``show``, ``compare``
 and ``list`` on the demo's store <= 0.3 s. Then where the time of ``run -q -N -r 1`` goes: CPU
 time of the imports and of each phase of the session (environment probe, system checks, the
 store, the runs), measured in one process. Commands run in a temporary directory (outside any
@@ -42,12 +43,16 @@ BIG_STORE_RUNS = 2000
 FLOOR_PROGRAM = Path(__file__).resolve().parent / "floor_program.py"
 FLOOR = "floor: python+click+sqlite, 100 runs"
 FLOOR_NO_CLICK = "  the same without click"
+FLOOR2 = "floor: the same, 200 runs, numpy imported"
 #: The everyday run with its full output, one and two commands, beside hyperfine's (goal 2.5x).
 FULL1 = "benchlab run -N -r 100 /bin/true"
 FULL2 = "benchlab run -N -r 100 /bin/true /bin/true"
 HF1 = "hyperfine -N -r 100 /bin/true (output)"
 HF2 = "hyperfine -N -r 100 /bin/true /bin/true"
 FULL_GOAL = 2.5
+#: The full-output ratios to hyperfine (CPU, wall) measured before, to print beside today's:
+#: docs/hyperfine.md, 2026-12-07, load 14-21.
+PREVIOUS = {FULL1: (3.3, 4.1), FULL2: (2.8, 3.8)}
 HEAVY = ("numpy", "scipy", "pandas", "matplotlib", "rich", "dask", "jinja2", "bokeh", "psycopg")
 
 
@@ -280,14 +285,31 @@ def print_fixed_cost_parts(bl: str) -> None:
 
 
 def compile_bytecode() -> None:
-    """Write benchlab's missing or stale bytecode: with PYTHONDONTWRITEBYTECODE set, a module
-    edited since the setup compiled the tree is compiled from source by every process (4 stale
-    modules cost ~21 M instructions of ``run -r 1``), which an installed wheel never does."""
-    package = subprocess.run([sys.executable, "-c", "import benchlab, os; "
-                              "print(os.path.dirname(benchlab.__file__))"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", package],
+    """Write the missing or stale bytecode of benchlab and of the packages its commands import
+    (Click, numpy): with PYTHONDONTWRITEBYTECODE set, a module edited since the setup compiled
+    the tree is compiled from source by every process (4 stale modules cost ~21 M instructions
+    of ``run -r 1``), and an environment synced without compiling (a new work tree) compiles
+    all of Click in every process (~35 ms); pip's installed wheels never do either."""
+    packages = subprocess.run(
+        [sys.executable, "-c", "import os, benchlab, click, numpy; print('\\n'.join("
+         "os.path.dirname(m.__file__) for m in (benchlab, click, numpy)))"],
+        capture_output=True, text=True, check=True).stdout.split()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages],
                    stdout=subprocess.DEVNULL, check=True)
+
+
+def print_full_output(medians: dict[str, float], cpu: dict[str, float]) -> None:
+    """The everyday run's ratios to hyperfine (wall and CPU) beside the previous figures, and
+    for two commands the floor's: Python, Click, SQLite, 200 runs and numpy for the verdict."""
+    for ours, theirs in ((FULL1, HF1), (FULL2, HF2)):
+        wall_ratio = medians[ours] / medians[theirs]
+        before_cpu, before_wall = PREVIOUS[ours]
+        print(f"ratio {ours} / hyperfine (full output, to a pipe): wall {wall_ratio:4.2f}x "
+              f"(goal <= {FULL_GOAL:g}x{'' if wall_ratio <= FULL_GOAL else ': OVER'}), "
+              f"CPU {cpu[ours] / cpu[theirs]:4.2f}x (before: wall {before_wall}x, "
+              f"CPU {before_cpu}x)")
+    print(f"ratio {FLOOR2} / hyperfine two commands: wall {medians[FLOOR2] / medians[HF2]:4.2f}x, "
+          f"CPU {cpu[FLOOR2] / cpu[HF2]:4.2f}x")
 
 
 def print_floor(medians: dict[str, float], cpu: dict[str, float]) -> None:
@@ -352,6 +374,8 @@ def main() -> None:
                     None),
             FLOOR_NO_CLICK: ([sys.executable, str(FLOOR_PROGRAM), "100",
                               str(Path(tmp) / "floor.db"), "--no-click"], None),
+            FLOOR2: ([sys.executable, str(FLOOR_PROGRAM), "200", str(Path(tmp) / "floor.db"),
+                      "--numpy"], None),
         }
         repo = str(Path(__file__).resolve().parents[1])
 
@@ -398,11 +422,7 @@ def main() -> None:
               f"{hf_per_run * 1e3:.2f} ms; fixed cost: benchlab "
               f"{(medians['benchlab run -q -N -r 1 /bin/true'] - per_run) * 1e3:.0f} ms, "
               f"bare interpreter {medians['python -c pass'] * 1e3:.0f} ms")
-        for ours, theirs in ((FULL1, HF1), (FULL2, HF2)):
-            wall_ratio = medians[ours] / medians[theirs]
-            print(f"ratio {ours} / hyperfine (full output, to a pipe): wall {wall_ratio:4.2f}x "
-                  f"(goal <= {FULL_GOAL:g}x{'' if wall_ratio <= FULL_GOAL else ': OVER'}), "
-                  f"CPU {cpu[ours] / cpu[theirs]:4.2f}x")
+        print_full_output(medians, cpu)
         print_floor(medians, cpu)
         print()
         print("where `benchlab run -q -N -r 1 /bin/true` spends its CPU (one process, ms):")
