@@ -30,6 +30,7 @@ def test_table_lookup_equals_binary_search_and_brute_force(kind, monkeypatch):
     monkeypatch.setattr(rank_selection, "_MATERIALISE_LIMIT", 500)  # many rounds, every branch
     monkeypatch.setattr(rank_selection, "_ROUND_SAMPLE", 300)
     monkeypatch.setattr(rank_selection, "_KNOWN", {})
+    monkeypatch.setattr(rank_selection, "_TABLE_ENTRIES_PER_VALUE", 10**4)  # a table, even here
     rng = np.random.default_rng(40 + kind)
     for _ in range(25):
         n, m = int(rng.integers(40, 250)), int(rng.integers(40, 250))
@@ -38,9 +39,9 @@ def test_table_lookup_equals_binary_search_and_brute_force(kind, monkeypatch):
         ranks = [1, 2, nm // 2, nm // 2 + 1, nm - 1, nm, *rng.integers(1, nm + 1, 3).tolist()]
         looked_up = pairwise_difference_quantiles(x, y, ranks)
         rank_selection._KNOWN.clear()
-        monkeypatch.setattr(rank_selection, "_TABLE_SLACK", -10**9)  # no table: binary search
+        monkeypatch.setattr(rank_selection, "_TABLE_ENTRIES_PER_VALUE", 0)  # binary search
         searched = pairwise_difference_quantiles(x, y, ranks)
-        monkeypatch.setattr(rank_selection, "_TABLE_SLACK", 1 << 22)
+        monkeypatch.setattr(rank_selection, "_TABLE_ENTRIES_PER_VALUE", 10**4)  # a table
         rank_selection._KNOWN.clear()
         assert np.array_equal(looked_up, searched)
         assert np.array_equal(looked_up, _brute_force(x, y, ranks))
@@ -62,8 +63,10 @@ def test_a_pivot_between_integers_counts_as_brute_force():
 
 def test_the_table_is_built_only_for_integers_of_a_modest_range():
     rng = np.random.default_rng(8)
-    timings = np.sort(np.round(rng.lognormal(13, 0.3, 5000)))
+    timings = np.sort(np.round(rng.lognormal(10, 0.3, 5000)))  # ~22 us: a range of ~50,000 ns
     assert rank_selection._DifferenceMatrix(timings, timings)._below is not None
+    slower = np.sort(np.round(rng.lognormal(13, 0.3, 5000)))  # ~440 us: a range of ~10^6 ns
+    assert rank_selection._DifferenceMatrix(slower, slower)._below is None  # cheaper searched
     fractions = np.sort(rng.normal(size=5000))
     assert rank_selection._DifferenceMatrix(fractions, fractions)._below is None
     outlier = timings.copy()
