@@ -126,3 +126,45 @@ def test_the_boundary_schedule_is_the_ab_clock():
     assert [n for n, _ in schedule] == list(range(10, 201, 10))
     criticals = [c for _, c in schedule]
     assert criticals == sorted(criticals, reverse=True) and 2.58 < criticals[-1] < 2.8
+
+
+RECORDED_SUITE = Path(__file__).resolve().parent / "recorded" / "suite200_gbench.json"
+
+
+def _family():
+    path = BENCH.with_name("gate_quality_family.py")
+    spec = importlib.util.spec_from_file_location("gate_quality_family", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_suite_simulation_calls_what_decide_calls_on_recorded_noise():
+    """A simulated A/A suite of 50 from the recorded 200-benchmark Google Benchmark run (50
+    pairs, load 15): the counting form's regression calls at ab's looks are decide()'s,
+    benchmark by benchmark, at a true ratio of 1 and of 1 + threshold; and over 40 suites the
+    pooled false regressions at 1 + threshold stay near alpha / 2 per benchmark."""
+    import json
+
+    fam = _family()
+    d = np.asarray(json.loads(RECORDED_SUITE.read_text())["d"])
+    assert d.shape == (50, 200)
+    schedule = _boundary().look_schedule(20, d.shape[0])
+    rng = np.random.default_rng(12)
+    boundary = math.log1p(fam.THRESHOLD)
+    calls = 0
+    for suite in range(40):
+        noise = fam.suite_noise(d, 50, rng)
+        for shift in (0.0, boundary):
+            called = fam.false_regressions(noise + shift - boundary, schedule)
+            calls += int(called.sum()) if shift else 0
+            if suite >= 2:
+                continue
+            for j in range(50):
+                base = np.full(d.shape[0], 1e6)
+                head = base * np.exp(noise[:, j] + shift)
+                outcomes = [decide(base[:n], head[:n], benchmark="b", metric="real_time",
+                                   threshold=fam.THRESHOLD, critical=c, paired=True).outcome
+                            for n, c in schedule]
+                assert ("slower" in outcomes) == called[j], (suite, shift, j, outcomes)
+    assert calls <= 20  # 2,000 benchmark draws at alpha / 2 = 0.5 %: about 10 expected
