@@ -145,6 +145,7 @@ def test_gate_harness_against_a_recorded_baseline(repo, tmp_path, env):
         for tree in trees.values():
             git(repo, "worktree", "remove", "--force", str(tree))
     assert res.returncode == 1, res.stdout + res.stderr
+    assert res.stderr.startswith("benchlab: session "), res.stderr  # said as it begins
     cases = list(ET.parse(tmp_path / "j.xml").getroot().iter("testcase"))
     failed = [c.get("name") for c in cases if c.find("failure") is not None]
     assert len(failed) == 1 and "Sum" in failed[0], [c.get("name") for c in cases]

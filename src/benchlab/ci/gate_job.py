@@ -109,12 +109,11 @@ def fresh_harness(store: Store, harness: HarnessRun, job: GateJob, *, argv: Sequ
         # {root} is the current directory, as in gate's commands
         result = run_harness_session(store, harness.kind, harness.command.replace("{root}", "."),
                                      runs=harness.runs,
-                                     name=name, timeout_s=harness.timeout_s, argv=argv)
+                                     name=name, timeout_s=harness.timeout_s, argv=argv,
+                                     on_start=on_start)
     except HarnessFailed as exc:
         return None, str(exc)
     session_metadata.merge(store, result.session.uid, contention=summarise(before, sample()))
-    if on_start is not None:
-        on_start(result.session)
     for bench in result.benchmarks:
         job.metrics[bench] = list(metrics)
         job.thresholds[bench] = {m: harness.threshold if harness.threshold is not None

@@ -76,7 +76,9 @@ class HarnessRunWriter:
 def run_harness_session(store: Store, kind: str, command: str, *, runs: int = 1,
                         name: str | None = None, cwd: str | None = None,
                         timeout_s: float | None = None, argv: Sequence[str] | None = None,
-                        on_run: Callable[[int, Any], None] | None = None) -> HarnessSessionResult:
+                        on_run: Callable[[int, Any], None] | None = None,
+                        on_start: Callable[[SessionRef], None] | None = None
+                        ) -> HarnessSessionResult:
     """Run a harness's ``command`` ``runs`` times and store everything it reports.
 
     Parameters
@@ -91,6 +93,8 @@ def run_harness_session(store: Store, kind: str, command: str, *, runs: int = 1,
         Harness runs, one after the other.
     on_run : callable, optional
         ``on_run(index, harness_run)`` after each harness run is stored.
+    on_start : callable, optional
+        ``on_start(session_ref)`` once the session exists (a gate prints its uid).
 
     Raises
     ------
@@ -117,6 +121,8 @@ def run_harness_session(store: Store, kind: str, command: str, *, runs: int = 1,
                                       protocol=protocol, environment=environment,
                                       load_before=list(load_average()),
                                       metadata={"harness": kind})
+    if on_start is not None:
+        on_start(writer.ref)
     sink = HarnessRunWriter(writer, command)
     with interruptible(), ending_session(writer):
         for index in range(runs):
