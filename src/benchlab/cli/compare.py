@@ -212,7 +212,8 @@ def _print_text(results, unit: str, metric: str, line, jaybeams_rules, verdict,
     one comparison's verdict; ``jaybeams_rules(r)``: the JayBeams steps decide ``r``, so all
     of them are printed, else only the checks of the data beside the verdict's numbers)."""
     console = Console(soft_wrap=True)  # one line per sentence: a pipe or CI log cuts nothing
-    if not results or not all(jaybeams_rules(r) for r in results):  # test, why levels differ
+    structured = not results or not all(jaybeams_rules(r) for r in results)
+    if structured:  # the test, and why the levels differ
         console.print(escape(verdict_header(verdict)), highlight=False)
     for c in verdict.candidates if not results else []:  # too few values for the checks
         console.print(f"[bold]{escape(c.name)}[/bold] vs baseline [bold]{escape(verdict.baseline)}"
@@ -231,7 +232,9 @@ def _print_text(results, unit: str, metric: str, line, jaybeams_rules, verdict,
         for note in notes_text(r, unit) if every_step else []:
             console.print(f"  note: {note}", highlight=False)
         console.print()
-    for note in verdict_note_lines(verdict):
+    # the structured verdict's notes (widened for autocorrelation ...) only beside its lines:
+    # the JayBeams steps' own test is not widened
+    for note in verdict_note_lines(verdict) if structured else []:
         console.print(escape(note), highlight=False)
     for text in _count_lines(labels, counted):
         console.print(escape(text), highlight=False, soft_wrap=True)

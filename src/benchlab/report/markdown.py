@@ -105,21 +105,23 @@ def _comparison_table(c) -> tuple[list[str], list[list[str]]]:
     them (the JayBeams Hodges-Lehmann shift too when that analysis decides)."""
     f = _value
     header = ["command", "n", "median"]
-    if c.jaybeams:
-        header += [f"HL shift vs {c.reference}", "95 % interval of the shift"]
-    header += ["estimate", "interval (its Holm level)", "p (Holm-adjusted)", "outcome",
-               "instructions / run"]
+    if c.jaybeams:  # that analysis's own estimate, interval, p and outcome
+        header += [f"HL shift vs {c.reference}", "95 % interval of the shift", "p", "outcome"]
+    else:
+        header += ["estimate", "interval (its Holm level)", "p (Holm-adjusted)", "outcome"]
     rows = []
     for r, q in zip(c.results, c.ratios):
         hl = r.hodges_lehmann
         row = [r.name_a, str(r.n_a), f(r.summary_a.median, c.unit)]
         if c.jaybeams:
             row += [f(hl.estimate, c.unit) if hl else "-",
-                    f"{f(hl.ci_low, c.unit)} .. {f(hl.ci_high, c.unit)}" if hl else "-"]
-        row += [*q["numbers"], r.outcome if c.jaybeams else q["outcome"],
-                f"{c.instructions[r.name_a]:,.0f}" if r.name_a in c.instructions else "-"]
-        rows.append(row)
-    return header, rows
+                    f"{f(hl.ci_low, c.unit)} .. {f(hl.ci_high, c.unit)}" if hl else "-",
+                    f"{r.p_decision:.3g}" if r.p_decision is not None else "-", r.outcome]
+        else:
+            row += [*q["numbers"], q["outcome"]]
+        rows.append(row + [f"{c.instructions[r.name_a]:,.0f}" if r.name_a in c.instructions
+                           else "-"])
+    return header + ["instructions / run"], rows
 
 
 def _benchmark(b, figure_dir: Path | None, base: Path) -> list[str]:

@@ -285,12 +285,12 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
     instr = {lab: b.instructions for lab, b in zip(labels, sections)
              if b.instructions is not None}
     both = [(lab, clean(s)) for lab, s in zip(labels, series)]
-    figs = [fig, F.distribution_figure("comparison-distribution", both, ref.unit, colours,
+    jaybeams = bool(options.resolved().jaybeams_compatible)  # its numbers, not the verdict's
+    figs = [*([] if jaybeams else [fig]), F.distribution_figure("comparison-distribution", both, ref.unit, colours,
                                        ref.metric),
             F.cdf_figure("comparison-cdf", both, ref.unit, colours, ref.metric)]
     return ComparisonSection(labels[reference], ref.unit, results, ratios, confidence, figs,
-                             instr, verdict_parts(table),
-                             bool(options.resolved().jaybeams_compatible))
+                             instr, verdict_parts(table), jaybeams)
 
 
 def _get(env: dict | None, path: str) -> Any:
