@@ -22,8 +22,6 @@ LIMIT = 14
 
 #: function ("path under src/benchlab:qualified name") -> complexity, above LIMIT today.
 KNOWN: dict[str, int] = {
-    "cli/main.py:_build_group": 19,
-    "cli/run.py:run_cmd": 19,
     "core/suite.py:load_suite": 21,
     "measure/spawn/fallback.py:spawn_in_python": 15,
     "stats/rank_selection.py:_select": 16,

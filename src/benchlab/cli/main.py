@@ -84,8 +84,6 @@ def _build_group():
     """The Click group (imported here, not at module level, so ``--version`` never loads Click)."""
     import click
 
-    from benchlab.errors import UserError
-
     class LazyGroup(click.Group):
         """Imports a command's module only when the command is invoked; one-line errors, exit 2."""
 
@@ -130,25 +128,7 @@ def _build_group():
 
         def main(self, *args, **kwargs):  # noqa: D401 - Click hook
             kwargs.setdefault("standalone_mode", False)
-            try:
-                return _discarding_unused_stores(super().main, *args, **kwargs)
-            except click.exceptions.Exit as exc:
-                sys.exit(exc.exit_code)
-            except click.exceptions.Abort:
-                _exit_interrupted()
-            except click.UsageError as exc:
-                hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
-                _error_line(exc.format_message() + hint)
-                sys.exit(2)
-            except click.ClickException as exc:
-                _error_line(exc.format_message())
-                sys.exit(2)
-            except UserError as exc:
-                _error_line(str(exc))
-                sys.exit(exc.exit_code)
-            except BrokenPipeError:
-                # The reader went away (``benchlab list | head``): not an error of ours.
-                sys.exit(0)
+            return _run_reporting(super().main, *args, **kwargs)
 
     @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, prog_name="benchlab")
@@ -156,6 +136,34 @@ def _build_group():
         """benchlab: rigorous, reproducible performance measurement."""
 
     return cli
+
+
+def _run_reporting(main, *args, **kwargs):
+    """Run Click's ``main``; every error ends as one line and its exit status (usage errors
+    and UserError 2, or the error's own; Ctrl-C 130), a closed pipe as success."""
+    import click
+
+    from benchlab.errors import UserError
+
+    try:
+        return _discarding_unused_stores(main, *args, **kwargs)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        _exit_interrupted()
+    except click.UsageError as exc:
+        hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+        _error_line(exc.format_message() + hint)
+        sys.exit(2)
+    except click.ClickException as exc:
+        _error_line(exc.format_message())
+        sys.exit(2)
+    except UserError as exc:
+        _error_line(str(exc))
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        # The reader went away (``benchlab list | head``): not an error of ours.
+        sys.exit(0)
 
 
 def _discarding_unused_new_stores_cleanup() -> None:

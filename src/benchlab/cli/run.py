@@ -222,13 +222,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     alpha = until_decided_alpha(alpha, until_decided)
     margin = verdict_margin(min_effect)
     quiet = quiet or hf.quiet
-    show_progress = not quiet and hf.progress(sys.stderr.isatty())
-    console = None  # only the progress bar uses it: a pipe or -q needs no rich
-    if show_progress:
-        from rich.console import Console
-
-        console = Console(stderr=True, no_color=hf.color is False,
-                          force_terminal=True if hf.style in ("full", "nocolor") else None)
+    show_progress, console = _progress_console(hf, quiet)
     if report_path is not None:  # a bad --report fails now, not after the measurements
         from benchlab.report.output import check_output
         check_output(report_path, "html", None, option="--report")
@@ -262,34 +256,18 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                     affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
                     cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
                     pids_max)
-
-                def announce(session):
-                    started.append(session)
-                    if show_progress and not as_json:
-                        console.print(f"[dim]session {session.uid} -> {store.path}[/dim]")
-
+                announce = _announcer(started, None if as_json else console, store.path)
                 result = start_run(store, plan, cluster, on, spread,
                                    argv=["benchlab", *sys.argv[1:]], name=session_name,
                                    observer=observer, on_start=announce,
                                    lost_after_s=lost_after)
     except SessionInterrupted as exc:
-        db_hint = f" --db {shlex.quote(store.path)}" if db else ""
-        stored = plural(exc.runs_stored, "run is", "runs are")
-        click.echo(f"benchlab: interrupted; {stored} stored in session "
-                   f"{exc.session.uid}. Resume with: benchlab run --resume {exc.session.uid}{db_hint}",
-                   err=True)
-        sys.exit(128 + exc.signum)
+        _exit_interrupted(store, db, exc)
     except UserError as exc:
         key = started[0].uid if started else resume
-        if key is None:
-            raise
-        exit_if_command_failed(store, key, exc)
+        if key is not None:  # a session exists: a failing command says so, exit 3
+            exit_if_command_failed(store, key, exc)
         raise
-    summaries = []
-    if as_json or not quiet:  # -q prints nothing: no summaries (the verdict is stored all the same)
-        from benchlab.report.run_summary import session_summaries
-
-        summaries = session_summaries(store, result.session.id)
     reference = _reference_name(hf, result.session.id, store)
     from benchlab.report.speed_verdict import verdict_settings  # no numpy: settings only
 
@@ -298,16 +276,65 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
     verdict = store_run_verdict(store, result.session.id, settings, resumed=bool(resume))
     hf.write_exports(store, result.session.uid, reference)
     if report_path is not None:
-        from benchlab.report.output import write_report
-        written = write_report(store, [result.session.uid], report_path)
-        if not quiet:
-            click.echo(f"wrote {written.path} ({written.size / 1e6:.2f} MB)", err=True)
+        _write_report(store, result.session.uid, report_path, quiet)
+    if as_json or not quiet:  # -q prints nothing (the verdict is stored all the same)
+        _show_outcome(store, result, hf, reference, verdict, verdict_metric, conf_level, as_json)
+    store.close()
+
+
+def _show_outcome(store, result, hf: HyperfineOptions, reference, verdict, verdict_metric,
+                  conf_level, as_json: bool) -> None:
+    """The session's summaries and verdict: as JSON on stdout, or the tables."""
+    from benchlab.report.run_summary import session_summaries
+
+    summaries = session_summaries(store, result.session.id)
     if as_json:
         echo_json_outcome(store, result, verdict, summaries)
-    elif not quiet:
+    else:
         print_outcome(store, result, hf, summaries, reference, verdict, verdict_metric,
                       conf_level)
-    store.close()
+
+
+def _announcer(started: list, console, where: str):
+    """The ``on_start`` of a run: keeps the session in ``started`` and, on the progress bar's
+    console (None: silent), says where it is stored."""
+    def announce(session) -> None:
+        started.append(session)
+        if console is not None:
+            console.print(f"[dim]session {session.uid} -> {where}[/dim]")
+
+    return announce
+
+
+def _exit_interrupted(store, db: str | None, exc: SessionInterrupted) -> None:
+    """Ctrl-C or SIGTERM: one line saying what is stored and how to resume; exit 128 + N."""
+    db_hint = f" --db {shlex.quote(store.path)}" if db else ""
+    stored = plural(exc.runs_stored, "run is", "runs are")
+    click.echo(f"benchlab: interrupted; {stored} stored in session "
+               f"{exc.session.uid}. Resume with: benchlab run --resume {exc.session.uid}{db_hint}",
+               err=True)
+    sys.exit(128 + exc.signum)
+
+
+def _progress_console(hf: HyperfineOptions, quiet: bool):
+    """(whether a progress bar is shown, the stderr console it draws on or None): only the bar
+    uses a console, so a pipe or -q loads no rich."""
+    show_progress = not quiet and hf.progress(sys.stderr.isatty())
+    if not show_progress:
+        return False, None
+    from rich.console import Console
+
+    return True, Console(stderr=True, no_color=hf.color is False,
+                         force_terminal=True if hf.style in ("full", "nocolor") else None)
+
+
+def _write_report(store, uid: str, report_path, quiet: bool) -> None:
+    """``--report FILE``: the session's HTML report, said on stderr unless -q."""
+    from benchlab.report.output import write_report
+
+    written = write_report(store, [uid], report_path)
+    if not quiet:
+        click.echo(f"wrote {written.path} ({written.size / 1e6:.2f} MB)", err=True)
 
 
 def _until_decided(protocol: RunPlan, runs, max_runs, alpha, margin, look_every, metrics) -> None:
