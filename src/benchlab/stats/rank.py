@@ -95,8 +95,6 @@ def _average_ranks(a: np.ndarray) -> np.ndarray:
     # Any order of equal values gives the same average ranks, so the sort need not be stable:
     # numpy's default (vectorised) argsort is ~3x faster than its merge sort on 1M values.
     sorter = np.argsort(a)
-    inverse = np.empty(sorter.size, dtype=np.intp)
-    inverse[sorter] = np.arange(sorter.size, dtype=np.intp)
     ordered = a[sorter]
     if ordered.size == 0:
         return np.empty(0)
@@ -105,9 +103,11 @@ def _average_ranks(a: np.ndarray) -> np.ndarray:
     first = np.empty(ordered.size, dtype=bool)
     first[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    dense = first.cumsum()[inverse]
+    dense = first.cumsum()  # in sorted order: ranked there, then put back in one scatter
     bounds = np.append(np.flatnonzero(first), first.size)
-    return 0.5 * (bounds[dense] + bounds[dense - 1] + 1)
+    ranks = np.empty(ordered.size)
+    ranks[sorter] = 0.5 * (bounds[dense] + bounds[dense - 1] + 1)
+    return ranks
 
 
 # --------------------------------------------------------------------------- input checking
