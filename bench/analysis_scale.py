@@ -47,6 +47,11 @@ from tests.report.storebuild import add_session  # noqa: E402
 BENCHLAB = str(Path(sys.executable).parent / "benchlab")
 SIZES = (10_000, 100_000, 1_000_000, 10_000_000)
 CLI_SIZES = (10_000, 100_000, 500_000)
+#: CPU seconds measured before (docs/analysis.md, 2026-12-07, load 17-21), printed beside
+#: today's: N -> (Hodges-Lehmann with its interval, the whole verdict).
+PREVIOUS_DATE = "2026-12-07 at load 17-21"
+PREVIOUS = {10_000: (0.036, 0.074), 100_000: (0.22, 0.46), 1_000_000: (1.09, 3.7),
+            10_000_000: (11.3, 53.0)}
 
 
 def samples(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -85,23 +90,30 @@ def numpy_summary(x: np.ndarray) -> tuple:
 def in_process(sizes: list[int], repeat: int) -> None:
     from scipy.stats import mannwhitneyu
 
-    print("CPU seconds per call (median of", repeat, "), two samples of N each")
-    head = (f"{'N':>10}  {'HL+CI':>7} {'np.sort':>7} {'ratio':>6}  {'MW':>7} {'scipy':>7} "
-            f"{'ratio':>6}  {'summary':>7} {'numpy':>7} {'ratio':>6}  {'verdict':>7}")
+    print("CPU seconds per call (median of", repeat, "), two samples of N each; HL+CI on the")
+    print("integer ns (a table lookup per row), HL log on their logarithms as the verdict's ratio")
+    print("(a binary search per row); (before) the figures of", PREVIOUS_DATE)
+    head = (f"{'N':>10}  {'HL+CI':>7} {'(before)':>8} {'HL log':>7} {'np.sort':>7} {'ratio':>6}  "
+            f"{'MW':>7} {'scipy':>7} {'ratio':>6}  {'summary':>7} {'numpy':>7} {'ratio':>6}  "
+            f"{'verdict':>7} {'(before)':>8}")
     print(head)
     for n in sizes:
         x, y = samples(n)
+        log_x, log_y = np.log(x), np.log(y)
         reps = repeat if n <= 1_000_000 else 1
         hl = cpu_s(lambda: hodges_lehmann(x, y), reps)
+        hl_log = cpu_s(lambda: hodges_lehmann(log_x, log_y), reps)
         floor = cpu_s(lambda: (np.sort(x), np.sort(y)), reps)
         mw = cpu_s(lambda: mann_whitney_u(x, y), reps)
         peer_mw = cpu_s(lambda: mannwhitneyu(x, y, method="asymptotic"), reps)
         summ = cpu_s(lambda: summarize(x), reps)
         peer_summ = cpu_s(lambda: numpy_summary(x), reps)
         verdict = cpu_s(lambda: verdict_model([("b", y), ("a", x)]), reps)
-        print(f"{n:>10,}  {hl:7.3f} {floor:7.3f} {hl / floor:5.1f}x  {mw:7.3f} {peer_mw:7.3f} "
-              f"{mw / peer_mw:5.1f}x  {summ:7.3f} {peer_summ:7.3f} {summ / peer_summ:5.1f}x  "
-              f"{verdict:7.3f}")
+        hl_before, verdict_before = PREVIOUS.get(n, (float("nan"), float("nan")))
+        print(f"{n:>10,}  {hl:7.3f} {hl_before:8.3f} {hl_log:7.3f} {floor:7.3f} "
+              f"{hl / floor:5.1f}x  {mw:7.3f} {peer_mw:7.3f} {mw / peer_mw:5.1f}x  {summ:7.3f} "
+              f"{peer_summ:7.3f} {summ / peer_summ:5.1f}x  {verdict:7.3f} {verdict_before:8.3f}",
+              flush=True)
 
 
 def child(argv: list[str]) -> tuple[float, float, float]:

@@ -20,7 +20,8 @@ estimate may differ from benchlab's by up to half that gap.
 
 The k-th smallest of the n*m implicit differences is found without materialising them: with x
 and y sorted ascending, row i of the matrix D[i, j] = x_i - y_j is descending in j, so the number
-of entries <= t is one vectorised binary search per row (``np.searchsorted``, O(n log m)). A
+of entries <= t is one vectorised binary search per row (``np.searchsorted``, O(n log m)), or
+for integer samples of a modest range one lookup per row in a table of y's counts (O(n)). A
 Floyd-Rivest style selection samples the still-undecided entries, brackets the wanted rank
 between two sampled pivots, counts exactly, and repeats until few enough candidates remain to
 materialise them and finish with ``np.partition``. Each round shrinks the candidate set by about
