@@ -23,9 +23,7 @@ LIMIT = 14
 #: function ("path under src/benchlab:qualified name") -> complexity, above LIMIT today.
 KNOWN: dict[str, int] = {
     "core/suite.py:load_suite": 21,
-    "measure/spawn/fallback.py:spawn_in_python": 15,
     "stats/rank_selection.py:_select": 16,
-    "store/formats/gbench.py:parse_gbench": 15,
 }
 
 

@@ -88,6 +88,33 @@ def _python_child_setup(request: SpawnRequest, report_fd: int):
     return setup
 
 
+def _open_redirects(request: SpawnRequest, opened: list[int]) -> list[int] | RunMeasurement:
+    """The run's stdin, stdout and stderr descriptors (each one also appended to ``opened``,
+    which the caller closes), or the failed measurement naming a file that cannot be opened."""
+    fds = []
+    for path, stage, flags in (
+        (request.stdin_path, "stdin", os.O_RDONLY),
+        (request.stdout_path, "stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        (request.stderr_path, "stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+    ):
+        try:
+            fd = os.open(absolute_or_none(path) or os.devnull, flags | os.O_CLOEXEC, 0o666)
+        except OSError as exc:
+            return python_error(f"cannot open {stage} file {path!r}: {exc.strerror}")
+        opened.append(fd)
+        fds.append(fd)
+    return fds
+
+
+def _reported_cpus(report_r: int) -> tuple[int, ...] | None:
+    """The CPUs the child's setup reports it was bound to (its ``cpus=`` line), None if none."""
+    cpus = None
+    for line in os.read(report_r, 65536).decode(errors="replace").splitlines():
+        if line.startswith("cpus="):
+            cpus = tuple(int(c) for c in line[5:].split(","))
+    return cpus
+
+
 def spawn_in_python(request: SpawnRequest) -> RunMeasurement:
     """Run ``request`` with ``os.posix_spawn`` and ``wait4`` in this process (no exec helper):
     times in ns, memory in KiB, as :func:`benchlab.measure.spawn.spawn` returns them."""
@@ -95,24 +122,9 @@ def spawn_in_python(request: SpawnRequest) -> RunMeasurement:
     opened: list[int] = []
     report_r, report_w = os.pipe()
     try:
-        def open_redirect(path: str | None, stage: str, flags: int) -> int | RunMeasurement:
-            try:
-                fd = os.open(absolute_or_none(path) or os.devnull, flags | os.O_CLOEXEC, 0o666)
-            except OSError as exc:
-                return python_error(f"cannot open {stage} file {path!r}: {exc.strerror}")
-            opened.append(fd)
-            return fd
-
-        fds = []
-        for path, stage, flags in (
-            (request.stdin_path, "stdin", os.O_RDONLY),
-            (request.stdout_path, "stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-            (request.stderr_path, "stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-        ):
-            fd = open_redirect(path, stage, flags)
-            if isinstance(fd, RunMeasurement):
-                return fd
-            fds.append(fd)
+        fds = _open_redirects(request, opened)
+        if isinstance(fds, RunMeasurement):
+            return fds
         needs_setup = bool(request.cgroup_procs) or request.cpus is not None or bool(request.rlimits)
         env = None if request.env is None else dict(request.env)
         start_unix_ns = time.time_ns()
@@ -155,12 +167,7 @@ def spawn_in_python(request: SpawnRequest) -> RunMeasurement:
         proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen never waits again
         descendants_killed = (_kill_process_group_members(proc.pid)
                               + _kill_cgroup_members(request.cgroup_procs))
-        cpus = None
-        if request.cpus is not None:
-            note = os.read(report_r, 65536).decode(errors="replace")
-            for line in note.splitlines():
-                if line.startswith("cpus="):
-                    cpus = tuple(int(c) for c in line[5:].split(","))
+        cpus = _reported_cpus(report_r) if request.cpus is not None else None
     finally:
         for fd in opened:
             os.close(fd)

@@ -71,6 +71,36 @@ def _classify(entry: dict[str, Any]) -> tuple[str, str]:
     return str(run_name or name), str(run_type)
 
 
+def _entry_samples(entry: dict[str, Any], where: str,
+                   metrics: dict[str, ImportedMetric]) -> dict[str, list[float]]:
+    """One repetition's samples: ``real_time`` and ``cpu_time`` in ns (from its ``time_unit``),
+    and each user counter as given (a rate counter in its unit); every metric seen is added to
+    ``metrics``. UserError for an unknown unit, a time that is not a number, or no time."""
+    unit = entry.get("time_unit", "ns")
+    if unit not in TIME_UNIT_TO_NS:
+        raise UserError(f"{where} ({entry['name']}) has unknown time_unit {unit!r}; "
+                        f"expected ns, us, ms or s")
+    factor = TIME_UNIT_TO_NS[unit]
+    samples: dict[str, list[float]] = {}
+    for key in ("real_time", "cpu_time"):
+        if key in entry:
+            if not _number(entry[key]):
+                raise UserError(f"{where} ({entry['name']}): {key} is not a number; "
+                                f"the file is damaged")
+            check_measured(entry[key], f"{where} ({entry['name']}) {key}", unit)
+            samples[key] = [float(entry[key]) * factor]
+            metrics.setdefault(key, ImportedMetric(key, "ns", "import:gbench"))
+    for key, value in entry.items():
+        if key in _NOT_SAMPLES or not _number(value):
+            continue
+        samples[key] = [float(value)]
+        metrics.setdefault(key, ImportedMetric(key, _RATE_UNITS.get(key, ""), "import:gbench"))
+    if not samples:
+        raise UserError(f"{where} ({entry['name']}) has neither real_time nor cpu_time; "
+                        f"the file is not Google Benchmark JSON or is damaged")
+    return samples
+
+
 def parse_gbench(path: str | os.PathLike, *, name: str | None = None,
                  command_line: list[str] | None = None) -> ImportedSession:
     """Parse a Google Benchmark JSON file (nothing is written)."""
@@ -107,28 +137,7 @@ def parse_gbench(path: str | os.PathLike, *, name: str | None = None,
             runs.append(ImportedRun(iteration=len(runs), fields={
                 "status": "error", "error": message, "extra": extra}))
             continue
-        unit = entry.get("time_unit", "ns")
-        if unit not in TIME_UNIT_TO_NS:
-            raise UserError(f"{where} ({entry['name']}) has unknown time_unit {unit!r}; "
-                            f"expected ns, us, ms or s")
-        factor = TIME_UNIT_TO_NS[unit]
-        samples: dict[str, list[float]] = {}
-        for key in ("real_time", "cpu_time"):
-            if key in entry:
-                if not _number(entry[key]):
-                    raise UserError(f"{where} ({entry['name']}): {key} is not a number; "
-                                    f"the file is damaged")
-                check_measured(entry[key], f"{where} ({entry['name']}) {key}", unit)
-                samples[key] = [float(entry[key]) * factor]
-                metrics.setdefault(key, ImportedMetric(key, "ns", "import:gbench"))
-        for key, value in entry.items():
-            if key in _NOT_SAMPLES or not _number(value):
-                continue
-            samples[key] = [float(value)]
-            metrics.setdefault(key, ImportedMetric(key, _RATE_UNITS.get(key, ""), "import:gbench"))
-        if not samples:
-            raise UserError(f"{where} ({entry['name']}) has neither real_time nor cpu_time; "
-                            f"the file is not Google Benchmark JSON or is damaged")
+        samples = _entry_samples(entry, where, metrics)
         index = entry.get("repetition_index")
         runs.append(ImportedRun(iteration=index if isinstance(index, int) else len(runs),
                                 fields={"status": "imported", "extra": extra}, samples=samples))
