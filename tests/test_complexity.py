@@ -23,7 +23,6 @@ LIMIT = 14
 #: function ("path under src/benchlab:qualified name") -> complexity, above LIMIT today.
 KNOWN: dict[str, int] = {
     "core/suite.py:load_suite": 21,
-    "stats/rank_selection.py:_select": 16,
 }
 
 

@@ -185,12 +185,7 @@ def _select(
         # first round) are selected separately; neighbours (the two middle ranks) stay together.
         # Split as soon as the gap exceeds the bracket one more joint round would leave
         # (about 2 * _MARGIN / sqrt(_ROUND_SAMPLE) of the entries, 1/64 of them).
-        clusters: list[list[int]] = [[ranks[0]]]
-        for r in ranks[1:]:
-            if r - clusters[-1][-1] > active // 64:
-                clusters.append([r])
-            else:
-                clusters[-1].append(r)
+        clusters = _clusters(ranks, active // 64)
         if len(clusters) > 1:
             out: dict[int, float] = {}
             for cluster in clusters:
@@ -216,28 +211,10 @@ def _select(
             # of bracketing it with pivots that cannot split it.
             return _resolve_block(mat, ranks, float(sample[i_mid]), lo_first, hi_first,
                                   cnt_lo, cnt_hi, rng)
-        new_lo_first, new_hi_first = lo_first, hi_first
-        new_cnt_lo, new_cnt_hi = cnt_lo, cnt_hi
-        lo_ok = hi_ok = False
-        # The lower pivot bounds the entries < t_lo and the upper one the entries <= t_hi, so
-        # the bracket keeps both pivots' values: with integer timings most differences come in
-        # blocks of equal values, and a bracket [t, t] resolves every rank in it at once.
         t_lo = float(sample[i_lo]) if i_lo >= 0 else None
         t_hi = float(sample[i_hi]) if i_hi < s else None
-        if t_lo is not None:
-            first = mat.first_lt(t_lo)
-            c = mat.count(first)
-            if c < ranks[0]:
-                new_lo_first, new_cnt_lo, lo_ok = first, c, True
-            elif c >= ranks[-1]:
-                new_hi_first, new_cnt_hi = first, c
-        if t_hi is not None and new_cnt_hi == cnt_hi:
-            first = mat.first_le(t_hi)
-            c = mat.count(first)
-            if c >= ranks[-1]:
-                new_hi_first, new_cnt_hi, hi_ok = first, c, True
-            elif new_cnt_lo < c < ranks[0]:
-                new_lo_first, new_cnt_lo = first, c
+        (new_lo_first, new_hi_first, new_cnt_lo, new_cnt_hi, lo_ok, hi_ok) = _narrowed(
+            mat, ranks, t_lo, t_hi, lo_first, hi_first, cnt_lo, cnt_hi)
         if lo_ok and hi_ok and t_lo == t_hi:
             return {r: t_lo for r in ranks}
         if new_cnt_hi - new_cnt_lo > active // 2:
@@ -248,6 +225,46 @@ def _select(
             return _resolve_block(mat, ranks, float(sample[i_mid]), lo_first, hi_first,
                                   cnt_lo, cnt_hi, rng)
         lo_first, hi_first, cnt_lo, cnt_hi = new_lo_first, new_hi_first, new_cnt_lo, new_cnt_hi
+
+
+def _clusters(ranks: list[int], gap: int) -> list[list[int]]:
+    """The sorted ``ranks`` in runs whose neighbours are at most ``gap`` apart."""
+    clusters: list[list[int]] = [[ranks[0]]]
+    for r in ranks[1:]:
+        if r - clusters[-1][-1] > gap:
+            clusters.append([r])
+        else:
+            clusters[-1].append(r)
+    return clusters
+
+
+def _narrowed(mat: _DifferenceMatrix, ranks: list[int], t_lo: float | None, t_hi: float | None,
+              lo_first: np.ndarray, hi_first: np.ndarray, cnt_lo: int, cnt_hi: int) -> tuple:
+    """The bracket (lo_first, hi_first, cnt_lo, cnt_hi) narrowed by the pivots ``t_lo`` and
+    ``t_hi`` (None: that pivot fell outside the sample), and whether each pivot bounded the
+    ranks from its side (lo_ok, hi_ok).
+
+    The lower pivot bounds the entries < t_lo and the upper one the entries <= t_hi, so the
+    bracket keeps both pivots' values: with integer timings most differences come in blocks of
+    equal values, and a bracket [t, t] resolves every rank in it at once.
+    """
+    new_lo_first, new_hi_first, new_cnt_lo, new_cnt_hi = lo_first, hi_first, cnt_lo, cnt_hi
+    lo_ok = hi_ok = False
+    if t_lo is not None:
+        first = mat.first_lt(t_lo)
+        c = mat.count(first)
+        if c < ranks[0]:
+            new_lo_first, new_cnt_lo, lo_ok = first, c, True
+        elif c >= ranks[-1]:
+            new_hi_first, new_cnt_hi = first, c
+    if t_hi is not None and new_cnt_hi == cnt_hi:
+        first = mat.first_le(t_hi)
+        c = mat.count(first)
+        if c >= ranks[-1]:
+            new_hi_first, new_cnt_hi, hi_ok = first, c, True
+        elif new_cnt_lo < c < ranks[0]:
+            new_lo_first, new_cnt_lo = first, c
+    return new_lo_first, new_hi_first, new_cnt_lo, new_cnt_hi, lo_ok, hi_ok
 
 
 def _resolve_block(
