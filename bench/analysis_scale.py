@@ -61,12 +61,11 @@ def samples(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
 
 
 def forget() -> None:
-    """Empty the statistics' memories of selected differences and ranks: each call is timed
-    cold, as a new process's first verdict (within one verdict they are reused)."""
-    from benchlab.stats import rank, rank_selection
+    """Empty the statistics' memory of selected differences: each call is timed cold, as a new
+    process's first verdict (within one verdict they are reused)."""
+    from benchlab.stats import rank_selection
 
     rank_selection._KNOWN.clear()
-    rank._KNOWN_RANKS.clear()
 
 
 def cpu_s(fn: Callable[[], Any], repeat: int) -> float:
