@@ -62,6 +62,8 @@ def test_show_compare_and_report_open_with_the_gates_decisions(ab_session, tmp_p
     md = (tmp_path / "r.md").read_text()
     assert md.index(f"## Gate (ab session {uid})") < md.index("## work 300000@base")
     assert "Comparison against" not in md
+    exported = _cli("export", uid, "--format", "markdown", cwd=repo).stdout  # show's lines too
+    assert job["summary"] in exported and "verdict (baseline" not in exported
     # naming the two sides still compares them, unpaired, on request
     both = _cli("compare", "work 300000@head", "work 300000@base", cwd=repo)
     assert both.returncode == 0 and "vs baseline" in both.stdout

@@ -95,7 +95,7 @@ def export_cmd(sessions: tuple[str, ...], fmt: str, output: str | None, db: str 
             store.refuse_output_path(output, "-o")
         text = export_sessions(store, list(sessions), fmt)
         if fmt in ("markdown", "asciidoc", "orgmode"):  # the verdict beside hyperfine's table
-            from benchlab.report.speed_verdict import export_verdict_text
+            from benchlab.report.export_verdict import export_verdict_text
 
             text += export_verdict_text(store, list(sessions), fmt)
     if output is None or output == "-":

@@ -148,35 +148,3 @@ def speed_verdict(series: list[tuple[str, Any]], *, sort: str = "auto",
                             confidence_level=confidence_level)
     return verdict_lines(verdict, sort=sort)
 
-
-#: How each text export format sets the verdict's lines apart from its table: (opening,
-#: closing) of a block whose lines are shown as they are (no markup read inside).
-_VERDICT_BLOCKS = {"markdown": ("", ""), "asciidoc": ("....", "...."),
-                   "orgmode": ("#+begin_example", "#+end_example")}
-
-
-def export_verdict_text(store: Any, keys: list, fmt: str) -> str:
-    """The verdict of each session named by ``keys`` (none: the newest) for the end of a
-    ``markdown``, ``asciidoc`` or ``orgmode`` export: the lines ``show`` prints, in a block
-    shown verbatim (Markdown: indented as code), so the export reads the verdict's own
-    ratio, interval, level and p beside hyperfine's table (whose Relative column is hyperfine's
-    ratio of means). '' for other formats and for sessions with nothing to compare."""
-    if fmt not in _VERDICT_BLOCKS:
-        return ""
-    opening, closing = _VERDICT_BLOCKS[fmt]
-    out: list[str] = []
-    seen: set[int] = set()
-    for key in keys or [store.newest_uid()]:
-        session = store.get_session(key)
-        if session["id"] in seen:
-            continue
-        seen.add(session["id"])
-        lines = session_verdict_lines(store, session["id"])
-        if not lines:
-            continue
-        indent = "    " if fmt == "markdown" else ""
-        out += ["", f"Verdict of session {session['uid']} (as benchlab show prints it):", ""]
-        out += [opening] if opening else []
-        out += [indent + line for line in lines]
-        out += [closing] if closing else []
-    return "\n".join(out) + "\n" if out else ""
