@@ -137,65 +137,36 @@ class MachineProgress:
         progress.update(self.tasks[label], completed=done, total=total)
 
 
-def _is_fleet_calibration(path: str) -> bool:
-    from benchlab.store.formats.readers import load_json
-
-    try:
-        # the store's reader: a 10^5-deep or binary file is a UserError, not a RecursionError
-        doc = load_json(path, "calibration")
-    except UserError:
-        return False  # load_calibration says what is wrong with it
-    from benchlab.machines.fleet import FLEET_CALIBRATION_FORMAT
-
-    return isinstance(doc, dict) and doc.get("format") == FLEET_CALIBRATION_FORMAT
-
-
-def calibration_limits(path: str):
-    """``run --calibration FILE``: the CgroupLimits of a one-machine calibration; for a fleet
-    calibration (each machine its own quota) limits without a quota, applied per machine by
-    :func:`start_run`."""
-    if _is_fleet_calibration(path):
-        from benchlab.control.cgroups import CgroupLimits
-
-        return CgroupLimits()
-    from benchlab.machines.calibrate import load_calibration
-
-    return load_calibration(path)
-
-
 def where_of(cluster: str | None, on: str, spread: bool, lost_after_s: float | None,
-             calibration: str | None = None):
+             calibration=None):
     """Where ``run`` executes, from its options: :data:`~benchlab.core.execute.HERE`, or a
     :class:`~benchlab.core.execute.Cluster` (with each machine's quota for a fleet
-    ``--calibration``). UserError for cluster options without ``--cluster`` and for a fleet
-    calibration without it.
+    ``--calibration``: ``calibration`` is the file as read, a
+    :class:`benchlab.machines.calibrate.RunCalibration`). UserError for cluster options without
+    ``--cluster`` and for a fleet calibration without it.
 
     ``lost_after_s`` (s): ``--lost-after``; None: the default (60 s).
     """
     from benchlab.core.execute import HERE, Cluster
 
     check_cluster_flags(cluster, on, spread, lost_after_s)
-    fleet = bool(calibration) and _is_fleet_calibration(calibration)
+    placements = calibration.quotas if calibration is not None else None
     if cluster is None:
-        if fleet:
-            raise UserError(f"{calibration} is a fleet calibration (a quota per machine); use "
-                            f"it with --cluster, or give a one-machine one")
+        if placements is not None:
+            raise UserError(f"{calibration.path} is a fleet calibration (a quota per machine); "
+                            f"use it with --cluster, or give a one-machine one")
         return HERE
-    placements = None
-    if fleet:
-        from benchlab.machines.fleet import load_fleet_calibration
-
-        placements = load_fleet_calibration(calibration)
     return Cluster(cluster, on=on, spread=spread, lost_after_s=lost_after_s,
                    placements=placements)
 
 
 def start_run(store, plan, cluster: str | None, on: str, spread: bool, *, argv, name,
-              observer, on_start, lost_after_s: float | None = None):
-    """Execute ``plan`` where the options say (:func:`where_of`); returns the SessionResult."""
+              observer, on_start, lost_after_s: float | None = None, calibration=None):
+    """Execute ``plan`` where the options say (:func:`where_of`; ``calibration``: the
+    ``--calibration`` file as read); returns the SessionResult."""
     from benchlab.core.execute import Cluster, execute
 
-    where = where_of(cluster, on, spread, lost_after_s, plan.placement.calibration)
+    where = where_of(cluster, on, spread, lost_after_s, calibration)
     if isinstance(where, Cluster):
         observer = MachineProgress(observer)
 

@@ -252,7 +252,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                 if until_decided:
                     _until_decided(plan, runs, max_runs, alpha, equivalence_margin,
                                    look_every, metrics)
-                plan.placement = _placement(
+                plan.placement, calibration = _placement(
                     affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
                     cpuset, memory_limit, allow_unconstrained, load, perf_events, calibration,
                     pids_max)
@@ -260,7 +260,7 @@ def run_cmd(commands, runs, warmup, min_runs, max_runs, min_time, max_time, prep
                 result = start_run(store, plan, cluster, on, spread,
                                    argv=["benchlab", *sys.argv[1:]], name=session_name,
                                    observer=observer, on_start=announce,
-                                   lost_after_s=lost_after)
+                                   lost_after_s=lost_after, calibration=calibration)
     except SessionInterrupted as exc:
         _exit_interrupted(store, db, exc)
     except UserError as exc:
@@ -356,24 +356,28 @@ def _until_decided(protocol: RunPlan, runs, max_runs, alpha, margin, look_every,
 
 def _placement(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, cpu_weight,
                      cpuset, memory_limit, allow_unconstrained, load, perf_events,
-                     calibration, pids_max=None) -> Placement:
+                     calibration, pids_max=None):
+    """The run's Placement from its options, and the ``--calibration`` file as read (a
+    :class:`benchlab.machines.calibrate.RunCalibration`, None without one): the file is read
+    here once, its quota goes into the placement, its path is kept with the plan."""
+    read = None
     if cpu_period_us is not None and cpu_quota_us is None:
         raise UserError("--cpu-period needs --cpu-quota; add --cpu-quota US")
     if calibration:
         if cpu_quota_us is not None:
             raise UserError("--calibration sets the CPU quota; drop --cpu-quota or --calibration")
-        from benchlab.cli.execute_options import calibration_limits
+        from benchlab.machines.calibrate import read_calibration
 
-        limits = calibration_limits(calibration)
-        cpu_quota_us = limits.cpu_quota_us
-        cpu_period_us = limits.cpu_period_us
+        read = read_calibration(calibration)
+        cpu_quota_us = read.limits.cpu_quota_us
+        cpu_period_us = read.limits.cpu_period_us
         calibration = os.path.abspath(calibration)
     return Placement(
         affinity=affinity, smt=smt, workers=workers, isolation=isolation,
         cpu_quota_us=cpu_quota_us, cpu_period_us=cpu_period_us, cpu_weight=cpu_weight,
         cpuset=cpuset, memory_limit_bytes=parse_memory(memory_limit),
         allow_unconstrained=allow_unconstrained, load=load, perf_events=perf_events,
-        calibration=calibration, pids_max=pids_max)
+        calibration=calibration, pids_max=pids_max), read
 
 
 def _reference_name(hf: HyperfineOptions, session_id: int, store) -> str | None:

@@ -216,6 +216,12 @@ def load_fleet_calibration(path: str | os.PathLike) -> dict[str, dict[str, int] 
     if not isinstance(doc, dict) or doc.get("format") != FLEET_CALIBRATION_FORMAT:
         raise UserError(f"{path} is not a fleet calibration; make one with `benchlab calibrate "
                         f"--cluster ADDRESS --base PROFILE`")
+    return fleet_quotas(doc)
+
+
+def fleet_quotas(doc: dict[str, Any]) -> dict[str, dict[str, int] | None]:
+    """Each machine's quota in a fleet calibration document already read (see
+    :func:`load_fleet_calibration`)."""
     quotas: dict[str, dict[str, int] | None] = {}
     for label, cal in (doc.get("machines") or {}).items():
         quotas[label] = None if cal is None else {"cpu_quota_us": int(cal["cpu_quota_us"]),
