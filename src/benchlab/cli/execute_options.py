@@ -142,7 +142,7 @@ def where_of(cluster: str | None, on: str, spread: bool, lost_after_s: float | N
     """Where ``run`` executes, from its options: :data:`~benchlab.core.execute.HERE`, or a
     :class:`~benchlab.core.execute.Cluster` (with each machine's quota for a fleet
     ``--calibration``: ``calibration`` is the file as read, a
-    :class:`benchlab.machines.calibrate.RunCalibration`). UserError for cluster options without
+    :class:`benchlab.machines.fleet.RunCalibration`). UserError for cluster options without
     ``--cluster`` and for a fleet calibration without it.
 
     ``lost_after_s`` (s): ``--lost-after``; None: the default (60 s).

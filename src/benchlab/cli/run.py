@@ -358,7 +358,7 @@ def _placement(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, c
                      cpuset, memory_limit, allow_unconstrained, load, perf_events,
                      calibration, pids_max=None):
     """The run's Placement from its options, and the ``--calibration`` file as read (a
-    :class:`benchlab.machines.calibrate.RunCalibration`, None without one): the file is read
+    :class:`benchlab.machines.fleet.RunCalibration`, None without one): the file is read
     here once, its quota goes into the placement, its path is kept with the plan."""
     read = None
     if cpu_period_us is not None and cpu_quota_us is None:
@@ -366,7 +366,7 @@ def _placement(affinity, smt, workers, isolation, cpu_quota_us, cpu_period_us, c
     if calibration:
         if cpu_quota_us is not None:
             raise UserError("--calibration sets the CPU quota; drop --cpu-quota or --calibration")
-        from benchlab.machines.calibrate import read_calibration
+        from benchlab.machines.fleet import read_calibration
 
         read = read_calibration(calibration)
         cpu_quota_us = read.limits.cpu_quota_us

@@ -227,3 +227,41 @@ def fleet_quotas(doc: dict[str, Any]) -> dict[str, dict[str, int] | None]:
         quotas[label] = None if cal is None else {"cpu_quota_us": int(cal["cpu_quota_us"]),
                                                   "cpu_period_us": int(cal["cpu_period_us"])}
     return quotas
+
+
+@dataclass(frozen=True)
+class RunCalibration:
+    """A ``run --calibration FILE``, read once. ``limits``: the cgroup limits every run takes
+    (:class:`~benchlab.control.cgroups.CgroupLimits`: a one-machine calibration's quota and
+    CPUs; a fleet calibration's has none, each machine takes its own). ``quotas``: a fleet
+    calibration's quota per machine label ({cpu_quota_us, cpu_period_us}, us; None for the
+    base), None for a one-machine calibration. ``path``: the file (absolute)."""
+
+    limits: Any
+    quotas: dict[str, dict[str, int] | None] | None = None
+    path: str = ""
+
+
+def read_calibration(path: str | os.PathLike) -> RunCalibration:
+    """Read ``path`` once as a one-machine or a fleet calibration; UserError, one line, for a
+    file that is neither (see :func:`load_calibration`)."""
+    from benchlab.machines.calibrate import (
+        CALIBRATION_FORMAT,
+        limits_of_document,
+        load_calibration,
+    )
+    from benchlab.store.formats.readers import load_json
+
+    try:
+        # the store's reader: a 10^5-deep or binary file is a UserError, not a RecursionError
+        doc = load_json(path, "calibration")
+    except UserError:
+        doc = None  # load_calibration says what is wrong with it
+    if isinstance(doc, dict) and doc.get("format") == FLEET_CALIBRATION_FORMAT:
+        from benchlab.control.cgroups import CgroupLimits
+
+        return RunCalibration(CgroupLimits(), fleet_quotas(doc), os.path.abspath(path))
+    if isinstance(doc, dict) and doc.get("format") == CALIBRATION_FORMAT:
+        return RunCalibration(limits_of_document(doc, path), None, os.path.abspath(path))
+    # anything else: load_calibration raises its one line
+    return RunCalibration(load_calibration(path), None, os.path.abspath(path))
