@@ -441,12 +441,14 @@ def simulate_aa(path: Path, gates: int, *, seed: int = 0, alpha: float = 0.01) -
 
 
 def deadline(text: str | None) -> float:
-    """``HH:MM`` UTC today as a Unix time; infinity when not given."""
+    """``HH:MM`` UTC as a Unix time: today's, or tomorrow's once today's has passed (a run over
+    midnight); infinity when not given."""
     if not text:
         return float("inf")
     now = datetime.datetime.now(datetime.timezone.utc)
     hh, mm = (int(x) for x in text.split(":"))
-    return now.replace(hour=hh, minute=mm, second=0, microsecond=0).timestamp()
+    at = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
+    return (at + datetime.timedelta(days=1) if at < now else at).timestamp()
 
 
 def main() -> None:

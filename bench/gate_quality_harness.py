@@ -202,7 +202,10 @@ def main() -> None:
     if a.until:
         now = datetime.datetime.now(datetime.timezone.utc)
         h, m = map(int, a.until.split(":"))
-        stop = now.replace(hour=h, minute=m, second=0).timestamp()
+        deadline = now.replace(hour=h, minute=m, second=0, microsecond=0)
+        if deadline < now:  # a time of day already past is tomorrow's (a run over midnight)
+            deadline += datetime.timedelta(days=1)
+        stop = deadline.timestamp()
     work = Path(tempfile.mkdtemp(prefix="benchlab-gate-harness-"))
     records = []
     try:
