@@ -39,7 +39,10 @@ Usage::
 
     .venv/bin/python bench/verdict_calibration.py            # 1000 per cell, a few minutes
     .venv/bin/python bench/verdict_calibration.py --quick    # 60 per cell, for a test
-    nice -n 10 .venv/bin/python bench/verdict_calibration.py --sections dependence --sims 1000
+    nice -n 15 .venv/bin/python bench/verdict_calibration.py --sections dependence --sims 1000 -j 2
+
+Cells of sections 6-9 each draw from their own generator (the seed and the cell's label), so
+one cell re-run alone, or in another process, gives the same figures.
 
 Each verdict is the real ``verdict_model`` (no shortcut), so the figures are the shipped rules.
 """
@@ -50,6 +53,7 @@ import argparse
 import os
 import sys
 import time
+import zlib
 
 import numpy as np
 
@@ -203,7 +207,8 @@ def ar1_runs(rng: np.random.Generator, n: int, phi: float, scale: float = 1.0) -
 
 
 def _widened(v) -> bool:
-    return any(c.test == "inflated" for c in v.candidates)
+    """Any comparison widened for dependence (the note says so whichever test was widened)."""
+    return any(c.has_note("widened") for c in v.candidates)
 
 
 def dependence_aa(make, rng: np.random.Generator, sims: int, k: int, n: int):
@@ -252,49 +257,75 @@ def sequential_aa(rng: np.random.Generator, sims: int, phi: float, alpha: float,
     return claims
 
 
-def grid_section(rng: np.random.Generator, sims: int) -> None:
-    """Section 6 (see the module docstring)."""
-    print("\n6. A/A on a 1 us clock grid (50 us runs, the fastest as baseline): false-claim "
-          "rate (goal <= 5%), widened")
-    for k in (3, 5):
-        for n in (30, 50, 100):
-            c, w, _ = dependence_aa(lambda r, m: draw("grid", r, m), rng, sims, k, n)
-            print(f"   grid k={k} n={n:3d}: false-claim rate {rate(c, sims)}; widened "
-                  f"{rate(w, sims)}", flush=True)
+def cell_rng(seed: int, label: str) -> np.random.Generator:
+    """A cell's own generator, from the seed and the cell's label: a cell's figures do not
+    depend on which cells ran before it or in which process."""
+    return np.random.default_rng([seed, zlib.crc32(label.encode())])
 
 
-def ar1_section(rng: np.random.Generator, sims: int) -> None:
-    """Section 7 (see the module docstring)."""
-    print("\n7. A/A with AR(1) runs: false-claim rate (goal <= 5%), 'cannot tell yet' for "
-          "unresolved dependence")
-    for phi in (0.3, 0.5, 0.8):
-        for n in (12, 20, 50):
-            for k in (2, 3, 5):
-                c, w, u = dependence_aa(lambda r, m: ar1_runs(r, m, phi), rng, sims, k, n)
-                print(f"   phi={phi} n={n:2d} k={k}: false-claim rate {rate(c, sims)}; "
-                      f"cannot tell yet {rate(u, sims)}; widened {rate(w, sims)}", flush=True)
+def _grid_cell(seed: int, sims: int, k: int, n: int) -> str:
+    label = f"grid k={k} n={n:3d}"
+    c, w, _ = dependence_aa(lambda r, m: draw("grid", r, m), cell_rng(seed, label), sims, k, n)
+    return f"   {label}: false-claim rate {rate(c, sims)}; widened {rate(w, sims)}"
 
 
-def power_section(rng: np.random.Generator, sims: int) -> None:
-    """Section 8 (see the module docstring)."""
-    print("\n8. independent runs, 3% slower candidate, two commands: verdict against plain "
-          "Mann-Whitney on the same data (goal within 3 points); coverage of 1.03 (goal 94-96%)")
-    for family in ("lognormal", "bimodal", "heavy", "grid"):
-        for n in (12, 20, 50):
-            said, mw, w, cover = iid_power(family, rng, sims, n)
-            print(f"   {family:9s} n={n:2d}: verdict {rate(said, sims)}; Mann-Whitney "
-                  f"{rate(mw, sims)}; widened {rate(w, sims)}; coverage {rate(cover, sims)}",
-                  flush=True)
+def _ar1_cell(seed: int, sims: int, phi: float, n: int, k: int) -> str:
+    label = f"phi={phi} n={n:2d} k={k}"
+    c, w, u = dependence_aa(lambda r, m: ar1_runs(r, m, phi), cell_rng(seed, label), sims, k, n)
+    return (f"   {label}: false-claim rate {rate(c, sims)}; cannot tell yet {rate(u, sims)}; "
+            f"widened {rate(w, sims)}")
 
 
-def sequential_section(rng: np.random.Generator, sims: int) -> None:
-    """Section 9 (see the module docstring)."""
-    print("\n9. run --until-decided A/A, commands with their own AR(1) runs (budget 200): "
-          "sessions claiming a difference (goal <= alpha)")
-    for alpha in (0.05, 0.01):
-        for phi in (0.0, 0.3, 0.5):
-            print(f"   alpha={alpha:g} phi={phi}: {rate(sequential_aa(rng, sims, phi, alpha), sims)}",
-                  flush=True)
+def _power_cell(seed: int, sims: int, family: str, n: int) -> str:
+    label = f"{family:9s} n={n:2d}"
+    said, mw, w, cover = iid_power(family, cell_rng(seed, label), sims, n)
+    return (f"   {label}: verdict {rate(said, sims)}; Mann-Whitney {rate(mw, sims)}; "
+            f"widened {rate(w, sims)}; coverage {rate(cover, sims)}")
+
+
+def _sequential_cell(seed: int, sims: int, alpha: float, phi: float) -> str:
+    label = f"alpha={alpha:g} phi={phi}"
+    return f"   {label}: {rate(sequential_aa(cell_rng(seed, label), sims, phi, alpha), sims)}"
+
+
+SECTIONS = {
+    "grid": ("\n6. A/A on a 1 us clock grid (50 us runs, the fastest as baseline): false-claim "
+             "rate (goal <= 5%), widened",
+             _grid_cell, [(k, n) for k in (3, 5) for n in (30, 50, 100)]),
+    "ar1": ("\n7. A/A with AR(1) runs: false-claim rate (goal <= 5%), 'cannot tell yet' for "
+            "unresolved dependence",
+            _ar1_cell, [(phi, n, k) for phi in (0.3, 0.5, 0.8) for n in (12, 20, 50)
+                        for k in (2, 3, 5)]),
+    "power": ("\n8. independent runs, 3% slower candidate, two commands: verdict against plain "
+              "Mann-Whitney on the same data (goal within 3 points); coverage of 1.03 (goal "
+              "94-96%)",
+              _power_cell, [(f, n) for f in ("lognormal", "bimodal", "heavy", "grid")
+                            for n in (12, 20, 50)]),
+    "sequential": ("\n9. run --until-decided A/A, commands with their own AR(1) runs (budget "
+                   "200): sessions claiming a difference (goal <= alpha)",
+                   _sequential_cell, [(a, phi) for a in (0.05, 0.01) for phi in (0.0, 0.3, 0.5)]),
+}
+
+
+def dependence_sections(names: list[str], seed: int, sims: int, jobs: int) -> None:
+    """Sections 6-9 (see the module docstring), each cell seeded by its label, ``jobs``
+    processes at a time (in order of the table)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(jobs) if jobs > 1 else None
+    try:
+        for name in names:
+            title, cell, params = SECTIONS[name]
+            print(title, flush=True)
+            if pool is None:
+                lines = (cell(seed, sims, *p) for p in params)
+            else:
+                lines = pool.map(cell, *zip(*[(seed, sims, *p) for p in params]))
+            for line in lines:
+                print(line, flush=True)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="60 per cell (a smoke test)")
     parser.add_argument("--seed", type=int, default=20261126)
     parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("-j", "--jobs", type=int, default=1, choices=(1, 2),
+                        help="processes for the dependence sections' cells (a shared machine: "
+                             "1 or 2)")
     parser.add_argument("--sections", default="verdict,dependence",
                         help="verdict (1-5), dependence (6-9) or any of grid (6), ar1 (7), "
                              "power (8), sequential (9); comma-separated")
@@ -316,10 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     sections = args.sections.split(",")
     if "verdict" in sections:
         verdict_sections(rng, sims, families)
-    for name, section in (("grid", grid_section), ("ar1", ar1_section),
-                          ("power", power_section), ("sequential", sequential_section)):
-        if "dependence" in sections or name in sections:
-            section(rng, sims)
+    dependence_sections([name for name in SECTIONS
+                         if "dependence" in sections or name in sections],
+                        args.seed, sims, args.jobs)
     print(f"\n{time.perf_counter() - started:.0f} s, load average {os.getloadavg()[0]:.1f}")
     return 0
 

@@ -23,7 +23,6 @@ LIMIT = 80
 LONGER_TODAY: dict[str, int] = {
     "cli/run.py:run_cmd": 82,
     "measure/spawn/fallback.py:spawn_in_python": 87,
-    "stats/verdict_model.py:verdict_model": 93,
     "core/suite.py:load_suite": 100,
     "stats/steady.py:detect_steady_state": 97,
     "ci/gate.py:decide": 90,

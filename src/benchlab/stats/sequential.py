@@ -9,11 +9,13 @@ Method
 ------
 * Statistic: the standardised Mann-Whitney statistic Z_k = (W_k - n m / 2) / sigma_k (tie
   corrected, no continuity correction) of all data so far; when the runs so far show evidence
-  of dependence (the fixed-n verdict's rule), the widened Wald statistic of the Hodges-Lehmann
-  shift instead, its Student t p carried to the normal scale (:func:`_widened`). Under H0 the sequence of rank-sum
-  statistics at increasing sample sizes has asymptotically the joint distribution of Brownian
-  motion observed at the information times t_k (independent increments), the "canonical joint
-  distribution" of group-sequential theory (Jennison & Turnbull 2000, sec. 3.1 and 11.3).
+  of dependence (the fixed-n verdict's rule), Z_k divided by sqrt(inflation), or where the two
+  series do not overlap the widened Wald statistic of the Hodges-Lehmann shift with its
+  Student t p carried to the normal scale (:func:`_widened`). Under H0 the sequence of
+  rank-sum statistics at increasing sample sizes has asymptotically the joint distribution of
+  Brownian motion observed at the information times t_k (independent increments), the
+  "canonical joint distribution" of group-sequential theory (Jennison & Turnbull 2000, sec.
+  3.1 and 11.3).
 * Information fraction: t_k = n_k / n_max, n_k = the smaller sample size at look k, n_max = the
   budget per group.
 * Error spending (Lan & DeMets 1983): the cumulative two-sided type-I error allowed by time t
@@ -120,7 +122,8 @@ class Decision:
         B's median at this look (ns), to express the shift relative to B.
     inflation : float
         Variance inflation of autocorrelated runs the look's test was widened by (1: none):
-        ``z`` is then the widened Wald statistic of the shift on the normal scale, and the
+        ``z`` is then the rank statistic divided by sqrt(inflation) (or, for series that do
+        not overlap, the widened Wald statistic of the shift on the normal scale), and the
         repeated interval is that test's.
 
     The words for a decision are :func:`benchlab.report.verdict_text.sequential_lines`'s.
@@ -153,32 +156,33 @@ class Decision:
                 for k, v in asdict(self).items()}
 
 
-def _widened(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, float, float] | None:
-    """(z, shift, se, df, inflation) of the fixed-n verdict's widened test of a against b on
-    the raw scale when the runs show dependence (None: they do not, or too few to check).
+def _widened(a: np.ndarray, b: np.ndarray, z: float) -> tuple[float, float, tuple | None] | None:
+    """(z, inflation, Wald) of the fixed-n verdict's widened test of a against b on the raw
+    scale when the runs show dependence (None: they do not, or too few to check): the rank
+    statistic ``z`` divided by sqrt(inflation), or where the series do not overlap
+    (:func:`benchlab.stats.verdict_pair.separated`) the Wald statistic of the Hodges-Lehmann
+    shift, ``Wald`` = (shift, se, df), its Student t p carried to the normal scale so the
+    spending's boundaries apply as they do to z.
 
     The sequential look used the plain Mann-Whitney z: A/A sessions whose commands carry state
     from run to run (AR(1) phi 0.5, budget 200) were called different in 37 % of sessions at
-    alpha 5 %. The Wald statistic of the Hodges-Lehmann shift with its standard error widened
-    by sqrt(inflation) (:func:`benchlab.stats.verdict_pair.inflated_wald`) is referred to a
-    Student t; its p is carried to the normal scale so the spending's boundaries apply as they
-    do to z."""
+    alpha 5 %."""
     from benchlab.stats.verdict_model import pair_inflation
-    from benchlab.stats.verdict_pair import MIN_RUNS_DEPENDENCE, inflated_wald, wald_df
+    from benchlab.stats.verdict_pair import MIN_RUNS_DEPENDENCE, inflated_wald, separated, wald_df
 
     if min(a.size, b.size) < MIN_RUNS_DEPENDENCE or (a.min() == a.max() and b.min() == b.max()):
         return None
     inflation = pair_inflation(a, b)
     if inflation <= 1.0:
         return None
-    wald = inflated_wald(a, b, "shift", inflation)
+    wald = inflated_wald(a, b, "shift", inflation) if separated(a, b) else None
     if wald is None:
-        return None
+        return z / math.sqrt(inflation), inflation, None
     shift, se, _ = wald
     df = wald_df(int(a.size), int(b.size), inflation)
     tail = float(special.stdtr(df, -abs(shift) / se))  # one-sided p of |t|
     z = -float(special.ndtri(tail)) if tail > 0 else 37.0
-    return math.copysign(z, shift), shift, se, df, inflation
+    return math.copysign(z, shift), inflation, (shift, se, df)
 
 
 @dataclass
@@ -284,7 +288,8 @@ class SequentialDesign:
         b_median = float(np.median(np.asarray(b, dtype=np.float64)))
         widened = None
         if n >= self.min_samples or t >= 1.0:
-            widened = _widened(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+            widened = _widened(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
+                               z)
             if widened is not None:
                 z = widened[0]
         if n < self.min_samples and t < 1.0:
@@ -305,14 +310,17 @@ class SequentialDesign:
         # The repeated CI at every look: whenever the session stops (a decision, the budget,
         # --max-time) its last look's interval is the one that is valid to report.
         conf = min(max(1.0 - 2.0 * float(special.ndtr(-min(c, 37.0))), 1e-9), 1 - 1e-16)
-        if widened is not None:  # the Wald interval at this look's level, in the t's units
-            _, shift, se, df, inflation = widened
+        inflation = 1.0 if widened is None else widened[1]
+        if widened is not None and widened[2] is not None:  # the Wald interval at this level
+            shift, se, df = widened[2]
             q = -float(special.stdtrit(df, float(special.ndtr(-min(c, 37.0)))))
             half = se * (q if math.isfinite(q) else c)
             rci_low, rci_high = shift - half, shift + half
-        else:
-            hl = hodges_lehmann(a, b, conf_level=conf, exact=False)
-            shift, rci_low, rci_high, inflation = hl.estimate, hl.ci_low, hl.ci_high, 1.0
+        else:  # the rank interval at the level whose z is sqrt(inflation) larger
+            wide = min(c * math.sqrt(inflation), 37.0)
+            level = min(max(1.0 - 2.0 * float(special.ndtr(-wide)), 1e-9), 1 - 1e-16)
+            hl = hodges_lehmann(a, b, conf_level=level, exact=False)
+            shift, rci_low, rci_high = hl.estimate, hl.ci_low, hl.ci_high
         if rejected:
             action = "different"
         elif margin is not None and -margin * b_median < rci_low and rci_high < margin * b_median:

@@ -35,6 +35,9 @@ Rules (each numbered rule is tested in ``tests/stats/test_verdict_model.py``):
    difference plan (``runs_to_equivalence``: "if there is none"). Never below the attainable
    minimum.
 
+Long because: the verdict's steps (baseline, family, dependence, each candidate's statistic,
+outcome and plan) are read in order, each beside the rule above that it implements.
+
 References
 ----------
 Holm, S. (1979). *Scand. J. Statist.* 6, 65-70. Schuirmann, D. J. (1987). *J. Pharmacokinet.
@@ -175,7 +178,7 @@ def verdict_model(
     confidence_level: float = 0.95,
     equivalence_margin: float = 0.01,
     equivalence_margin_abs: float | None = None,
-    power: float = 0.6,
+    power: float = 0.5,
     jaybeams_compatible: bool = False,
 ) -> Verdict:
     """Decide every series against one baseline: faster, slower, equivalent or undecided.
@@ -201,9 +204,11 @@ def verdict_model(
         The margin in ``unit`` instead (``--min-effect 5ns``), > 0; needed where the
         baseline's median is 0.
     power : float
-        Power of the "runs to decide" plan. 0.6: redrawn at the stated n, the plan decides in
-        about 70-90 % of cases with a real difference (bench/verdict_calibration.py); 0.8
-        gave 85-96 %, above the 50-90 % goal, since undecided pilots underestimate |d|.
+        Power of the "runs to decide" plan. 0.5 (the runs at which the observed difference
+        would just decide): redrawn at the stated n, the plan decides in about 65-88 % of
+        cases with a real 3 % difference (bench/verdict_calibration.py); 0.6 gave 86-93 % on
+        independent runs and 0.8 85-96 %, above the 50-90 % goal: a pilot left undecided
+        tends to have seen less than the true difference, so its plan over-asks.
     jaybeams_compatible : bool
         The JayBeams fixed max |ACF| >= 0.05 autocorrelation rule.
 
@@ -217,33 +222,18 @@ def verdict_model(
         Fewer than two series, a baseline that is not one of them, a level outside (0, 1), a
         margin <= 0, or a series that is empty or holds NaN/inf.
     """
-    items = list(series.items()) if isinstance(series, Mapping) else list(series)
-    if len(items) < 2:
-        raise UserError("a verdict needs two or more series; measure at least two commands")
     if not (0 < confidence_level < 1 and 0 < power < 1 and equivalence_margin > 0):
         raise UserError("confidence_level and power lie in (0, 1) and the equivalence margin "
-                        "is > 0; e.g. 0.95, 0.8, 0.01")
-    data = {str(k): as_sample(v, name=f"series {k!r}", min_n=1) for k, v in items}
-    if len(data) != len(items):
-        raise UserError("two series have the same name; give them distinct names")
+                        "is > 0; e.g. 0.95, 0.5, 0.01")
+    data = _series_data(series)
     medians = {k: median(v) for k, v in data.items()}
     base, rule = _baseline(data, medians, baseline, reference, sort)
     alpha = 1 - confidence_level
-    names = list(data)
-    cands = [k for k in names if k != base]
-    if rule == "fastest":
-        pairs = [(i, j) for ai, i in enumerate(names) for j in names[ai + 1:]]
-    else:
-        pairs = [(k, base) for k in cands]
+    cands = [k for k in data if k != base]
+    pairs = _family_pairs(list(data), base, rule)
     family = len(pairs)
     infl, notes = _dependence(data, jaybeams_compatible)
-
-    def testable(a: str, b: str) -> bool:
-        return min(data[a].size, data[b].size) >= 3
-
-    p_pairs = np.array([pair_p_value(data[a], data[b], max(infl[a], infl[b]))[0]
-                        if testable(a, b) else 1.0 for a, b in pairs])
-    p_adj, levels = _holm_levels(p_pairs, alpha)
+    p_adj, levels = _holm_levels(_pair_p_values(data, pairs, infl), alpha)
     index = {frozenset(pr): i for i, pr in enumerate(pairs)}
     min_n = attainable_min_runs(alpha, family)
     if equivalence_margin_abs is not None and not equivalence_margin_abs > 0:
@@ -257,6 +247,33 @@ def verdict_model(
                    "holm" if family > 1 else "none", family, float(equivalence_margin),
                    float(power), min_n, tuple(out), notes,
                    None if equivalence_margin_abs is None else float(equivalence_margin_abs))
+
+
+def _series_data(series: Mapping[str, Any] | Sequence[tuple[str, Any]]) -> dict[str, np.ndarray]:
+    """The named series as checked arrays, in command order (two or more, distinct names)."""
+    items = list(series.items()) if isinstance(series, Mapping) else list(series)
+    if len(items) < 2:
+        raise UserError("a verdict needs two or more series; measure at least two commands")
+    data = {str(k): as_sample(v, name=f"series {k!r}", min_n=1) for k, v in items}
+    if len(data) != len(items):
+        raise UserError("two series have the same name; give them distinct names")
+    return data
+
+
+def _pair_p_values(data: dict[str, np.ndarray], pairs: list[tuple[str, str]],
+                   infl: dict[str, float]) -> np.ndarray:
+    """Each pair's p-value (:func:`pair_p_value`, widened by the larger of the two series'
+    inflations); 1 where a series has fewer than 3 runs."""
+    return np.array([pair_p_value(data[a], data[b], max(infl[a], infl[b]))[0]
+                     if min(data[a].size, data[b].size) >= 3 else 1.0 for a, b in pairs])
+
+
+def _family_pairs(names: list[str], base: str, rule: str) -> list[tuple[str, str]]:
+    """The comparisons Holm's procedure runs over: every pair when the baseline is the fastest
+    (chosen by looking at the data), else each candidate against the fixed baseline."""
+    if rule == "fastest":
+        return [(i, j) for ai, i in enumerate(names) for j in names[ai + 1:]]
+    return [(k, base) for k in names if k != base]
 
 
 def pair_inflation(a: np.ndarray, b: np.ndarray) -> float:
