@@ -170,9 +170,15 @@ def test_bisect_harness_follows_the_benchmark_that_got_slower(repo, env):
       "instructions", "--", "go test -bench ."], "--count"),
     (["bisect", "--good", "HEAD~1", "--bad", "HEAD", "--benchmark", "Sum", "--", "./p"],
      "--benchmark NAME goes with --harness"),
+    (["gate", "--suite", "go.toml", "--record", "main", "./p"], "one of them"),
+    (["ab", "--suite", "go.toml", "./p"], "not both"),
+    (["ab", "--suite", "go.toml", "-r", "3"], "-r/--runs"),
 ])
 def test_what_does_not_go_with_a_harness_is_one_line_before_anything_runs(repo, env, args,
-                                                                          needle):
+                                                                          needle, tmp_path):
+    (tmp_path / "go.toml").write_text('[gate]\nharness = "go"\n\n[[benchmark]]\n'
+                                      'command = "go test -bench ."\n')
+    args = [str(tmp_path / a) if a == "go.toml" else a for a in args]
     res = _benchlab(args, repo, env)
     assert res.returncode == 2, res.stderr
     assert needle in res.stderr and "Traceback" not in res.stderr

@@ -88,6 +88,8 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     harness_run = None
     if harness is None and suite:
         harness_run = harness_of_suite(suite, runs, timeout)
+        if harness_run is not None and (commands or candidate):
+            raise UserError("give COMMANDS, --candidate SESSION or --suite FILE, one of them")
     elif harness is not None:
         harness_run = harness_job(harness, commands, names, suite, candidate, count, gate_metrics,
                                   threshold, cpu_threshold, instructions_threshold, runs, timeout)
