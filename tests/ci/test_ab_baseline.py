@@ -18,9 +18,10 @@ from tests.cli.forked import run_cli
 from tests.conftest import require_tool
 from tests.core.scripted import ScriptedRunner
 
-# one counted run each: a deterministic program's count is exact from one run (decide's exact
-# branch), so the outcomes checked here do not depend on more (each is a cachegrind run)
-COMMON = ["-q", "--build", "make", "--metric", "instructions", "-r", "1", "-w", "0",
+# two counted runs each: a deterministic program's count does not vary, and two equal values a
+# side are what decide() takes as exact (one value a side shows no spread, so it never
+# decides); the outcomes checked here do not depend on more (each is a cachegrind run)
+COMMON = ["-q", "--build", "make", "--metric", "instructions", "-r", "2", "-w", "0",
           "-n", "work", "{root}/work 20000"]
 
 
@@ -34,7 +35,7 @@ def test_ab_against_a_recorded_baseline_fails_a_regression_and_passes_a_a(tmp_pa
     repo = make_repo(tmp_path / "repo", [0, 300])
     git(repo, "checkout", "-q", "HEAD~1")
     subprocess.run(["make", "-s"], cwd=repo, check=True, capture_output=True)
-    rec = _run(repo, "gate", "-q", "--record", "main", "-r", "1", "-w", "0", "--metric",
+    rec = _run(repo, "gate", "-q", "--record", "main", "-r", "2", "-w", "0", "--metric",
                "instructions", "-n", "work", "./work 20000")
     assert rec.returncode == 0, rec.stderr
     git(repo, "checkout", "-q", "main")
