@@ -11,6 +11,10 @@ import click
 
 from benchlab.errors import UserError
 
+#: The ``--harness`` metavar of ab, gate and bisect: the built-in kinds, written out so that
+#: printing a command's help imports no harness module.
+HARNESS_METAVAR = "go|gbench|criterion|pytest-benchmark"
+
 #: ab's parameters that do not go with --harness -> (option, value when not given).
 _NOT_WITH_HARNESS = {
     "names": ("-n/--name", ()), "suite": ("--suite", None), "baseline": ("--baseline", None),
@@ -33,7 +37,7 @@ def harness_option(f: Callable[..., Any]) -> Callable[..., Any]:
         return ab_with_harness(given, f.__globals__)
 
     return click.option(
-        "--harness", default=None, metavar="go|gbench|criterion|pytest-benchmark",
+        "--harness", default=None, metavar=HARNESS_METAVAR,
         help="COMMAND runs a benchmark harness: gate every benchmark it reports, each on "
              "its own, on the harness's time per operation (or --metric NAME of its "
              "metrics); --max-time is the whole job's budget.")(dispatch)

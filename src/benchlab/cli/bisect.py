@@ -19,6 +19,7 @@ from benchlab.cli.ab import (
     output_options,
     parse_benchmarks,
 )
+from benchlab.cli.ab_harness import HARNESS_METAVAR
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 
@@ -36,7 +37,7 @@ from benchlab.errors import UserError
                    "bisect --first-parent; by default merged branches' commits are searched too.")
 @click.option("--retries", type=click.IntRange(0, 5), default=2, show_default=True,
               help="Times an undecided step is measured again, each with twice the budget.")
-@click.option("--harness", default=None, metavar="go|gbench|criterion|pytest-benchmark",
+@click.option("--harness", default=None, metavar=HARNESS_METAVAR,
               help="COMMAND runs a benchmark harness: each step runs it on both trees, as ab "
                    "--harness, and follows one benchmark it reports (--benchmark).")
 @click.option("--benchmark", "follow", default=None, metavar="NAME",

@@ -12,6 +12,7 @@ import click
 
 from benchlab.cli import params
 from benchlab.cli.ab import exit_when_interrupted, finish, message_printer, output_options
+from benchlab.cli.ab_harness import HARNESS_METAVAR
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
 
@@ -58,7 +59,7 @@ from benchlab.errors import UserError
 @click.option("--force", is_flag=True,
               help="Gate even when the baseline ran on another machine (CPU model, logical "
                    "CPUs, kernel, CPU quota differ).")
-@click.option("--harness", default=None, metavar="go|gbench|criterion|pytest-benchmark",
+@click.option("--harness", default=None, metavar=HARNESS_METAVAR,
               help="COMMAND runs a benchmark harness: -r harness runs, every benchmark it "
                    "reports gated on the harness's time per operation (or --metric NAME of its "
                    "metrics) against a baseline recorded the same way.")
