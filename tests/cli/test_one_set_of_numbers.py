@@ -154,3 +154,20 @@ def test_a_sequential_session_reads_its_design_decision_everywhere(tmp_path):
         assert doc["verdict"] is None and doc["verdict_lines"] == [line], (args, doc)
     exported = run_cli("export", uid, "--format", "markdown", "--db", db, check=True).stdout
     assert f"    {line}" in exported
+
+
+@pytest.mark.slow
+def test_the_report_orders_the_verdict_lines_as_run_did(tmp_path):
+    """--sort command: run lists the candidates in command order; the report listed them by
+    median (0.001 before 0.01)."""
+    db = str(tmp_path / "s.db")
+    ran = run_cli("run", "-N", "-r", "5", "--sort", "command", "sleep 0.02", "sleep 0.01",
+                  "sleep 0.001", "--db", db, check=True, cwd=tmp_path).stdout
+    said = [x.strip() for x in ran.splitlines() if x.startswith("  ") and "sleep 0.02" in x]
+    named = [next(n for n in re.findall(r"sleep 0\.0\d+", x) if n != "sleep 0.02") for x in said]
+    assert named == ["sleep 0.01", "sleep 0.001"], said  # command order, not the medians'
+    md = tmp_path / "r.md"
+    run_cli("report", "--format", "markdown", "-o", str(md), "--db", db, check=True)
+    listed = [x[2:].replace("\\", "") for x in md.read_text().splitlines()
+              if x.startswith("- ") and "sleep 0.02" in x and "CI" in x]
+    assert listed == said, (listed, said)

@@ -230,7 +230,7 @@ def _instructions(store: Store, benchmark_id: int, runs: list[dict]) -> float | 
 def comparison_section(series: Sequence[Series], labels: Sequence[str],
                        sections: Sequence[BenchmarkSection], reference: int,
                        colours: F.Colours, options: CompareOptions | None = None,
-                       verdict: Any = None) -> ComparisonSection | None:
+                       verdict: Any = None, sort: str = "auto") -> ComparisonSection | None:
     """The JayBeams comparison of every series against ``series[reference]`` (Holm when several).
 
     Relative speed = the verdict's Hodges-Lehmann ratio candidate / reference with its interval
@@ -290,7 +290,7 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
                                        ref.metric),
             F.cdf_figure("comparison-cdf", both, ref.unit, colours, ref.metric)]
     return ComparisonSection(labels[reference], ref.unit, results, ratios, confidence, figs,
-                             instr, verdict_parts(table), jaybeams)
+                             instr, verdict_parts(table, sort), jaybeams)
 
 
 def _get(env: dict | None, path: str) -> Any:
@@ -346,14 +346,15 @@ def build_report(store: Store, selectors: Sequence[str] = (), *, metric: str | N
             series.append(ref)
             ref_index = len(series) - 1
     labels = labels_of(series)
-    verdict, sequential = None, []
+    verdict, sequential, sort = None, [], "auto"
     if reference is None and len({s.session_uid for s in series}) == 1:
         # one session: its stored verdict and baseline, exactly as run and show give them
-        from benchlab.report.speed_verdict import sequential_verdict_lines, session_verdict
+        from benchlab.report import speed_verdict
 
         session_id = store.get_session(series[0].session_uid)["id"]
-        sequential = sequential_verdict_lines(store, session_id)
-        verdict = session_verdict(store, session_id, metric=series[0].metric)
+        sequential = speed_verdict.sequential_verdict_lines(store, session_id)
+        verdict = speed_verdict.session_verdict(store, session_id, metric=series[0].metric)
+        sort = speed_verdict.stored_settings(store, session_id)["sort"]  # run's line order
         if verdict is not None and verdict.baseline in labels:
             ref_index = labels.index(verdict.baseline)
         else:
@@ -390,6 +391,7 @@ def build_report(store: Store, selectors: Sequence[str] = (), *, metric: str | N
     elif len(shown) > 1:
         model.comparison = comparison_section(
             [series[i] for i in shown], [labels[i] for i in shown], model.benchmarks,
-            shown.index(ref_index), model.colours, options, verdict)
+            shown.index(ref_index), model.colours, options, verdict, sort)
     model.sessions = session_sections(store, series, ref_index)
     return model
+

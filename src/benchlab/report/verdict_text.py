@@ -648,10 +648,13 @@ def holm_levels(v: Any) -> str:
             "open")
 
 
-def verdict_parts(v: Any) -> list[tuple[str, str]]:
-    """(kind, text) of each line of ``v`` in run's words and order (by median): kind
-    ``header``, the candidate's outcome, or ``note`` (a page styles each by its kind)."""
-    cands = sorted(v.candidates, key=lambda c: c.median)
+def verdict_parts(v: Any, sort: str = "auto") -> list[tuple[str, str]]:
+    """(kind, text) of each line of ``v`` in run's words and order (by median unless
+    ``sort="command"``): kind ``header``, the candidate's outcome, or ``note`` (a page styles
+    each by its kind)."""
+    cands = list(v.candidates)
+    if sort != "command":
+        cands.sort(key=lambda c: c.median)
     return [("header", verdict_header(v)),
             *((c.outcome, candidate_line(v, c)) for c in cands),
             *(("note", line) for line in verdict_note_lines(v))]
