@@ -234,7 +234,7 @@ def iid_power(family: str, rng: np.random.Generator, sims: int, n: int):
         out[0] += c.outcome == "slower"
         out[1] += bool(mann_whitney_u(cand, base).p_value < 0.05
                        and np.median(cand) >= np.median(base))
-        out[2] += c.test == "inflated"
+        out[2] += c.has_note("widened")
         out[3] += bool(c.ratio_low is not None and c.ratio_low <= SHIFT <= c.ratio_high)
     return out
 
