@@ -44,7 +44,20 @@ def test_widened_p_of_overlapping_series_is_scipys_p_deflated(case):
     assert not separated(a, b)
     assert pair_p_value(a, b)[0] == pytest.approx(case["p"], rel=1e-9)
     for inflation, p in case["widened"].items():
+        if separated(a, b, float(inflation)):  # no outcome of the ranks could decide: Wald
+            assert len(a) == 12 and float(inflation) == 7.2
+            continue
         assert pair_p_value(a, b, float(inflation))[0] == pytest.approx(p, rel=1e-9)
+
+
+def test_ranks_that_cannot_decide_hand_over_to_the_wald_test():
+    """12 runs each: the rank test's largest z is sqrt(3 * 144 / 25) = 4.16, so above an
+    inflation of (4.16 / 1.96)^2 = 4.5 no ordering of the runs could reject at 5 % and the
+    magnitude decides (the Wald test), as it does for series that do not overlap."""
+    a = np.linspace(1.0, 2.0, 12)
+    b = a[::-1] * 1.0001
+    assert not separated(a, b) and not separated(a, b, 4.4) and separated(a, b, 4.6)
+    assert separated(a, a + 10.0) and separated(a + 10.0, a)
 
 
 def test_lag1_null_spread_holds_on_independent_runs():

@@ -175,7 +175,7 @@ def _widened(a: np.ndarray, b: np.ndarray, z: float) -> tuple[float, float, tupl
     inflation = pair_inflation(a, b)
     if inflation <= 1.0:
         return None
-    wald = inflated_wald(a, b, "shift", inflation) if separated(a, b) else None
+    wald = inflated_wald(a, b, "shift", inflation) if separated(a, b, inflation) else None
     if wald is None:
         return z / math.sqrt(inflation), inflation, None
     shift, se, _ = wald

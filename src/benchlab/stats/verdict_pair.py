@@ -19,7 +19,8 @@ make every i.i.d. interval too narrow. The variance-inflation factor n / n_eff
 (:attr:`Dependence.inflation`, at least the session's pooled one, :func:`session_dependence`,
 whose estimate is k times steadier) widens the test: the rank test's z is divided by its
 square root (Mann-Whitney itself at inflation 1, and ties are handled as Mann-Whitney handles
-them), and where the two series do not overlap (:func:`separated`), where ranks saturate, the
+them), and where the two series do not overlap or the ranks cannot decide at all
+(:func:`separated`), where ranks saturate, the
 Wald test of the Hodges-Lehmann estimate with its standard error widened by that root against
 a Student t (:func:`inflated_wald`, :func:`wald_df`), so the verdict counts the runs as about
 n_eff independent ones and a 9x difference between 12 drifting runs still decides. On a
@@ -340,17 +341,21 @@ def pair_p_value(a: np.ndarray, b: np.ndarray, inflation: float = 1.0) -> tuple[
     if a.min() == a.max() == b.min() == b.max():
         return 1.0, "constant"
     mw = mann_whitney_u(a, b)
-    if inflation > 1.0 and separated(a, b):
+    if inflation > 1.0 and separated(a, b, inflation):
         wald = inflated_wald(a, b, scale_of(a, b), inflation)
         if wald is not None:
             return wald[2], mw.method
     return _deflate(mw.p_value, inflation), mw.method
 
 
-def separated(a: np.ndarray, b: np.ndarray) -> bool:
-    """True when every value of one series lies below every value of the other: the rank
-    test's z is then at its largest whatever the gap, and a widened comparison is decided by
-    the magnitude (:func:`inflated_wald`).
+def separated(a: np.ndarray, b: np.ndarray, inflation: float = 1.0) -> bool:
+    """True when every value of one series lies below every value of the other, or when the
+    ranks could not decide at 5 % even so (the largest z of the rank test,
+    sqrt(3 n_a n_b / (n_a + n_b + 1)), over sqrt(``inflation``) below 1.96: 12 runs each
+    counted as fewer than about 3): the rank test's z is then at or near its largest whatever
+    the gap, and a widened comparison is decided by the magnitude (:func:`inflated_wald`).
+    (Twelve drifting runs of a 6x-slower sleep, one of them delayed into the other's range on
+    a loaded machine, left the rank test's z saturated and the pair undecided.)
 
     Why not the Wald test for every widened comparison: its standard error comes from the
     rank interval, moved out on a clock grid by the rounding error (:func:`grid_slack`), and
@@ -359,7 +364,10 @@ def separated(a: np.ndarray, b: np.ndarray) -> bool:
     sqrt(inflation) is Mann-Whitney itself at inflation 1 and handles ties. Where the series
     do not overlap the ranks saturate (a 9x difference between 12 drifting runs gives the z of
     a 1 % one) and only the magnitude can tell."""
-    return bool(a.max() < b.min() or b.max() < a.min())
+    if a.max() < b.min() or b.max() < a.min():
+        return True
+    z_max = math.sqrt(3.0 * a.size * b.size / (a.size + b.size + 1))
+    return bool(inflation > 1.0 and z_max / math.sqrt(inflation) < 1.959963984540054)
 
 
 def inflated_wald(a: np.ndarray, b: np.ndarray, scale: str,
@@ -538,7 +546,8 @@ def pair_statistic(a: np.ndarray, b: np.ndarray, *, level: float, scale: str,
     p, method = pair_p_value(a, b, inflation)
     if method == "constant":
         return PairStatistic(scale, 0.0, 0.0, 0.0, False, False, 1.0, 1.0, "constant", 1.0)
-    wald = inflated_wald(a, b, scale, inflation) if inflation > 1 and separated(a, b) else None
+    wald = (inflated_wald(a, b, scale, inflation) if inflation > 1 and separated(a, b, inflation)
+            else None)
     if wald is not None:
         # the interval that inverts the inflated Wald test: it excludes no-change exactly when
         # p < 1 - level
