@@ -4,7 +4,7 @@ of a CI job as written, one harness run per side per pair; it fails (exit 1) nam
 benchmark in JUnit and Markdown, and an A/A head (a README change) passes (exit 0).
 
 3x, not 5 %: Go's ns/op is wall time over the benchmark's own loop, so on this shared 2-vCPU
-machine it measures the run queue. Measured at load 15 (20 pairs of `go test -bench . -benchtime
+machine it measures the run queue. Measured at load 4-10 (20 pairs of `go test -bench . -benchtime
 100ms` of this package, base 2000 loops, head 2100): the within-pair log ratio had a robust SD
 of 34 % (Sum) and 37 % (Product), the two benchmarks' ratios correlated -0.44. Telling 5 % from
 a 2 % threshold then needs an interval half-width under 3 %, about 1,300 pairs of ~5 s each
