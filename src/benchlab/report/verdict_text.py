@@ -628,14 +628,22 @@ def verdict_header(v: Any) -> str:
     what = "pairs" if v.baseline_rule == "fastest" else "comparisons"
     holm = f", Holm over {v.family} {what}" if v.correction == "holm" else ""
     metric = "" if v.metric == "wall" else f" on {v.metric}"
-    test = "Mann-Whitney test"
-    if any(c.test == "inflated" for c in v.candidates):
-        # the header names the test the p-values come from (it said Mann-Whitney above a
-        # widened Wald test's p = 0.0055 where wilcox.test gives 0.039)
-        test = ("Mann-Whitney test, and for autocorrelated runs a Wald test of the ratio "
-                "widened for them")
-    return (f"verdict{metric} (baseline: {v.baseline}, {why}; {test}{holm}; "
+    return (f"verdict{metric} (baseline: {v.baseline}, {why}; {_test_words(v)}{holm}; "
             f"Hodges-Lehmann ratio with the interval of that test{holm_levels(v)}):")
+
+
+def _test_words(v: Any) -> str:
+    """The tests the p-values come from. The header said 'Mann-Whitney test' above a widened
+    Wald test's p = 0.0055 where wilcox.test gives 0.039, and above widened rank tests."""
+    widened = [c for c in v.candidates if c.has_note("widened")]
+    if not widened:
+        return "Mann-Whitney test"
+    if all(c.test == "inflated" for c in widened):
+        return ("Mann-Whitney test, and for autocorrelated runs a Wald test of the ratio "
+                "widened for them")
+    wald = any(c.test == "inflated" for c in widened)
+    return ("Mann-Whitney test, widened for autocorrelated runs"
+            + (" (a widened Wald test of the ratio where they do not overlap)" if wald else ""))
 
 
 def holm_levels(v: Any) -> str:
