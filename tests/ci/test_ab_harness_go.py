@@ -58,7 +58,7 @@ def _ab(repo: Path, max_time: str) -> subprocess.CompletedProcess:
 
 def test_a_slower_go_benchmark_fails_the_gate_alone(tmp_path, cache_env):
     repo = _repo(tmp_path, 6000)
-    res = _ab(repo, "60")
+    res = _ab(repo, "25")
     assert res.returncode == 1, res.stdout + res.stderr
     suite = ET.parse(tmp_path / "gate.xml").getroot()
     failed = [case.get("name") for case in suite.iter("testcase")
@@ -73,7 +73,7 @@ def test_a_slower_go_benchmark_fails_the_gate_alone(tmp_path, cache_env):
 
 
 def test_an_a_a_go_gate_passes(tmp_path, cache_env):
-    res = _ab(_repo(tmp_path, None), "30")
+    res = _ab(_repo(tmp_path, None), "15")
     assert res.returncode == 0, res.stdout + res.stderr
     suite = ET.parse(tmp_path / "gate.xml").getroot()
     assert not any(case.find("failure") is not None for case in suite.iter("testcase"))
