@@ -238,21 +238,7 @@ def load_suite(path: str | None) -> Suite:
     Every value is checked here, and every cell's plan by :func:`check_suite`, before any
     session exists.
     """
-    if path is None:
-        text, source = BUILTIN_SUITE, "builtin"
-    elif path.startswith("builtin:") and not Path(path).exists():
-        text, source = _builtin_text(path[len("builtin:"):]), path
-        path = path[len("builtin:"):]
-    else:
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise UserError(f"cannot read suite {path}: {exc.strerror}; check the path") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise UserError(f"suite {path} is not UTF-8 text; save it as UTF-8 TOML") from None
-        source = str(Path(path).resolve())
+    text, source, path = _suite_text(path)
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
@@ -264,43 +250,74 @@ def load_suite(path: str | None) -> Suite:
                            "write each workload as a [[workload]] table")
     if not workloads_raw:
         raise UserError(f"suite {path or 'builtin'} has no [[workload]]; add at least one")
-    from benchlab.measure.isolation import container_kinds
-    from benchlab.workloads import workload_command, workload_names
+    static = _needs_static_binaries(data.get("matrix", {}))
+    workloads = [_workload(w, static) for w in workloads_raw]
+    levels = _matrix_levels(_typed(data.get("matrix", {}), dict, "[matrix]", "make it a table"))
+    suite = Suite(workloads=workloads, levels=levels, source=source,
+                  **_study_settings(head, path))
+    check_suite(suite)
+    return suite
 
-    matrix_raw = data.get("matrix", {})
+
+def _suite_text(path: str | None) -> tuple[str, str, str | None]:
+    """(the suite's TOML text, its source as stored, the path as named in messages)."""
+    if path is None:
+        return BUILTIN_SUITE, "builtin", None
+    if path.startswith("builtin:") and not Path(path).exists():
+        return _builtin_text(path[len("builtin:"):]), path, path[len("builtin:"):]
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read suite {path}: {exc.strerror}; check the path") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"suite {path} is not UTF-8 text; save it as UTF-8 TOML") from None
+    return text, str(Path(path).resolve()), path
+
+
+def _needs_static_binaries(matrix_raw: Any) -> bool:
+    """A container image has no C library: bundled workloads go in as static binaries (the
+    same binary in every cell, so cells compare the same program)."""
+    from benchlab.measure.isolation import container_kinds
+
     isolations = matrix_raw.get("isolation", []) if isinstance(matrix_raw, dict) else []
-    # A container image has no C library: bundled workloads go in as static binaries (the same
-    # binary in every cell, so cells compare the same program).
-    static = isinstance(isolations, list) and any(
+    return isinstance(isolations, list) and any(
         isinstance(lv, str) and lv.partition(":")[0] in container_kinds() for lv in isolations)
 
-    workloads = []
-    for w in workloads_raw:
-        w = _typed(w, dict, "workload", "write each workload as a [[workload]] table")
-        # A key after [[workload]] belongs to it: "matrix = 3" there is a misplaced [matrix].
-        _known_keys(w, ("name", "builtin", "args", "command"), "[[workload]] key")
-        name = w.get("name")
-        if not name:
-            raise UserError("every [[workload]] needs a name")
-        _typed(name, str, "workload name", "write name = \"text\"")
-        if "builtin" in w:
-            _typed(w["builtin"], str, f"workload {name} builtin", "write builtin = \"NAME\"")
-            if w["builtin"] not in workload_names():
-                raise UserError(f"workload {name}: no bundled workload {w['builtin']!r}; "
-                                f"choose one of {', '.join(workload_names())}")
-            args = _typed(w.get("args", []), list, f"workload {name} args",
-                          "write args = [\"...\", ...]")
-            for a in args:
-                _typed(a, (str, int, float), f"workload {name} argument", "give strings or numbers")
-            argv = workload_command(w["builtin"], *[str(a) for a in args], static=static)
-            workloads.append(Workload(name, shlex.join(argv), True))
-        elif "command" in w:
-            _typed(w["command"], str, f"workload {name} command", "write command = \"...\"")
-            workloads.append(Workload(name, w["command"], False))
-        else:
-            raise UserError(f"workload {name}: give builtin = NAME or command = '...'")
+
+def _workload(w: Any, static: bool) -> Workload:
+    """One ``[[workload]]`` table, checked: a bundled workload with its arguments, or a
+    command."""
+    from benchlab.workloads import workload_command, workload_names
+
+    w = _typed(w, dict, "workload", "write each workload as a [[workload]] table")
+    # A key after [[workload]] belongs to it: "matrix = 3" there is a misplaced [matrix].
+    _known_keys(w, ("name", "builtin", "args", "command"), "[[workload]] key")
+    name = w.get("name")
+    if not name:
+        raise UserError("every [[workload]] needs a name")
+    _typed(name, str, "workload name", "write name = \"text\"")
+    if "builtin" in w:
+        _typed(w["builtin"], str, f"workload {name} builtin", "write builtin = \"NAME\"")
+        if w["builtin"] not in workload_names():
+            raise UserError(f"workload {name}: no bundled workload {w['builtin']!r}; "
+                            f"choose one of {', '.join(workload_names())}")
+        args = _typed(w.get("args", []), list, f"workload {name} args",
+                      "write args = [\"...\", ...]")
+        for a in args:
+            _typed(a, (str, int, float), f"workload {name} argument", "give strings or numbers")
+        argv = workload_command(w["builtin"], *[str(a) for a in args], static=static)
+        return Workload(name, shlex.join(argv), True)
+    if "command" in w:
+        _typed(w["command"], str, f"workload {name} command", "write command = \"...\"")
+        return Workload(name, w["command"], False)
+    raise UserError(f"workload {name}: give builtin = NAME or command = '...'")
+
+
+def _matrix_levels(matrix: dict) -> dict[str, list]:
+    """The levels of each factor: the defaults, with those the ``[matrix]`` table gives."""
     levels = {k: list(v) for k, v in DEFAULT_LEVELS.items()}
-    matrix = _typed(data.get("matrix", {}), dict, "[matrix]", "make it a table")
     for key, values in matrix.items():
         if key not in FACTORS:
             raise UserError(f"suite matrix factor {key!r} is unknown; use {', '.join(FACTORS)}")
@@ -310,6 +327,11 @@ def load_suite(path: str | None) -> Suite:
             _typed(v, _LEVEL_TYPES[key], f"matrix {key} level",
                    f"give {'whole numbers' if _LEVEL_TYPES[key] == (int,) else 'strings'}")
         levels[key] = values
+    return levels
+
+
+def _study_settings(head: dict, path: str | None) -> dict[str, Any]:
+    """The ``[study]`` table's name, runs, warmup, seed, perf_events and count, checked."""
     runs = _typed(head.get("runs", 10), int, "study runs", "give a whole number")
     if not 2 <= runs <= 1_000_000:
         raise UserError("study runs must be at least 2 (and at most 1000000) per workload and "
@@ -327,10 +349,8 @@ def load_suite(path: str | None) -> Suite:
                         "count = \"instructions\"")
     name = _typed(head.get("name", Path(path).stem if path else "builtin"), str, "study name",
                   "write name = \"text\"")
-    suite = Suite(name=name, runs=runs, warmup=warmup, seed=seed, workloads=workloads,
-                  levels=levels, perf_events=perf, source=source, count=count)
-    check_suite(suite)
-    return suite
+    return {"name": name, "runs": runs, "warmup": warmup, "seed": seed, "perf_events": perf,
+            "count": count}
 
 
 def check_suite(suite: Suite) -> None:
