@@ -23,10 +23,8 @@ LIMIT = 80
 LONGER_TODAY: dict[str, int] = {
     "cli/run.py:run_cmd": 82,
     "measure/spawn/fallback.py:spawn_in_python": 87,
-    "core/suite.py:load_suite": 100,
     "stats/steady.py:detect_steady_state": 97,
-    "ci/gate.py:decide": 90,
-    "stats/rank.py:hodges_lehmann": 82,
+    "ci/gate.py:decide": 86,
 }
 
 

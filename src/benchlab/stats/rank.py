@@ -35,11 +35,16 @@ Bauer, D. F. (1972). Constructing confidence sets using rank statistics. *JASA* 
 Monahan, J. F. (1984). Algorithm 616: fast computation of the Hodges-Lehmann location estimator.
 *ACM TOMS* 10, 265-270.
 Floyd, R. W. and Rivest, R. L. (1975). Expected time bounds for selection. *CACM* 18, 165-172.
+
+Long because: the test and the interval that inverts it share their tie terms, their exact or
+normal branch and the ranks that end the interval; split, each half would reach into the
+other's private steps (the selection itself is :mod:`benchlab.stats.rank_selection`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -50,6 +55,7 @@ from benchlab.stats.descriptive import InvalidSampleError, as_sample
 from benchlab.stats.rank_exact import wilcox_cdf, wilcox_quantile, wilcox_sf
 from benchlab.stats.rank_selection import (  # noqa: F401  (public here since before the split)
     pairwise_difference_quantiles,
+    selections_are_kept,
     sorted_difference_quantiles,
 )
 
@@ -348,10 +354,30 @@ def hodges_lehmann(
     _reject_constant_pool(x, y)
     if not 0.0 < conf_level < 1.0:
         raise UserError(f"confidence level {conf_level} is not in (0, 1); pass e.g. 0.95")
-    n_x, n_y = x.size, y.size
+    xs, ys = np.sort(x), np.sort(y)
+    nm = xs.size * ys.size
+    k_lo, k_hi, achieved, method = _interval_ranks(xs, ys, conf_level, exact, correct)
+    values = sorted_difference_quantiles(xs, ys, [k_lo, k_hi, *_middle_ranks(nm)])
+    estimate = float(np.mean(values[2:]))
+    return HodgesLehmannResult(
+        estimate=estimate,
+        ci_low=float(values[0]),
+        ci_high=float(values[1]),
+        conf_level=conf_level,
+        achieved_conf_level=float(achieved),
+        method=method,
+        rank_low=int(k_lo),
+        rank_high=int(k_hi),
+    )
+
+
+def _interval_ranks(xs: np.ndarray, ys: np.ndarray, conf_level: float, exact: bool | None,
+                    correct: bool) -> tuple[int, int, float, str]:
+    """The 1-based ranks of the pairwise differences that end :func:`hodges_lehmann`'s interval
+    of sorted samples ``xs``, ``ys`` at ``conf_level``, its achieved level and its method."""
+    n_x, n_y = xs.size, ys.size
     nm = n_x * n_y
     alpha = 1 - conf_level
-    xs, ys = np.sort(x), np.sort(y)
     tie_x, tie_y = _sorted_tie_term(xs), _sorted_tie_term(ys)
     wants_exact = (n_x < EXACT_LIMIT and n_y < EXACT_LIMIT) if exact is None else bool(exact)
     ties = wants_exact and (tie_x > 0 or tie_y > 0 or not set(xs.tolist()).isdisjoint(ys.tolist()))
@@ -379,16 +405,36 @@ def hodges_lehmann(
         k_hi = min(max(k_hi, 1), nm)
         achieved = conf_level
         method = "normal"
-    mid = [(nm + 1) // 2] if nm % 2 else [nm // 2, nm // 2 + 1]
-    values = sorted_difference_quantiles(xs, ys, [k_lo, k_hi, *mid])
-    estimate = float(np.mean(values[2:]))
-    return HodgesLehmannResult(
-        estimate=estimate,
-        ci_low=float(values[0]),
-        ci_high=float(values[1]),
-        conf_level=conf_level,
-        achieved_conf_level=float(achieved),
-        method=method,
-        rank_low=int(k_lo),
-        rank_high=int(k_hi),
-    )
+    return int(k_lo), int(k_hi), float(achieved), method
+
+
+def _middle_ranks(nm: int) -> list[int]:
+    """The rank(s) of the median of ``nm`` differences: one for odd ``nm``, two for even."""
+    return [(nm + 1) // 2] if nm % 2 else [nm // 2, nm // 2 + 1]
+
+
+def hodges_lehmann_estimate(x: Any, y: Any) -> float:
+    """The Hodges-Lehmann estimate of the shift x - y alone (the median of the pairwise
+    differences), in the unit of x: :func:`hodges_lehmann`'s estimate without selecting the
+    ends of an interval nobody reads."""
+    xs = np.sort(as_sample(x, name="first sample"))
+    ys = np.sort(as_sample(y, name="second sample"))
+    return float(np.mean(sorted_difference_quantiles(xs, ys, _middle_ranks(xs.size * ys.size))))
+
+
+def select_hodges_lehmann(x: Any, y: Any, conf_levels: Sequence[float], *,
+                          exact: bool | None = None, correct: bool = True) -> None:
+    """Select, in one pass over the pairwise differences, the order statistics
+    :func:`hodges_lehmann` will need for each of ``conf_levels``; the calls that follow read
+    them from memory. A verdict asks for its interval and its equivalence interval of the same
+    pair, whose ends lie close together around the median: selecting them together shares the
+    passes that narrow down to that band."""
+    xs = np.sort(as_sample(x, name="first sample"))
+    ys = np.sort(as_sample(y, name="second sample"))
+    if not selections_are_kept(xs.size * ys.size) or xs[0] == xs[-1] == ys[0] == ys[-1]:
+        return  # so few differences are partitioned whole at each call, nothing kept
+    ranks = set(_middle_ranks(xs.size * ys.size))
+    for level in conf_levels:
+        if 0.0 < level < 1.0:
+            ranks.update(_interval_ranks(xs, ys, level, exact, correct)[:2])
+    sorted_difference_quantiles(xs, ys, sorted(ranks))

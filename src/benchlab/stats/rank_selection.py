@@ -341,6 +341,13 @@ def _pair_key(xs: np.ndarray, ys: np.ndarray) -> bytes:
     return h.digest()
 
 
+def selections_are_kept(total: int) -> bool:
+    """Whether order statistics selected among ``total`` differences are kept for the calls
+    that follow (:func:`sorted_difference_quantiles`); fewer differences are partitioned whole
+    at each call instead."""
+    return total > _MATERIALISE_LIMIT
+
+
 def sorted_difference_quantiles(xs: np.ndarray, ys: np.ndarray, ranks: Sequence[int]) -> np.ndarray:
     """The ``ranks``-th (1-based) smallest of the pairwise differences y - x, in the unit of
     x, without forming all of them. Values selected before for the same pair (the last

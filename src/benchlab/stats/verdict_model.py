@@ -67,6 +67,7 @@ from benchlab.stats.verdict_pair import (
     pair_statistic,
     robust_to_dependence,
     scale_of,
+    select_pair_statistics,
     series_dependence,
     session_dependence,
     wald_df,
@@ -370,11 +371,12 @@ def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: in
                                 equivalence_low=None, equivalence_high=None,
                                 runs_to_decide=min_n, additional_runs=max(min_n - n_have, 0),
                                 plan="", plan_effect=None, notes=tuple(notes))
+    eq_alpha = alpha / max(m, 1)
+    select_pair_statistics(a, b, [1 - level_alpha, 1 - 2 * eq_alpha], scale, inflation)
     st = pair_statistic(a, b, level=1 - level_alpha, scale=scale, inflation=inflation)
     if st.inflation > 1:  # say what the interval was widened by (and its t's df)
         notes.append(Note("widened", {"inflation": st.inflation, "df": (
             wald_df(int(a.size), int(b.size), st.inflation) if st.method == "inflated" else None)}))
-    eq_alpha = alpha / max(m, 1)
     eq = pair_statistic(a, b, level=1 - 2 * eq_alpha, scale=scale, inflation=inflation)
     margin, margin_abs = margins
     if margin_abs is not None:  # a margin in the series' unit

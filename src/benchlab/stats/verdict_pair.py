@@ -524,6 +524,21 @@ def _inflated_level(level: float, inflation: float) -> float:
     return float(min(2 * _ndtr(z) - 1, 1 - 1e-12))
 
 
+def select_pair_statistics(a: np.ndarray, b: np.ndarray, levels: list[float], scale: str,
+                           inflation: float = 1.0) -> None:
+    """Select at once what :func:`pair_statistic` of ``a`` against ``b`` at each of ``levels``
+    will read (the Hodges-Lehmann estimate and the ends of each interval); nothing for few
+    runs. A verdict asks for its interval and its equivalence interval of each pair: one
+    selection instead of two (the verdict of 2 x 500,000 runs: 1.38 -> 1.10 s of CPU)."""
+    from benchlab.stats.rank import select_hodges_lehmann
+
+    x, y = (np.log(a), np.log(b)) if scale == "ratio" else (a, b)
+    wanted = [_inflated_level(level, inflation) for level in levels]
+    if inflation > 1.0:
+        wanted.append(0.95)  # the Wald test's standard error, where the series do not overlap
+    select_hodges_lehmann(x, y, wanted)
+
+
 def pair_statistic(a: np.ndarray, b: np.ndarray, *, level: float, scale: str,
                    inflation: float = 1.0) -> PairStatistic:
     """Hodges-Lehmann estimate of a against b with the interval at ``level`` that inverts the
@@ -611,7 +626,7 @@ def fastest_by_ratio(data: dict[str, np.ndarray], base: str) -> str:
     1). Medians and the Hodges-Lehmann ratio can disagree on skewed or tied runs, and "baseline:
     A, the fastest" was followed by "B ran 1.031x faster than A". Series with fewer than 3
     values or a value <= 0 keep the median's choice."""
-    from benchlab.stats.rank import hodges_lehmann
+    from benchlab.stats.rank import hodges_lehmann_estimate
 
     if any(v.size < 3 or v.min() <= 0 for v in data.values()):
         return base
@@ -620,7 +635,7 @@ def fastest_by_ratio(data: dict[str, np.ndarray], base: str) -> str:
     for k in data:
         if k == base or (data[k].min() == data[k].max() == data[base].min() == data[base].max()):
             continue
-        shift = hodges_lehmann(logs[k], logs[base], conf_level=0.5).estimate
+        shift = hodges_lehmann_estimate(logs[k], logs[base])
         if shift < lowest:
             best, lowest = k, shift
     return best
