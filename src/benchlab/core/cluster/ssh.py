@@ -11,9 +11,7 @@ processes Dask settings naming those files: Dask's ``SSHCluster`` passes this pr
 configuration to them (``DASK_INTERNAL_INHERIT_CONFIG``: paths, never a key). The client and
 the cluster object present the client certificate from the local directory. The directories on
 the hosts are removed when the cluster closes; after a SIGKILL of the client they stay (their
-keys belong to a cluster that no longer runs). The scheduler and workers do not stay: the
-scheduler closes itself once it has had no task for :func:`idle_timeout_s` (a killed client's
-tasks are released with it), and each worker closes when it loses its scheduler.
+keys belong to a cluster that no longer runs).
 """
 
 from __future__ import annotations
@@ -51,27 +49,6 @@ def remote_config(remote: str) -> dict[str, Any]:
         "distributed.scheduler.dashboard.tls.key": path("worker-key.pem"),
         "temporary-directory": path("dask"),
     }  # their INFO lines stay: SSHCluster waits for "Scheduler at:" in the scheduler's log
-
-
-#: A scheduler started over SSH closes itself after this long without a task (s). A living
-#: client keeps it busy (its runs are tasks); a client killed with SIGKILL cannot stop it, and
-#: without this its scheduler and workers would run on the hosts for ever.
-IDLE_TIMEOUT_S = 600.0
-
-
-def idle_timeout_s() -> float:
-    """:data:`IDLE_TIMEOUT_S`, or ``BENCHLAB_CLUSTER_IDLE_TIMEOUT`` (seconds) when it is set."""
-    raw = os.environ.get("BENCHLAB_CLUSTER_IDLE_TIMEOUT", "").strip()
-    if not raw:
-        return IDLE_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise UserError(f"BENCHLAB_CLUSTER_IDLE_TIMEOUT={raw!r} is not a number of seconds > 0; "
-                        f"unset it (default {IDLE_TIMEOUT_S:g} s) or give e.g. 1800")
-    return value
 
 
 #: (host, directory) made by this process: the only directories it removes on the hosts.
@@ -154,5 +131,5 @@ def start_ssh_cluster(hosts: list[str], slots: dict[str, int],
             [hosts[0], *hosts], connect_options=connect_options or {},
             worker_options={"nthreads": max(slots.values()), "resources": slots},
             scheduler_options={"port": 0, "protocol": "tls", "dashboard": False,
-                               "dashboard_address": ":0", "idle_timeout": idle_timeout_s()},
+                               "dashboard_address": ":0"},
             remote_python=remote_python, security=security)
