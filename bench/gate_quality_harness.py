@@ -37,34 +37,11 @@ from pathlib import Path
 
 from scipy import stats
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.harnesses.toolchains import GO_SUM_PRODUCT as GO_TEST  # noqa: E402  (one Go package)
+
 BENCHLAB = str(Path(sys.executable).parent / "benchlab")
 
-GO_TEST = """package tiny
-
-import "testing"
-
-var sink int
-
-func work(n int) int {
-	s := 0
-	for i := 0; i < n; i++ {
-		s += i * i
-	}
-	return s
-}
-
-func BenchmarkSum(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		sink = work(SUM)
-	}
-}
-
-func BenchmarkProduct(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		sink = work(2000) * 3
-	}
-}
-"""
 
 GBENCH = r"""#include <benchmark/benchmark.h>
 static long work(long n) { long s = 0; for (long i = 0; i < n; ++i) benchmark::DoNotOptimize(s += i * i); return s; }
