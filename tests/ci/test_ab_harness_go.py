@@ -10,8 +10,8 @@ of 34 % (Sum) and 37 % (Product), the two benchmarks' ratios correlated -0.44. T
 a 2 % threshold then needs an interval half-width under 3 %, about 1,300 pairs of ~5 s each
 (~2 h), not a test's minutes (the pairs needed grow with the square of the spread, which grows
 with the load). At load ~1 the same job decides 5 % in about 40 pairs (docs/ci.md), but a test
-cannot count on a quiet machine. The 5 % case of a program's own throughput, measured over its CPU time, is
-tests/ci/test_ab_speed_program.py; the 5 % harness cells, with their rates, are
+cannot count on a quiet machine. The 5 % case of a program's own throughput, measured over
+its CPU time, is tests/ci/test_ab_speed_program.py; the 5 % harness cells, with their rates, are
 bench/gate_quality_harness.py's."""
 
 from __future__ import annotations
