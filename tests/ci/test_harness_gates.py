@@ -1,8 +1,8 @@
 """The harness in every gate, with the real Go toolchain: ``ab`` from a suite file that names the
 harness (``[gate] harness = "go"``), whose decided benchmark stops being run while the other gets
 the time; ``gate --harness go`` against a baseline recorded the same way; ``bisect --harness
-go`` following the benchmark the bad end finds slower; and the harness's own filter
-(``Harness.narrow``) running only the benchmarks named.
+go`` following the benchmark the bad end finds slower; and each harness's own filter
+(``Harness.narrow``: go, gbench, criterion, pytest-benchmark) running only the benchmarks named.
 
 The Go package has two benchmarks, Sum and Product; a commit makes Sum do 3x the work (Go's
 ns/op is wall time, and single harness runs spread by tens of per cent beside the other test
@@ -89,7 +89,6 @@ def test_the_go_filter_runs_only_the_benchmarks_named(repo, gocache, monkeypatch
     assert narrowed is not None and "-bench=" in narrowed
     assert set(run_harness("go", narrowed, cwd=repo).reported.benchmarks) == {"Product"}
     assert set(run_harness("go", command, cwd=repo).reported.benchmarks) == {"Sum", "Product"}
-    assert get_harness("criterion").narrow("cargo bench", ["fib"]) is None  # says it cannot
 
 
 def test_the_gbench_filter_runs_only_the_benchmarks_named(tmp_path):
@@ -211,3 +210,37 @@ def test_run_harness_interrupted_keeps_its_runs_and_exits_128_plus_the_signal(re
     assert err.strip().splitlines()[-1].startswith("benchlab: interrupted; "), err
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT status FROM sessions").fetchall() == [("interrupted",)]
+
+
+@pytest.mark.timeout(1800)  # the first build compiles criterion (minutes); later runs: seconds
+def test_the_criterion_filter_runs_only_the_ids_named():
+    """``fib 10`` and ``fib 12``: the filter is exact (``fib 1`` would match both), and it
+    replaces a filter the command gives."""
+    from benchlab.measure.harnesses import get_harness
+    from benchlab.measure.harnesses.runner import run_harness
+    from tests.harnesses.toolchains import CRITERION_COMMAND, criterion_crate
+
+    crate = criterion_crate()
+    for command, names in ((CRITERION_COMMAND, ["fib 12"]),
+                           (CRITERION_COMMAND.replace(" -- ", " -- 'fib 1' "), ["fib 10"])):
+        narrowed = get_harness("criterion").narrow(command, names)
+        assert narrowed is not None, command
+        assert set(run_harness("criterion", narrowed, cwd=crate).reported.benchmarks) == \
+            set(names), narrowed
+
+
+def test_the_pytest_benchmark_filter_runs_only_the_benchmarks_named(tmp_path):
+    """A parametrised benchmark alone (its brackets kept), and two names within the
+    command's own ``-k``: only the one it also selects runs."""
+    from benchlab.measure.harnesses import get_harness
+    from benchlab.measure.harnesses.runner import run_harness
+    from tests.harnesses.toolchains import pytest_benchmark_project
+
+    command = pytest_benchmark_project(tmp_path / "proj")
+    for given, names, ran in ((command, ["test_fibp[8]"], {"test_fibp[8]"}),
+                              (f"{command} -k fibp", ["test_fib10", "test_fibp[5]"],
+                               {"test_fibp[5]"})):
+        narrowed = get_harness("pytest-benchmark").narrow(given, names)
+        assert narrowed is not None, given
+        reported = run_harness("pytest-benchmark", narrowed, cwd=tmp_path / "proj").reported
+        assert set(reported.benchmarks) == ran, narrowed

@@ -17,7 +17,7 @@ The job ends when every benchmark is decided or ``max_time_s`` (the whole job's 
 harness run measures them all) or ``max_pairs`` is spent. The budget is shared: once some are
 decided, both sides run only the undecided ones where the harness can choose
 (:meth:`benchlab.measure.harnesses.Harness.narrow`: go's ``-bench``, gbench's
-``--benchmark_filter``), so they get the time.
+``--benchmark_filter``, criterion's filter, pytest's ``-k``), so they get the time.
 
 Runs are stored through the one session writer: ``NAME@base`` and ``NAME@head`` benchmarks, one
 run per benchmark and harness run holding the values it reported, so ``show`` and ``compare``
