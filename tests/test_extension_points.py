@@ -125,3 +125,7 @@ def test_a_registered_harness_stores_each_benchmark_it_reports(tmp_path):
     assert names == ["Product", "Sum"]
     unknown = extended("run", "--harness", "jmh", "--db", str(db), "true")
     assert_one_line_error(unknown, "unknown harness 'jmh'", "pytest-benchmark, golines")
+    for command in ("run", "ab"):  # the help lists the registry's kinds
+        helped = extended(command, "--help")
+        assert "--harness go|gbench|criterion|pytest-benchmark|golines" in helped.stdout, \
+            helped.stdout

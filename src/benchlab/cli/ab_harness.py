@@ -10,10 +10,11 @@ from typing import Any, Callable
 import click
 
 from benchlab.errors import UserError
+from benchlab.measure.harnesses import harness_kinds
 
-#: The ``--harness`` metavar of ab, gate and bisect: the built-in kinds, written out so that
-#: printing a command's help imports no harness module.
-HARNESS_METAVAR = "go|gbench|criterion|pytest-benchmark"
+#: The ``--harness`` metavar of ab, gate and bisect: every kind of the harness registry (read
+#: from its names: printing a command's help imports no harness module).
+HARNESS_METAVAR = "|".join(harness_kinds())
 
 #: ab's parameters that do not go with --harness -> (option, value when not given).
 _NOT_WITH_HARNESS = {

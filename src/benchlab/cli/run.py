@@ -18,7 +18,7 @@ from benchlab.cli.hyperfine_options import (
     ignore_failure_policy,
 )
 from benchlab.cli.output_path import OUTPUT_FILE
-from benchlab.cli.run_harness import harness_dispatch
+from benchlab.cli.run_harness import HarnessKindOption, harness_dispatch
 from benchlab.cli.run_outcome import (
     DEFAULT_MIN_RUNS,
     check_verdict_metric,
@@ -185,7 +185,7 @@ def _protocol_from_options(commands, names, runs, warmup, min_runs, max_runs, mi
               help="With --until-decided: stop as equivalent within +-PERCENT of B (0: never).")
 @click.option("--look-every", type=click.IntRange(min=1), default=5, show_default=True,
               help="With --until-decided: rounds between looks at the data.")
-@click.option("--harness", default=None, metavar="go|gbench|criterion|pytest-benchmark",
+@click.option("--harness", cls=HarnessKindOption, default=None,
               help="COMMAND runs a benchmark harness: store every benchmark it reports, each "
                    "metric in the harness's unit (-r: harness runs, default 1).")
 @click.option("--session-name", default=None, help="A name for the session (default: none).")

@@ -24,6 +24,17 @@ _NOT_WITH_HARNESS = {
 }
 
 
+class HarnessKindOption(click.Option):
+    """``--harness KIND``, whose metavar lists the harness registry's kinds, read when help is
+    printed (a run imports nothing of the registry until a harness is asked for)."""
+
+    def make_metavar(self, ctx: click.Context) -> str:
+        """``go|gbench|...``: every kind, those registered at run time too."""
+        from benchlab.measure.harnesses import harness_kinds
+
+        return "|".join(harness_kinds())
+
+
 def check_harness_options(given: dict[str, object]) -> None:
     """UserError naming the first option in ``given`` (run's parameters by name) that
     ``--harness`` cannot honour."""
