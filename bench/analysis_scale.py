@@ -61,11 +61,11 @@ def samples(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
 
 
 def forget() -> None:
-    """Empty the statistics' memory of selected differences: each call is timed cold, as a new
-    process's first verdict (within one verdict they are reused)."""
-    from benchlab.stats import rank_selection
+    """Empty the statistics' memory of selected differences and computed rank tests: each call
+    is timed cold, as a new process's first verdict (within one verdict they are reused)."""
+    from benchlab.stats.rank import forget_remembered
 
-    rank_selection._KNOWN.clear()
+    forget_remembered()
 
 
 def cpu_s(fn: Callable[[], Any], repeat: int) -> float:

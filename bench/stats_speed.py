@@ -179,7 +179,7 @@ HL_MILLION_BEFORE_S = 1.09
 def hl_million(repeat: int) -> None:
     """Hodges-Lehmann with its 95 % interval on 1M x 1M samples, each call cold (the memory of
     selected differences emptied), wall and CPU seconds, beside the figure measured before."""
-    from benchlab.stats import rank_selection
+    from benchlab.stats.rank import forget_remembered
 
     rng = np.random.default_rng(1)
     n = 1_000_000
@@ -194,7 +194,7 @@ def hl_million(repeat: int) -> None:
     for label, (u, v) in cases:
         walls, cpus = [], []
         for _ in range(repeat):
-            rank_selection._KNOWN.clear()
+            forget_remembered()
             cpu0 = time.process_time()
             result, seconds = timed(hodges_lehmann, u, v)
             cpus.append(time.process_time() - cpu0)

@@ -18,9 +18,9 @@ def counted(monkeypatch):
     calls: list[list[int]] = []
     original = rank_selection._selected
 
-    def selected(xs, ys, ks):
+    def selected(xs, ys, ks, **fences):
         calls.append(list(ks))
-        return original(xs, ys, ks)
+        return original(xs, ys, ks, **fences)
 
     monkeypatch.setattr(rank_selection, "_selected", selected)
     rank_selection._KNOWN.clear()
