@@ -232,3 +232,52 @@ def pytest_benchmark_project(root: Path) -> str:
     return (f"env -u PYTEST_XDIST_WORKER {sys.executable} -m pytest -q -p no:cacheprovider test_fib.py "
             f"--benchmark-max-time=0.01 --benchmark-min-rounds=5")
 
+
+
+JMH_PROJECT = HERE / "jmh_project"
+#: The JMH project's build cache, fixed when this module is imported: a test's ``cache_env``
+#: points the benchlab cache elsewhere afterwards, and would rebuild it in every test.
+JMH_CACHE = user_cache_dir() / "test-jmh"
+#: A lean JMH command: one JVM fork, no warmup, three 100 ms iterations per benchmark.
+JMH_COMMAND = "java -jar target/benchmarks.jar -f 1 -wi 0 -i 3 -r 100ms"
+
+
+def jmh_sources(heavy_loops: int = 3000) -> dict[str, str]:
+    """The files (path in the project: text) of tests/harnesses/jmh_project, a Maven project of
+    two JMH benchmarks of one loop, ``bench.Work.light`` (1000 times) and ``bench.Work.heavy``
+    (``heavy_loops`` times), both with the parameter ``loops=1000``."""
+    files = {p.relative_to(JMH_PROJECT).as_posix(): p.read_text()
+             for p in sorted(JMH_PROJECT.rglob("*")) if p.is_file()}
+    java = "src/main/java/bench/Work.java"
+    files[java] = files[java].replace("HEAVY_LOOPS", str(heavy_loops))
+    return files
+
+
+def jmh_project() -> Path:
+    """The JMH project (heavy: 3x light's work) built once (``mvn package``: the jar
+    ``target/benchmarks.jar``) under the user's cache, keyed by its sources. The first build
+    fetches JMH 1.37 and Maven's plugins from Maven Central into ``~/.m2`` (scripts/setup.sh
+    does it once); then an offline build (``mvn -o``) works too."""
+    require_tool("java", why="(JMH benchmarks run on a JVM: default-jdk-headless)")
+    mvn = require_tool("mvn", why="(the JMH project builds with Maven)")
+    files = jmh_sources()
+    key = hashlib.sha256("".join(f"{k}\0{v}\0" for k, v in files.items()).encode()
+                         ).hexdigest()[:16]
+    home = JMH_CACHE / key
+    JMH_CACHE.mkdir(parents=True, exist_ok=True)
+    with open(JMH_CACHE / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two workers at once build once
+        if not (home / ".built").exists():
+            for name, text in files.items():
+                (home / name).parent.mkdir(parents=True, exist_ok=True)
+                (home / name).write_text(text)
+            proc = subprocess.run([mvn, "-q", "-B", "package"], cwd=home, capture_output=True,
+                                  text=True, timeout=900)
+            if proc.returncode != 0:
+                tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+                if in_ci():
+                    pytest.fail(f"mvn could not build the JMH project: {tail}")
+                pytest.skip(f"mvn could not build the JMH project (Maven Central unreachable?): "
+                            f"{tail}")
+            (home / ".built").write_text("")
+    return home

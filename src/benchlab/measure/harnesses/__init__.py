@@ -25,7 +25,7 @@ from benchlab.errors import UserError
 #: list them.
 HARNESS_MODULES = {"go": f"{__name__}.go", "gbench": f"{__name__}.gbench",
                    "criterion": f"{__name__}.criterion",
-                   "pytest-benchmark": f"{__name__}.pytest_benchmark"}
+                   "pytest-benchmark": f"{__name__}.pytest_benchmark", "jmh": f"{__name__}.jmh"}
 #: Registered harnesses by kind (filled as their modules are imported).
 HARNESSES: dict[str, "Harness"] = {}
 

@@ -21,6 +21,7 @@ go            ``go test -bench`` output (benchfmt text)     :mod:`.gotest`
 criterion     criterion.rs's ``target/criterion`` dir       :mod:`.criterion`
 pytest-       pytest-benchmark ``--benchmark-json``         :mod:`.pytest_benchmark`
 benchmark
+jmh           JMH's ``-rf json -rff FILE``                  :mod:`.jmh`
 ============  ===========================================  ===========================
 
 ``auto`` picks the format from the content (a directory -> criterion when it holds
@@ -63,7 +64,14 @@ def __getattr__(name: str) -> Any:
 
 #: Formats this package parses itself; other layers add theirs with :func:`register_import_format`.
 BUILTIN_IMPORT_FORMATS = ("csv", "metric", "hyperfine", "pyperf", "gbench", "go", "criterion",
-                          "pytest-benchmark", "json")
+                          "pytest-benchmark", "jmh", "json")
+#: The other tools' formats, each read by one function into one session: format ->
+#: ``module.function`` of this package (imported when its format is asked for).
+_ONE_SESSION_PARSERS = {
+    "hyperfine": "hyperfine.parse_hyperfine", "pyperf": "pyperf.parse_pyperf",
+    "gbench": "gbench.parse_gbench", "go": "gotest.parse_gotest",
+    "criterion": "criterion.parse_criterion",
+    "pytest-benchmark": "pytest_benchmark.parse_pytest_benchmark", "jmh": "jmh.parse_jmh"}
 #: Formats whose input is a directory.
 _DIRECTORY_FORMATS = ("metric", "criterion")
 #: Importers registered by higher layers (``benchlab.machines.varsys16`` registers
@@ -147,26 +155,14 @@ def parse_path(path: str | os.PathLike, fmt: str, *, name: str | None = None,
     if fmt == "metric":
         from benchlab.store.formats.metric_dir import parse_metric_outputs
         return [parse_metric_outputs(path, metrics, name=name, command_line=command_line)]
-    if fmt == "hyperfine":
-        from benchlab.store.formats.hyperfine import parse_hyperfine
-        return [parse_hyperfine(path, name=name, command_line=command_line)]
-    if fmt == "pyperf":
-        from benchlab.store.formats.pyperf import parse_pyperf
-        return [parse_pyperf(path, name=name, command_line=command_line)]
     if fmt == "json":
         from benchlab.store.formats.json_doc import parse_export
         return parse_export(path, name=name, command_line=command_line)
-    if fmt == "go":
-        from benchlab.store.formats.gotest import parse_gotest
-        return [parse_gotest(path, name=name, command_line=command_line)]
-    if fmt == "criterion":
-        from benchlab.store.formats.criterion import parse_criterion
-        return [parse_criterion(path, name=name, command_line=command_line)]
-    if fmt == "pytest-benchmark":
-        from benchlab.store.formats.pytest_benchmark import parse_pytest_benchmark
-        return [parse_pytest_benchmark(path, name=name, command_line=command_line)]
-    from benchlab.store.formats.gbench import parse_gbench
-    return [parse_gbench(path, name=name, command_line=command_line)]
+    import importlib
+
+    module, _, function = _ONE_SESSION_PARSERS[fmt].partition(".")
+    parse = getattr(importlib.import_module(f"{__name__}.{module}"), function)
+    return [parse(path, name=name, command_line=command_line)]
 
 
 def import_path(store: Store, path: str | os.PathLike, fmt: str = "auto", *,

@@ -259,9 +259,10 @@ def source_of(path: str | os.PathLike) -> str:
 
 def sniff_json(doc: Any) -> str | None:
     """Which known JSON format ``doc`` looks like: hyperfine, pyperf, gbench,
-    pytest-benchmark, json or None."""
-    if not isinstance(doc, dict):
-        return None
+    pytest-benchmark, jmh, json or None."""
+    if not isinstance(doc, dict):  # JMH writes a list of results
+        first = doc[0] if isinstance(doc, list) and doc else None
+        return "jmh" if isinstance(first, dict) and "primaryMetric" in first else None
     if isinstance(doc.get("benchmarks"), list) and isinstance(doc.get("machine_info"), dict):
         return "pytest-benchmark"  # it has a 'version' too, as pyperf files do
     if doc.get("format") == "benchlab-export":

@@ -208,7 +208,7 @@ def load_json(path: str | os.PathLike, what: str, fmt: str | None = None) -> Any
 #: ``"json"`` an object or array, ``"lines"`` line-based text, ``"text"`` UTF-8 text, None
 #: unchecked (a binary format with its own reader's limits). Formats not listed: ``"text"``.
 PREFIX_KINDS: dict[str, str | None] = {
-    "hyperfine": "json", "pyperf": "json", "gbench": "json", "json": "json",
+    "hyperfine": "json", "pyperf": "json", "gbench": "json", "json": "json", "jmh": "json",
     "csv": "lines", "varsys16": "lines", "metric": "text", "bundle": None,
 }
 
