@@ -419,13 +419,15 @@ def hodges_lehmann(
 
 
 def _interval_ranks(xs: np.ndarray, ys: np.ndarray, conf_level: float, exact: bool | None,
-                    correct: bool) -> tuple[int, int, float, str]:
+                    correct: bool, tie_terms: tuple[float, float] | None = None,
+                    ) -> tuple[int, int, float, str]:
     """The 1-based ranks of the pairwise differences that end :func:`hodges_lehmann`'s interval
-    of sorted samples ``xs``, ``ys`` at ``conf_level``, its achieved level and its method."""
+    of sorted samples ``xs``, ``ys`` at ``conf_level``, its achieved level and its method.
+    ``tie_terms``: both samples' :func:`_sorted_tie_term`, when known."""
     n_x, n_y = xs.size, ys.size
     nm = n_x * n_y
     alpha = 1 - conf_level
-    tie_x, tie_y = _sorted_tie_term(xs), _sorted_tie_term(ys)
+    tie_x, tie_y = tie_terms or (_sorted_tie_term(xs), _sorted_tie_term(ys))
     wants_exact = (n_x < EXACT_LIMIT and n_y < EXACT_LIMIT) if exact is None else bool(exact)
     ties = wants_exact and (tie_x > 0 or tie_y > 0 or not set(xs.tolist()).isdisjoint(ys.tolist()))
     if _use_exact(n_x, n_y, exact, ties):
@@ -481,7 +483,8 @@ def select_hodges_lehmann(x: Any, y: Any, conf_levels: Sequence[float], *,
     if not selections_are_kept(xs.size * ys.size) or xs[0] == xs[-1] == ys[0] == ys[-1]:
         return  # so few differences are partitioned whole at each call, nothing kept
     ranks = set(_middle_ranks(xs.size * ys.size))
+    tie_terms = (_sorted_tie_term(xs), _sorted_tie_term(ys))  # the same at every level
     for level in conf_levels:
         if 0.0 < level < 1.0:
-            ranks.update(_interval_ranks(xs, ys, level, exact, correct)[:2])
+            ranks.update(_interval_ranks(xs, ys, level, exact, correct, tie_terms)[:2])
     sorted_difference_quantiles(xs, ys, sorted(ranks))
