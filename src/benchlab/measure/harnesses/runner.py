@@ -52,6 +52,19 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+def _clear_output(prepared: Prepared, workdir: Path) -> None:
+    """Remove an earlier run's output in ``workdir`` (a gate reuses one per side): a run reads
+    only what it wrote, e.g. none of criterion's results of benchmarks narrowed away since.
+    Output outside ``workdir`` is the user's and is left alone."""
+    out = prepared.output
+    if out is None or not out.is_relative_to(workdir):
+        return
+    if out.is_dir() and not out.is_symlink():
+        shutil.rmtree(out, ignore_errors=True)
+    else:
+        out.unlink(missing_ok=True)
+
+
 def run_harness(kind: str, command: str, *, cwd: str | os.PathLike | None = None,
                 timeout_s: float | None = None, label: str = "") -> HarnessRun:
     """Run ``command`` (a shell command line) as a ``kind`` harness once and read its results.
@@ -92,6 +105,7 @@ def run_prepared(kind: str, prepared: Prepared, command: str, workdir: Path, *,
     command, for messages. Raises :class:`HarnessFailed` as :func:`run_harness`."""
     harness = get_harness(kind)
     source = f"{kind} run{' (' + label + ')' if label else ''}"
+    _clear_output(prepared, workdir)
     out_path, err_path = workdir / "stdout", workdir / "stderr"
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         start = time.monotonic_ns()
