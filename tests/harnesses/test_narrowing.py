@@ -76,7 +76,7 @@ EXPRESSION = "test_fib10 or test_fibp[5] or test_y[a-b]"
      ["-k", f"(fib and not slow) and ({EXPRESSION})", "-q"]),
     ('pytest -k"$SELECT" x', ["-k", f"(fib or y) and ({EXPRESSION})", "x"]),
     ("pytest -k=fib", ["-k", f"(fib) and ({EXPRESSION})"]),
-    ("cd . && pytest -q", ["-q", "-k", EXPRESSION]),
+    ("cd . && pytest -q  # the benchmarks\n", ["-q", "-k", EXPRESSION]),
 ], ids=["appended", "given", "variable", "equals", "line"])
 def test_pytest_k_names_the_benchmarks_within_a_given_k(command, words):
     narrowed = get_harness("pytest-benchmark").narrow(command, NAMES)

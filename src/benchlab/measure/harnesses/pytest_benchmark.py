@@ -79,8 +79,9 @@ def narrowed_command(command: str, names: list[str]) -> str | None:
     if expression is None or not commands:
         return None
     given = _given_keyword(command, commands[-1])
-    if given is None:
-        return f"{command} -k {shlex.quote(expression)}"
+    if given is None:  # after pytest's last word (not after a comment or a newline)
+        end = commands[-1].end
+        return edited(command, [(end, end, f" -k {shlex.quote(expression)}")])
     start, end, raw = given
     # the given expression's words stay as written (quotes, $VARS): the shell joins the pieces
     combined = f"-k {shlex.quote('(')}{raw}{shlex.quote(f') and ({expression})')}"
