@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -38,3 +40,18 @@ def test_dependence_sections_print_every_cell():
     assert len(re.findall(r"\d: false-claim rate", out)) == 6 + 27
     assert out.count("; Mann-Whitney ") == 12 and len(re.findall(r"; coverage +\d", out)) == 12
     assert len(re.findall(r"alpha=0\.0[15] phi=0\.[035]: ", out)) == 6
+
+
+@pytest.mark.slow
+def test_tradeoff_script_prints_every_knob_trigger_and_frontier_point():
+    """bench/verdict_tradeoff.py (the cost of the evidence of dependence, docs/verdict.md)
+    runs on the real verdict: 4 simulations a cell (a smoke test)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verdict_tradeoff.py"),
+                           "--sims", "4"], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert len(re.findall(r"n=(12|20): evidence pooled", out)) == 8
+    assert len(re.findall(r"_(LEVEL|Z) = [\d.]+ \(n = (12|20)\): power gap", out)) == 12
+    assert len(re.findall(r"lambda [\d.]+: AR\(1\) phi 0.3 A/A", out)) == 14
+    assert "(shipped 0.1)" in out and "(shipped 0.2)" in out and "(shipped 1.645)" in out
