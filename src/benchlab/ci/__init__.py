@@ -9,7 +9,9 @@ per benchmark and an exit status out.
   direction, one value per run.
 - :mod:`.gate`: the paired decision (``decide``), thresholds; :mod:`.exits`: exit statuses.
 - :mod:`.baseline`: stored baselines (a session or a branch's history) against a fresh session.
-- :mod:`.bisect`: the commit that introduced a regression, by ``ab`` between commits.
+- :mod:`.bisect`: the commit that introduced a regression, one paired job per step.
+- :mod:`.gate_job`: the one entry of every gating job (:func:`~.gate_job.run_gate`): builds,
+  measures, judges and reports ``ab``, ``gate`` and each ``bisect`` step.
 - :mod:`.report_model`: :class:`~.report_model.GateReport`, the data every output renders.
 
 Import the submodules directly: this package imports nothing so ``benchlab run`` stays fast.

@@ -3,9 +3,10 @@
 The candidates are the commits of ``git rev-list BAD --not GOOD`` (merged branches included,
 or only the first-parent chain with ``first_parent``), searched by halving as ``git bisect``
 does (:mod:`benchlab.ci.bisect_graph`: merge bases first when GOOD is not an ancestor of BAD),
-but each step is a measurement: the candidate commit's build
-is measured beside the known-good build as interleaved pairs with the gate's sequential rule
-(:func:`benchlab.ci.ab.run_ab`, one stored session per step), and
+but each step is a measurement: the candidate commit's build is measured beside the known-good
+build as interleaved pairs with the gate's sequential rule, by the one entry of every gate
+(:func:`benchlab.ci.gate_job.run_gate`, a job paired against the good build: one stored
+session per step, the step's decision read from its report), and
 
 - **slower** (a regression beyond the threshold) makes it the new bad end;
 - **equivalent** or **faster** makes it the new good end;
@@ -17,7 +18,8 @@ is measured beside the known-good build as interleaved pairs with the gate's seq
   answer is the range.
 
 The answer names the first bad commit, its subject and the merge that brought it into BAD's
-first-parent history.
+first-parent history. A step whose benchmark fails ends the search as a build of an end that
+fails does: the job's report says so, exit status 3 (:func:`run_bisect`).
 
 The bad end is measured first: if it is not slower than the good end beyond the threshold,
 there is nothing to look for and the result says so.
@@ -28,13 +30,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
-from benchlab.ci.ab import AbBenchmark, AbOptions, run_ab
+from benchlab.ci.ab_plan import AbBenchmark, AbOptions
 from benchlab.ci.bisect_graph import CommitGraph
+from benchlab.ci.exits import EXIT_FAILED
 from benchlab.ci.gate import FASTER, SLOWER, UNDECIDED, GateDecision
+from benchlab.ci.gate_job import (
+    GateJob,
+    HarnessCommand,
+    Paired,
+    bisect_report,
+    failure_report,
+    run_gate,
+)
+from benchlab.ci.report_model import GateReport
 from benchlab.ci.revisions import BuildFailed, Revision, Trees, subject
 from benchlab.core.executor import RunnerFactory
 from benchlab.errors import UserError
 from benchlab.store.db import Store
+
+
+class StepFailed(UserError):
+    """A step's benchmark (or harness) failed on a commit: the search ends, exit status 3, as
+    when an end does not build."""
+
+    exit_code = EXIT_FAILED
 
 
 @dataclass
@@ -95,6 +114,17 @@ class HarnessFollow:
 PairStep = Callable[[Revision, Revision, AbOptions, str], tuple[GateDecision, str]]
 
 
+def step_report(store: Store, job: GateJob, what: str, *, argv: Sequence[str] | None,
+                name: str, message: Callable[[str], None],
+                runner: RunnerFactory | None = None) -> GateReport:
+    """One step's paired ``job`` through :func:`benchlab.ci.gate_job.run_gate`: its report;
+    StepFailed (exit 3) naming the commit when ``what`` (the benchmark, the harness) failed."""
+    report = run_gate(store, job, argv=argv or (), name=name, message=message, runner=runner)
+    if report.failure is not None:
+        raise StepFailed(f"the {what} failed on {job.head.commit[:12]}: {report.failure}")
+    return report
+
+
 def ab_step(store: Store, benchmark: AbBenchmark, *, repo: str, argv: Sequence[str] | None,
             message: Callable[[str], None], runner: RunnerFactory | None = None) -> PairStep:
     """A step that measures ``benchmark`` on both trees as ``ab`` does (its first metric)."""
@@ -102,11 +132,11 @@ def ab_step(store: Store, benchmark: AbBenchmark, *, repo: str, argv: Sequence[s
 
     def step(good: Revision, tree: Revision, opts: AbOptions, name: str
              ) -> tuple[GateDecision, str]:
-        result = run_ab(store, [benchmark], good, tree, opts, repo=repo, argv=argv, name=name,
-                        message=message, runner=runner)
-        if result.failure:
-            raise UserError(f"the benchmark failed on {tree.commit[:12]}: {result.failure}")
-        return next(d for d in result.decisions if d.metric == metric), result.session.uid
+        job = GateJob(Paired(good), command="bisect", benches=[benchmark], head=tree,
+                      options=opts, repo=repo)
+        report = step_report(store, job, "benchmark", argv=argv, name=name, message=message,
+                             runner=runner)
+        return next(d for d in report.decisions if d.metric == metric), report.session
 
     return step
 
@@ -116,7 +146,6 @@ def harness_step(store: Store, follow: HarnessFollow, *, repo: str,
     """A step that runs the harness on both trees as ``ab --harness`` does and takes the
     followed benchmark's decision; the first step (the bad end) picks the benchmark when none
     is named: the first decided slower, else the first reported."""
-    from benchlab.ci.ab_harness import run_ab_harness
     from benchlab.measure.harnesses import get_harness
 
     def step(good: Revision, tree: Revision, opts: AbOptions, name: str
@@ -125,25 +154,40 @@ def harness_step(store: Store, follow: HarnessFollow, *, repo: str,
         command = follow.command if follow.benchmark is None else (
             get_harness(follow.kind).narrow(follow.command, [follow.benchmark])
             or follow.command)
-        result = run_ab_harness(store, follow.kind, command, good, tree, opts,
-                                repo=repo, metrics=[follow.metric] if follow.metric else [],
-                                threshold=follow.threshold, argv=argv, name=name,
-                                message=message)
-        if result.failure:
-            raise UserError(f"the harness failed on {tree.commit[:12]}: {result.failure}")
-        if follow.benchmark is None and result.decisions:
-            slower = [d for d in result.decisions if d.outcome == SLOWER]
-            follow.benchmark = (slower or result.decisions)[0].benchmark
+        harness = HarnessCommand(follow.kind, command,
+                                 [follow.metric] if follow.metric else [], follow.threshold)
+        job = GateJob(Paired(good), command="bisect", harness=harness, head=tree,
+                      options=opts, repo=repo)
+        report = step_report(store, job, "harness", argv=argv, name=name, message=message)
+        if follow.benchmark is None and report.decisions:
+            slower = [d for d in report.decisions if d.outcome == SLOWER]
+            follow.benchmark = (slower or report.decisions)[0].benchmark
             message(f"following benchmark {follow.benchmark}")
-        found = [d for d in result.decisions if d.benchmark == follow.benchmark]
+        found = [d for d in report.decisions if d.benchmark == follow.benchmark]
         if not found:
-            have = ", ".join(sorted({d.benchmark for d in result.decisions})) or "none"
+            have = ", ".join(sorted({d.benchmark for d in report.decisions})) or "none"
             raise UserError(f"the harness reports no benchmark {follow.benchmark} on "
                             f"{tree.commit[:12]} (it reports: {have}); give --benchmark NAME "
                             f"of one it reports")
-        return found[0], result.session.uid
+        return found[0], report.session
 
     return step
+
+
+def run_bisect(store: Store, root: str, *, build_timeout_s: float | None = None,
+               **search) -> GateReport:
+    """``bisect`` as a job: :func:`bisect` with ``search``'s arguments in trees of ``root``
+    (removed at the end, on Ctrl-C and on SIGTERM, a build killed after ``build_timeout_s``
+    s), and the report of its answer, or of what ended it (an end that does not build, a
+    step whose benchmark failed: exit status 3)."""
+    from benchlab.core.session import interruptible
+
+    with interruptible(), Trees(root, build_timeout_s=build_timeout_s) as trees:
+        try:
+            result = bisect(store, trees, **search)
+        except (BuildFailed, StepFailed) as exc:
+            return failure_report("bisect", str(exc), False)
+    return bisect_report(result)
 
 
 def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None,
@@ -158,8 +202,8 @@ def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None
     executes each step's runs (the core's Runner seam; default processes). ``harness``: follow
     one benchmark of a harness instead of ``benchmark``'s command.
 
-    Raises UserError for bad revisions and BuildFailed (exit 3) when the good or the bad end
-    does not build.
+    Raises UserError for bad revisions, BuildFailed (exit 3) when the good or the bad end
+    does not build, and StepFailed (exit 3) when a step's benchmark fails.
     """
     graph = CommitGraph(trees.repo, good, bad, first_parent=first_parent)
     good_tree = trees.commit_tree(good, build, "good")

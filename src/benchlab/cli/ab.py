@@ -237,9 +237,8 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     from the baseline's history; another machine refused unless --force).
     """
     from benchlab.ci import revisions as rv
-    from benchlab.ci.ab import run_ab
     from benchlab.ci.ab_plan import check_commands
-    from benchlab.ci.gate_job import ab_report, built_job, tree_label
+    from benchlab.ci.gate_job import Build, GateJob, Paired, Stored
 
     benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
                                gate_metrics, cpu_threshold, better)
@@ -247,72 +246,35 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
                            timeout, seed, shell, no_shell)
     options.validate()
     check_commands(benches, options.shell)
-    if baseline is not None:
-        if base is not None:
-            raise UserError("give --base REV (build and measure it beside head) or --baseline "
-                            "SESSION (a stored run), not both")
-        return _ab_against_baseline(benches, repo, head, build, baseline, runs or 30, force,
-                                    warmup, alpha, count, timeout, fail_undecided, json_path,
-                                    junit_path, markdown_path, session_name, quiet, db,
-                                    build_timeout_for(build_timeout, suite), options.shell)
-    if runs is not None or force:
+    if baseline is not None and base is not None:
+        raise UserError("give --base REV (build and measure it beside head) or --baseline "
+                        "SESSION (a stored run), not both")
+    if baseline is None and (runs is not None or force):
         raise UserError("-r/--runs and --force go with --baseline SESSION; without it ab "
                         "measures pairs until the gate decides (--max-time)")
     store = open_store(db)
     root = rv.repo_root(repo)
-    base_rev = base or rv.default_base(root)
+    against = (Stored(baseline, runs=runs or 30, force=force) if baseline is not None
+               else Paired(base or rv.default_base(root)))
+    job = GateJob(against, command="ab", benches=benches, head=head,
+                  build=Build(root, build, build_timeout_for(build_timeout, suite)),
+                  options=options, fail_undecided=fail_undecided)
+    run_job(store, job, session_name, quiet, markdown_path=markdown_path,
+            junit_path=junit_path, json_path=json_path)
+
+
+def run_job(store, job, session_name, quiet, **outputs) -> None:
+    """Run ``job`` through the one entry (:func:`benchlab.ci.gate_job.run_gate`), write its
+    outputs and exit with its status (128 + the signal when interrupted): the end of ``ab``,
+    ``ab --harness`` and ``gate``."""
+    from benchlab.ci.gate_job import run_gate
+
     message = message_printer(quiet)
-
-    def measure(built):
-        result = run_ab(store, benches, built["base"], built["head"], options, repo=str(root),
-                        argv=["benchlab", "ab", *sys.argv[2:]],
-                        name=session_name or f"ab {built['base'].commit[:8]}.."
-                                             f"{tree_label(built['head'])}",
-                        message=message, on_start=lambda ref: message(f"session {ref.uid}"))
-        return ab_report(result, built["base"], built["head"], fail_undecided)
-
     with exit_when_interrupted():
-        report = built_job(root, build=build, head=head, base=base_rev,
-                           build_timeout_s=build_timeout_for(build_timeout, suite),
-                           message=message, measure=measure, fail_undecided=fail_undecided)
-    finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
-           quiet=quiet)
-
-
-def _ab_against_baseline(benches, repo, head, build, baseline, runs, force, warmup, alpha,
-                         count, timeout, fail_undecided, json_path, junit_path, markdown_path,
-                         session_name, quiet, db, build_timeout=None, shell="sh"):
-    """``ab --baseline``: build head only, then gate a fresh run of it as ``gate`` does
-    (:func:`benchlab.ci.gate_job.run_gate`)."""
-    from benchlab.ci import baseline as bl
-    from benchlab.ci import revisions as rv
-    from benchlab.ci.gate_job import GateJob, built_job, run_gate, tree_label
-
-    store = open_store(db)
-    root = rv.repo_root(repo)
-    bl.find_baseline(store, baseline)  # a selector that names nothing: before the build
-    message = message_printer(quiet)
-
-    def measure(built):
-        head_tree = built["head"]
-        job = GateJob(baseline, alpha=alpha, force=force, fail_undecided=fail_undecided,
-                      thresholds={b.name: b.thresholds for b in benches},
-                      metrics={b.name: b.metrics for b in benches},
-                      directions={m.name: m.direction for b in benches for m in b.reported},
-                      command="ab", head=head_tree, repo=str(root))
-        plan = bl.fresh_plan(benches, runs, warmup, count, timeout, root=head_tree.root,
-                             shell=shell)
-        return run_gate(store, job, plan=plan, benches=benches,
-                        argv=["benchlab", "ab", *sys.argv[2:]],
-                        name=session_name or f"ab {baseline}..{tree_label(head_tree)}",
-                        on_start=lambda ref: message(f"session {ref.uid}"))
-
-    with exit_when_interrupted():
-        report = built_job(root, build=build, head=head, base=None,
-                           build_timeout_s=build_timeout, message=message, measure=measure,
-                           fail_undecided=fail_undecided)
-    finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
-           quiet=quiet)
+        report = run_gate(store, job, argv=["benchlab", job.command, *sys.argv[2:]],
+                          name=session_name, message=message,
+                          on_start=lambda ref: message(f"session {ref.uid}"))
+    finish(report, quiet=quiet, **outputs)
 
 
 commands = [ab_cmd]

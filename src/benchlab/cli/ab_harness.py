@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 from typing import Any, Callable
 
 import click
@@ -33,7 +32,7 @@ def harness_option(f: Callable[..., Any]) -> Callable[..., Any]:
         if given.get("harness") is None and not _suite_names_harness(given):
             given.pop("harness", None)
             return f(**given)
-        # ab's own helpers (building revisions, the report) from its module's namespace:
+        # ab's own helpers (reading options, running the job) from its module's namespace:
         # importing benchlab.cli.ab here would make the two modules import each other
         return ab_with_harness(given, f.__globals__)
 
@@ -75,22 +74,21 @@ def _check(given: dict[str, Any]) -> None:
 
 def ab_with_harness(given: dict[str, Any], ab: dict[str, Any]) -> None:
     """``ab --harness``: ``given`` holds ab's parameters by name, ``ab`` the namespace of
-    ``benchlab.cli.ab`` (its revision building and report helpers)."""
+    ``benchlab.cli.ab`` (its reading of options and ``run_job``, which runs the job through
+    :func:`benchlab.ci.gate_job.run_gate` and writes the report)."""
     import tempfile
     from pathlib import Path
 
     from benchlab.ci import revisions as rv
-    from benchlab.ci.ab_harness import run_ab_harness
     from benchlab.ci.gate import check_threshold
-    from benchlab.ci.gate_job import ab_report, built_job, tree_label
+    from benchlab.ci.gate_job import Build, GateJob, HarnessCommand, Paired
     from benchlab.ci.reported import parse_better
     from benchlab.cli.common import open_store
     from benchlab.measure.harnesses import get_harness
 
     _check(given)
-    (build_timeout_for, exit_when_interrupted, finish, message_printer, options_from) = (
-        ab[name] for name in ("build_timeout_for", "exit_when_interrupted", "finish",
-                              "message_printer", "options_from"))
+    build_timeout_for, options_from, run_job = (
+        ab[name] for name in ("build_timeout_for", "options_from", "run_job"))
     kind, command = given["harness"], given["commands"][0]
     # a command the harness cannot read is refused before anything is built
     get_harness(kind).prepare(command, Path(tempfile.gettempdir()))
@@ -101,24 +99,13 @@ def ab_with_harness(given: dict[str, Any], ab: dict[str, Any]) -> None:
     options.validate()
     store = open_store(given["db"])
     root = rv.repo_root(given["repo"])
-    message = message_printer(given["quiet"])
-
-    def measure(built):
-        result = run_ab_harness(
-            store, kind, command, built["base"], built["head"], options, repo=str(root),
-            metrics=metrics, better=parse_better(given["better"]), threshold=threshold,
-            argv=["benchlab", "ab", *sys.argv[2:]],
-            name=given["session_name"] or f"ab {built['base'].commit[:8]}.."
-                                          f"{tree_label(built['head'])}",
-            message=message, on_start=lambda ref: message(f"session {ref.uid}"))
-        return ab_report(result, built["base"], built["head"], given["fail_undecided"])
-
-    with exit_when_interrupted():
-        report = built_job(root, build=given["build"], head=given["head"],
-                           base=given["base"] or rv.default_base(root),
-                           build_timeout_s=build_timeout_for(given["build_timeout"],
-                                                             given.get("suite_build_timeout")),
-                           message=message, measure=measure,
-                           fail_undecided=given["fail_undecided"])
-    finish(report, markdown_path=given["markdown_path"], junit_path=given["junit_path"],
-           json_path=given["json_path"], quiet=given["quiet"])
+    job = GateJob(Paired(given["base"] or rv.default_base(root)), command="ab",
+                  harness=HarnessCommand(kind, command, metrics, threshold), head=given["head"],
+                  build=Build(root, given["build"],
+                              build_timeout_for(given["build_timeout"],
+                                                given.get("suite_build_timeout"))),
+                  options=options, fail_undecided=given["fail_undecided"],
+                  directions=parse_better(given["better"]))
+    run_job(store, job, given["session_name"], given["quiet"],
+            markdown_path=given["markdown_path"], junit_path=given["junit_path"],
+            json_path=given["json_path"])

@@ -12,7 +12,8 @@ import sys
 import click
 
 from benchlab.cli.ab import (
-    emit_outputs,
+    exit_when_interrupted,
+    finish,
     measure_options,
     message_printer,
     options_from,
@@ -66,9 +67,7 @@ def bisect_cmd(command, good, bad, build, repo, first_parent, retries, harness, 
     """
     from benchlab.ci import revisions as rv
     from benchlab.ci.ab_plan import check_commands
-    from benchlab.ci.bisect import bisect
-    from benchlab.ci.gate_job import bisect_report, failure_report
-    from benchlab.core.session import SessionInterrupted, interruptible
+    from benchlab.ci.bisect import run_bisect
 
     if len(gate_metrics) > 1:
         raise UserError("bisect follows one metric; give --metric once")
@@ -89,27 +88,13 @@ def bisect_cmd(command, good, bad, build, repo, first_parent, retries, harness, 
         check_commands([bench], options.shell)
     store = open_store(db)
     root = rv.repo_root(repo)
-    message = message_printer(quiet)
-    failure = None
-    with interruptible(), rv.Trees(root, build_timeout_s=build_timeout) as trees:
-        try:
-            result = bisect(store, trees, good=good, bad=bad, build=build, benchmark=bench,
-                            options=options, retries=retries, message=message,
-                            first_parent=first_parent, harness=followed,
-                            argv=["benchlab", "bisect", *sys.argv[2:]])
-        except rv.BuildFailed as exc:
-            failure = str(exc)
-        except SessionInterrupted as exc:
-            click.echo(f"benchlab: interrupted; {exc.runs_stored} runs are stored in session "
-                       f"{exc.session.uid}", err=True)
-            sys.exit(128 + exc.signum)
-    report = (failure_report("bisect", failure, False) if failure is not None
-              else bisect_report(result))
-    emit_outputs(report, markdown_path=markdown_path, junit_path=junit_path,
-                 json_path=json_path, quiet=quiet)
-    if failure:
-        click.echo(f"benchlab: error: {failure}", err=True)
-    sys.exit(report.exit_status)
+    with exit_when_interrupted():
+        report = run_bisect(store, root, build_timeout_s=build_timeout, good=good, bad=bad,
+                            build=build, benchmark=bench, options=options, retries=retries,
+                            message=message_printer(quiet), first_parent=first_parent,
+                            harness=followed, argv=["benchlab", "bisect", *sys.argv[2:]])
+    finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
+           quiet=quiet)
 
 
 def harness_follow(kind, command, follow, gate_metrics, threshold, count,

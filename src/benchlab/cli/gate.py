@@ -6,12 +6,10 @@ Exit status as ``ab``: 0 no regression decided, 1 a regression beyond its thresh
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from benchlab.cli import params
-from benchlab.cli.ab import exit_when_interrupted, finish, message_printer, output_options
+from benchlab.cli.ab import output_options
 from benchlab.cli.ab_harness import HARNESS_METAVAR
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
@@ -78,61 +76,57 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     baseline measured on another machine unless --force. With --record BRANCH the run becomes
     the branch's newest baseline (a nightly job on main: --record main).
     """
-    from benchlab.ci import baseline as bl
+    from benchlab.ci.ab import AbOptions
     from benchlab.ci.ab_plan import check_commands
-    from benchlab.ci.gate_job import GateJob, run_gate
-    from benchlab.cli.ab import parse_benchmarks, shell_of
+    from benchlab.ci.gate_job import GateJob, Stored
+    from benchlab.ci.reported import parse_better
+    from benchlab.cli.ab import parse_benchmarks, run_job, shell_of
 
     if not baseline and not record_branch:
         raise UserError("give --baseline SESSION (or branch:NAME) to gate against, or "
                         "--record BRANCH to record a baseline")
-    harness_run = None
+    harness_cmd = None
     if harness is None and suite:
-        harness_run = harness_of_suite(suite, runs, timeout)
-        if harness_run is not None and (commands or candidate):
+        harness_cmd = harness_of_suite(suite)
+        if harness_cmd is not None and (commands or candidate):
             raise UserError("give COMMANDS, --candidate SESSION or --suite FILE, one of them")
     elif harness is not None:
-        harness_run = harness_job(harness, commands, names, suite, candidate, count, gate_metrics,
-                                  threshold, cpu_threshold, instructions_threshold, runs, timeout)
-    if harness_run is not None:
-        return _gate_harness(harness_run, baseline, record_branch, alpha, force, fail_undecided,
-                             better, json_path, junit_path, markdown_path, session_name, quiet,
-                             db)
+        harness_cmd = harness_job(harness, commands, names, suite, candidate, count, gate_metrics,
+                                  threshold, cpu_threshold, instructions_threshold)
+    against = Stored(baseline, runs=runs, force=force, record_branch=record_branch)
+    options = AbOptions(warmup=warmup, alpha=alpha, count=count, timeout_s=timeout)
     store = open_store(db)
-    message = message_printer(quiet)
-    plan, benches = None, None
-    if candidate:
+    if harness_cmd is not None:
+        job = GateJob(against, harness=harness_cmd, options=options,
+                      fail_undecided=fail_undecided, directions=parse_better(better))
+    elif candidate:
         if commands or suite:
             raise UserError("give COMMANDS (a fresh run) or --candidate SESSION, not both")
-        cand_id = store.get_session(candidate)["id"]
+        thresholds, metrics = stored_gating(store, store.get_session(candidate)["id"],
+                                            gate_metrics, count, threshold, cpu_threshold,
+                                            instructions_threshold)
+        job = GateJob(against, candidate=candidate, options=options,
+                      fail_undecided=fail_undecided, thresholds=thresholds, metrics=metrics,
+                      directions=parse_better(better))
     else:
         benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold,
                                    count, gate_metrics, cpu_threshold, better)
-        plan_shell = shell_of(shell, no_shell)
-        check_commands(benches, plan_shell)
-        plan = bl.fresh_plan(benches, runs, warmup, count, timeout, shell=plan_shell)
-        cand_id = None
-    thresholds, metrics = gated_metrics(store, cand_id, benches, gate_metrics, count,
-                                        threshold, cpu_threshold, instructions_threshold)
-    job = GateJob(baseline, record_branch, alpha, force, fail_undecided, thresholds, metrics,
-                  directions(benches, better))
-    with exit_when_interrupted():
-        report = run_gate(store, job, candidate=candidate, plan=plan, benches=benches or (),
-                          argv=["benchlab", "gate", *sys.argv[2:]], name=session_name,
-                          on_start=lambda ref: message(f"session {ref.uid}"))
-    finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
-           quiet=quiet)
+        options.shell = shell_of(shell, no_shell)
+        check_commands(benches, options.shell)
+        job = GateJob(against, benches=benches, options=options, fail_undecided=fail_undecided)
+    run_job(store, job, session_name, quiet, markdown_path=markdown_path,
+            junit_path=junit_path, json_path=json_path)
 
 
 def harness_job(kind, commands, names, suite, candidate, count, gate_metrics, threshold,
-                cpu_threshold, instructions_threshold, runs, timeout):
-    """``gate --harness KIND COMMAND``'s fresh run, checked (one line for what does not go
-    with a harness)."""
+                cpu_threshold, instructions_threshold):
+    """``gate --harness KIND COMMAND``'s harness command, checked (one line for what does not
+    go with a harness)."""
     import tempfile
     from pathlib import Path
 
     from benchlab.ci.gate import check_threshold
-    from benchlab.ci.gate_job import HarnessRun
+    from benchlab.ci.gate_job import HarnessCommand
     from benchlab.measure.harnesses import get_harness
 
     given = {"-n/--name": names, "--suite": suite, "--candidate": candidate, "--count": count,
@@ -147,70 +141,39 @@ def harness_job(kind, commands, names, suite, candidate, count, gate_metrics, th
                         f"give one command that runs them all")
     # a command the harness cannot read is refused before anything runs
     get_harness(kind).prepare(commands[0], Path(tempfile.gettempdir()))
-    return HarnessRun(kind, commands[0], runs=runs, timeout_s=timeout,
-                      metrics=[m for m in dict.fromkeys(gate_metrics) if m != "wall"],
-                      threshold=check_threshold(threshold, "--threshold")
-                      if threshold is not None else None)
+    return HarnessCommand(kind, commands[0],
+                          metrics=[m for m in dict.fromkeys(gate_metrics) if m != "wall"],
+                          threshold=check_threshold(threshold, "--threshold")
+                          if threshold is not None else None)
 
 
-def harness_of_suite(suite, runs, timeout):
-    """The fresh harness run a suite file with ``[gate] harness = "KIND"`` names, or None."""
+def harness_of_suite(suite):
+    """The harness command a suite file with ``[gate] harness = "KIND"`` names, or None."""
     from benchlab.ci.ab_suite import harness_of
-    from benchlab.ci.gate_job import HarnessRun
+    from benchlab.ci.gate_job import HarnessCommand
 
     found = harness_of(suite)
     if found is None:
         return None
-    return HarnessRun(found.kind, found.command, runs=runs, timeout_s=timeout,
-                      metrics=found.metrics, threshold=found.threshold)
+    return HarnessCommand(found.kind, found.command, metrics=found.metrics,
+                          threshold=found.threshold)
 
 
-def _gate_harness(harness_run, baseline, record_branch, alpha, force, fail_undecided, better,
-                  json_path, junit_path, markdown_path, session_name, quiet, db):
-    """``gate --harness``: a fresh harness session gated against the baseline."""
-    from benchlab.ci.gate_job import GateJob, run_gate
-    from benchlab.ci.reported import parse_better
-
-    store = open_store(db)
-    message = message_printer(quiet)
-    job = GateJob(baseline, record_branch, alpha, force, fail_undecided,
-                  directions=parse_better(better))
-    with exit_when_interrupted():
-        report = run_gate(store, job, harness=harness_run,
-                          argv=["benchlab", "gate", *sys.argv[2:]], name=session_name,
-                          on_start=lambda ref: message(f"session {ref.uid}"))
-    finish(report, markdown_path=markdown_path, junit_path=junit_path, json_path=json_path,
-           quiet=quiet)
-
-
-def gated_metrics(store, cand_id, benches, gate_metrics, count, threshold, cpu_threshold,
+def stored_gating(store, cand_id, gate_metrics, count, threshold, cpu_threshold,
                   instructions_threshold):
-    """({benchmark: {metric: threshold}}, {benchmark: metrics}) of the gate: a fresh run's
-    benchmarks' own, or for a stored candidate (session id ``cand_id``) the ``--metric``
-    names and thresholds given."""
+    """({benchmark: {metric: threshold}}, {benchmark: metrics}) of gating the stored candidate
+    (session id ``cand_id``): the ``--metric`` names and thresholds given, for each of its
+    benchmarks."""
     from benchlab.ci.reported import stored_metric_names
 
-    thresholds, metrics = {}, {}
-    if benches is not None:
-        for b in benches:
-            thresholds[b.name], metrics[b.name] = b.thresholds, b.metrics
-        return thresholds, metrics
     stored = stored_metric_names(gate_metrics)
     if count and "instructions" not in stored:
         stored.append("instructions")
     defaults = stored_thresholds(stored, threshold, cpu_threshold, instructions_threshold)
+    thresholds, metrics = {}, {}
     for b in store.benchmarks(cand_id):
         thresholds[b["name"]], metrics[b["name"]] = defaults, stored
     return thresholds, metrics
-
-
-def directions(benches, better) -> dict[str, str]:
-    """Each reported metric's direction: the fresh run's benchmarks', else ``--better``."""
-    from benchlab.ci.reported import parse_better
-
-    if benches is None:
-        return parse_better(better)
-    return {m.name: m.direction for b in benches for m in b.reported}
 
 
 def stored_thresholds(metrics, threshold, cpu_threshold, instructions_threshold):
