@@ -31,6 +31,7 @@ have g++       || need_pkgs+=(g++)
 [[ -f /usr/include/benchmark/benchmark.h ]] || need_pkgs+=(libbenchmark-dev)  # Google Benchmark
 { have go || [[ -x /usr/local/go/bin/go ]]; } || need_pkgs+=(golang-go)  # go test -bench (>= 1.20 for go -C)
 { have cargo || [[ -x $HOME/.cargo/bin/cargo ]]; } || need_pkgs+=(cargo)          # criterion.rs (its crate comes from crates.io)
+{ have javac && have mvn; } || need_pkgs+=(default-jdk-headless maven)  # JMH (its jars come from Maven Central)
 have pipx      || need_pkgs+=(pipx)           # docs/ci.md's CI recipes install benchlab with it
 { have bwrap && have firejail && have podman && have runc && have busybox; } || need_pkgs+=(bubblewrap firejail podman runc busybox-static)  # isolation levels
 have chromium  || need_pkgs+=(chromium)
@@ -91,3 +92,11 @@ fi
 # The project itself is installed editable (src/ is not in site-packages): compile it too, so an
 # environment with PYTHONDONTWRITEBYTECODE=1 does not recompile every module on every command.
 .venv/bin/python -m compileall -q -j 0 src >/dev/null
+
+# JMH 1.37 and Maven's plugins into ~/.m2: tests/harnesses' JMH project builds once, then offline.
+if [[ ! -d $HOME/.m2/repository/org/openjdk/jmh/jmh-core/1.37 ]]; then
+  jmh_tmp=$(mktemp -d); cp -r tests/harnesses/jmh_project/. "$jmh_tmp"
+  mvn -q -B -f "$jmh_tmp/pom.xml" package >/dev/null \
+    || echo "setup: mvn could not fetch JMH from Maven Central; the JMH tests will skip (and fail under CI=true)" >&2
+  rm -rf "$jmh_tmp"
+fi

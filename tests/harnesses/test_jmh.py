@@ -146,3 +146,15 @@ def test_run_and_import_on_the_real_jmh(tmp_path, db_path):
     assert _session(db_path, uid)[0] == [LIGHT]
     cmp = _benchlab("compare", f"{run}:{LIGHT}/avgt", f"{uid}:{LIGHT}/avgt", "--db", db_path)
     assert cmp.returncode == 0, cmp.stderr
+
+
+def test_a_jmh_benchmark_is_read_on_its_mode_by_default(tmp_path):
+    """show, compare and history pick a JMH benchmark's own score (its mode's metric) among its
+    profilers' metrics, as they pick Go's ns_per_op."""
+    from benchlab.store.formats import import_path
+
+    with Store.open(tmp_path / "b.db") as store:
+        import_path(store, MODES)
+        for mode, unit in (("thrpt", "ops/s"), ("avgt", "ns"), ("ss", "ns")):
+            series = store.resolve_series(f"{LIGHT}/mode={mode}")
+            assert (series.metric, series.unit, len(series.values)) == (mode, unit, 2)

@@ -249,7 +249,7 @@ def jmh_sources(heavy_loops: int = 3000) -> dict[str, str]:
     files = {p.relative_to(JMH_PROJECT).as_posix(): p.read_text()
              for p in sorted(JMH_PROJECT.rglob("*")) if p.is_file()}
     java = "src/main/java/bench/Work.java"
-    files[java] = files[java].replace("HEAVY_LOOPS", str(heavy_loops))
+    files[java] = files[java].replace("HEAVY_LOOPS = 3000", f"HEAVY_LOOPS = {heavy_loops}")
     return files
 
 

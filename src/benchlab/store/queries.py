@@ -42,8 +42,9 @@ HARNESS_METRICS: dict[str, tuple[str, str]] = {
 
 #: Program metrics an importing tool or a harness reports as its primary series (Google
 #: Benchmark's ``real_time``, Go's ``ns_per_op``, criterion's and pytest-benchmark's ``time``,
-#: pyperf's values; store.formats' PRIMARY): the default of a benchmark without wall times.
-PRIMARY_METRICS = ("real_time", "ns_per_op", "time", "value")
+#: pyperf's values, JMH's score named after its mode; store.formats' PRIMARY): the default of a
+#: benchmark without wall times.
+PRIMARY_METRICS = ("real_time", "ns_per_op", "time", "value", "thrpt", "avgt", "sample", "ss")
 
 #: Shortest uid prefix accepted as a session selector.
 MIN_UID_PREFIX = 4

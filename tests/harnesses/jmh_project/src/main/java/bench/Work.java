@@ -8,6 +8,8 @@ import org.openjdk.jmh.annotations.State;
 /** Two benchmarks of the same loop: heavy runs it HEAVY_LOOPS times, light 1000 times. */
 @State(Scope.Thread)
 public class Work {
+    static final int HEAVY_LOOPS = 3000;
+
     @Param({"1000"})
     public int loops;
 
