@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from benchlab.ci.ab import AbBenchmark, AbOptions
-from benchlab.ci.bisect import bisect
+from benchlab.ci.bisect import bisect, run_bisect
 from benchlab.ci.revisions import Trees
 from benchlab.store.db import Store
 from tests.ci.conftest import git, make_repo
@@ -167,3 +167,36 @@ def _bisect_revs(repo: Path, db: Path, good: str, bad: str, first_parent: bool =
         return bisect(store, trees, good=good, bad=bad, build="make",
                       benchmark=AbBenchmark("work", "{root}/work 1"), options=OPTIONS,
                       retries=0, runner=TreeRunner(), first_parent=first_parent)
+
+
+class FailingTreeRunner(TreeRunner):
+    """TreeRunner whose runs fail (exit status 3) in a tree holding the file ``fails``."""
+
+    def run(self, planned, worker):
+        root = Path(shlex.split(self.plan.benchmarks[planned.benchmark].command)[0]).parent
+        self.fail = lambda b, i: 3 if (root / "fails").exists() else None
+        return super().run(planned, worker)
+
+
+def test_a_step_whose_benchmark_fails_ends_the_search_with_its_report(tmp_path, cache_env):
+    """The step's failure is its paired job's failure report (exit 3, naming the commit), with
+    the steps measured before it; no worktree is left."""
+    repo = make_repo(tmp_path / "repo", [0, 0])
+    (repo / "fails").write_text("")
+    git(repo, "add", "fails")
+    git(repo, "commit", "-qm", "the benchmark fails here")
+    failing = git(repo, "rev-parse", "HEAD")
+    git(repo, "rm", "-q", "fails")
+    (repo / "extra").write_text("300\n")
+    git(repo, "commit", "-qam", "fixed, and slower")
+    with Store.open(tmp_path / "b.db") as store:
+        report = run_bisect(store, repo, good="HEAD~2", bad="HEAD", build="make",
+                            benchmark=AbBenchmark("work", "{root}/work 1"), options=OPTIONS,
+                            retries=0, runner=FailingTreeRunner())
+        failed = {s["name"]: s["status"] for s in store.sessions()}
+    assert report.kind == "bisect" and report.exit_status == 3 and report.verdict == "failed"
+    assert report.failure.startswith(f"the benchmark failed on {failing[:12]}: benchmark "
+                                     f"work@head exited with code 3")
+    assert failed[f"bisect {failing[:12]}"] == "failed"
+    assert report.notes[0].startswith(f"{git(repo, 'rev-parse', 'HEAD')[:12]} bad: head/good")
+    assert len(git(repo, "worktree", "list").splitlines()) == 1

@@ -41,6 +41,7 @@ from benchlab.ci.gate_job import (
     bisect_report,
     failure_report,
     run_gate,
+    step_notes,
 )
 from benchlab.ci.report_model import GateReport
 from benchlab.ci.revisions import BuildFailed, Revision, Trees, subject
@@ -51,9 +52,10 @@ from benchlab.store.db import Store
 
 class StepFailed(UserError):
     """A step's benchmark (or harness) failed on a commit: the search ends, exit status 3, as
-    when an end does not build."""
+    when an end does not build; ``steps`` are those measured before it."""
 
     exit_code = EXIT_FAILED
+    steps: list = []
 
 
 @dataclass
@@ -179,14 +181,16 @@ def run_bisect(store: Store, root: str, *, build_timeout_s: float | None = None,
     """``bisect`` as a job: :func:`bisect` with ``search``'s arguments in trees of ``root``
     (removed at the end, on Ctrl-C and on SIGTERM, a build killed after ``build_timeout_s``
     s), and the report of its answer, or of what ended it (an end that does not build, a
-    step whose benchmark failed: exit status 3)."""
+    step whose benchmark failed: exit status 3, with the steps measured before it)."""
     from benchlab.core.session import interruptible
 
     with interruptible(), Trees(root, build_timeout_s=build_timeout_s) as trees:
         try:
             result = bisect(store, trees, **search)
         except (BuildFailed, StepFailed) as exc:
-            return failure_report("bisect", str(exc), False)
+            report = failure_report("bisect", str(exc), False)
+            report.notes = step_notes(getattr(exc, "steps", []))
+            return report
     return bisect_report(result)
 
 
@@ -221,7 +225,11 @@ def bisect(store: Store, trees: Trees, *, good: str, bad: str, build: str | None
             return Step(commit, "", "skipped", note=str(exc))
         opts, uncertain = options, False
         for attempt in range(retries + 1):
-            decision, session = pair(good_tree, tree, opts, f"bisect {commit[:12]}")
+            try:
+                decision, session = pair(good_tree, tree, opts, f"bisect {commit[:12]}")
+            except StepFailed as exc:
+                exc.steps = list(steps)  # what was measured before it, for the report
+                raise
             if decision.outcome != UNDECIDED:
                 break
             opts = replace(opts, max_time_s=opts.max_time_s * 2, seed=opts.seed + attempt + 1)

@@ -328,10 +328,7 @@ def bisect_report(result: Any) -> GateReport:
     """The report of a ``bisect`` that ran (a ``BisectResult``): the answer in one line (the
     commit, its subject, the merge that brought it in), then every step."""
     revisions = {"good": result.good.to_dict()}
-    notes = [f"{s.commit[:12]} {s.verdict}"
-             + (f": head/good {s.decision.ratio:.4f} ({s.decision.outcome}"
-                f"{', uncertain' if s.uncertain else ''}), session {s.session}"
-                if s.decision else "") for s in result.steps]
+    notes = step_notes(result.steps)
     if result.message:
         notes.insert(0, result.message)
     if result.first_bad is not None:
@@ -347,3 +344,12 @@ def bisect_report(result: Any) -> GateReport:
         rev.pop("build_log", None)
     decisions = [result.decision] if result.decision else []
     return GateReport("bisect", None, revisions, decisions, exit_status([]), notes=notes)
+
+
+def step_notes(steps: Sequence[Any]) -> list[str]:
+    """One line per ``bisect`` step (a ``Step``): the commit, its verdict and, when measured,
+    the ratio head/good, the outcome and the session."""
+    return [f"{s.commit[:12]} {s.verdict}"
+            + (f": head/good {s.decision.ratio:.4f} ({s.decision.outcome}"
+               f"{', uncertain' if s.uncertain else ''}), session {s.session}"
+               if s.decision else "") for s in steps]
