@@ -7,8 +7,10 @@ what this test machine cannot have.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -114,7 +116,7 @@ def test_one_ssh_cluster_serves_several_sessions_and_is_stopped_after(sshd, db_p
         assert len(remote) >= 2, remote
         _nobody_else_connects(shared.client)
         # the hosts' copy of the cluster's certificates: a directory only this user opens
-        (certs,) = glob.glob(f"/tmp/benchlab-cluster-p{os.getpid()}-*-ssh")
+        (certs,) = glob.glob(f"/tmp/benchlab-ssh-{os.getpid()}_*")
         assert stat.S_IMODE(os.stat(certs).st_mode) == 0o700
         assert "client-key.pem" not in os.listdir(certs)
     assert not os.path.exists(certs), "the hosts' certificates were left"
@@ -145,33 +147,114 @@ def _nobody_else_connects(client) -> None:
     assert all(" refused " in line for line in lines[1:]), attack.stdout
 
 
-def test_the_cli_reaches_an_ssh_host_through_the_users_ssh_config(sshd, db_path, tmp_path):
+def test_the_cli_through_the_users_ssh_config_and_a_killed_client_leaves_nothing_behind(
+        sshd, db_path, tmp_path):
     """``--cluster ssh:ALIAS`` from the command line: the port, user, key and known host come
     from ``~/.ssh/config`` and ``~/.ssh/known_hosts`` (asyncssh reads them, as ``ssh`` does),
-    which is how docs/cluster.md tells users to give them. Without the config entry the alias
-    does not resolve and the error is one line."""
+    which is how docs/cluster.md tells users to give them; without the config entry the alias
+    does not resolve and the error is one line.
+
+    Then ``kill -9`` of the client mid-session: the scheduler and worker it started through
+    sshd end with their SSH channels, and the host's directory of the cluster's certificates
+    goes with them, within seconds (their backstop, the scheduler's idle timeout, is an hour).
+    ``--resume`` completes the session on the same host and keeps every run stored before.
+
+    The client's environment quiets Dask's logs (``DASK_LOGGING__DISTRIBUTED=warning``, as a
+    user may set, and as Dask's nanny writes into a process that ran a ``local:N`` cluster):
+    the remote processes still print the addresses SSHCluster waits for."""
     from tests.conftest import assert_one_line_error, run_cli
 
-    port, key = sshd
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    host_key = (tmp_path / "host_ed25519.pub").read_text().split()
-    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
-    env = {"HOME": str(home)}
+    env = {**_ssh_home(sshd, tmp_path, alias=None), "DASK_LOGGING__DISTRIBUTED": "warning"}
     refused = run_cli("run", "--cluster", "ssh:benchlab-test-box", "--runs", "2", "true",
                       db=db_path, env=env, timeout=120)
     assert_one_line_error(refused, "benchlab-test-box")
-    (home / ".ssh" / "config").write_text(
-        f"Host benchlab-test-box\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
-        f"  IdentityFile {key}\n")
-    done = run_cli("run", "--cluster", "ssh:benchlab-test-box", "--runs", "2", "-N", "true",
-                   db=db_path, env=env, timeout=180)
-    assert done.returncode == 0, done.stderr
-    store = Store.open(db_path)
-    sess = store.sessions()[0]
-    runs = store.runs(session_id=sess["id"], include_warmup=False)
-    assert len(runs) == 2 and all(r["status"] == "ok" for r in runs)
-    assert store.get_session(sess["uid"])["metadata"]["cluster"]["address"] == \
-        "ssh:benchlab-test-box"
-    assert all(r["extra"]["worker_pid"] != os.getpid() for r in runs)
-    store.close()
+    _ssh_home(sshd, tmp_path, alias="benchlab-test-box")
+    remote, certs = _kill_mid_session(db_path, env, int((tmp_path / "sshd.pid").read_text()))
+    _assert_ended(remote, certs)
+    with Store.open(db_path, readonly=True) as store:
+        (session,) = store.sessions()
+        kept = {r["id"] for r in store.runs(session_id=session["id"], include_warmup=False)}
+    resumed = run_cli("run", "--resume", session["uid"], db=db_path, env=env, timeout=180)
+    assert resumed.returncode == 0, resumed.stderr
+    with Store.open(db_path, readonly=True) as store:
+        stored = store.get_session(session["uid"])
+        runs = store.runs(session_id=session["id"], include_warmup=False)
+    assert stored["status"] == "complete"
+    assert stored["metadata"]["cluster"]["address"] == "ssh:benchlab-test-box"
+    assert kept <= {r["id"] for r in runs}, "a run stored before the kill was lost"
+    assert 3 <= len(kept) < 12, "the client was not killed mid-session"
+    assert sorted(r["seq"] for r in runs) == sorted({r["seq"] for r in runs}), "a run twice"
+    assert len(runs) == 12 and all(r["status"] == "ok" for r in runs)
+    assert all(r["extra"]["worker_pid"] not in (os.getpid(), None) for r in runs)
+
+
+def _ssh_home(sshd, tmp_path, alias: str | None) -> dict[str, str]:
+    """``{"HOME": ...}`` of a user whose ``~/.ssh/known_hosts`` knows the test's sshd and whose
+    ``~/.ssh/config`` names it ``alias`` (no config without one)."""
+    port, key = sshd
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True, exist_ok=True)
+    host_key = (tmp_path / "host_ed25519.pub").read_text().split()
+    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
+    if alias:
+        (home / ".ssh" / "config").write_text(
+            f"Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
+            f"  IdentityFile {key}\n")
+    return {"HOME": str(home)}
+
+
+def _kill_mid_session(db_path, env: dict[str, str], sshd_pid: int) -> tuple[set[int], str]:
+    """Start 12 runs on ``ssh:benchlab-test-box`` through the CLI and SIGKILL the client once
+    3 are stored; return the Python processes that were under sshd then (the scheduler, the
+    nanny, its worker) and the host's certificate directory."""
+    from tests.cluster.helpers import comm, descendants, stored_runs, wait_for
+    from tests.conftest import BENCHLAB
+
+    client = subprocess.Popen(
+        [BENCHLAB, "run", "--db", str(db_path), "--cluster", "ssh:benchlab-test-box",
+         "-r", "12", "-N", "sleep 0.2"], env={**os.environ, **env},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        wait_for(lambda: client.poll() is not None or stored_runs(db_path) >= 3, 150,
+                 "three runs on the ssh cluster")
+        assert client.poll() is None, client.stderr.read().decode()
+        remote = {p for p in descendants(sshd_pid) if comm(p).startswith("python")}
+        (certs,) = glob.glob(f"/tmp/benchlab-ssh-{client.pid}_*")
+    finally:
+        if client.poll() is None:
+            os.killpg(client.pid, signal.SIGKILL)
+        client.wait(10)
+    assert len(remote) >= 2, remote
+    return remote, certs
+
+
+def _assert_ended(remote: set[int], certs: str) -> None:
+    """Every process of ``remote`` ends within 60 s (those left are killed) and ``certs`` is
+    removed."""
+    from tests.cluster.helpers import wait_for
+
+    try:
+        wait_for(lambda: not any(os.path.exists(f"/proc/{p}") for p in remote), 60,
+                 "the remote scheduler and worker to end")
+    finally:
+        for pid in remote:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not os.path.exists(certs), 10, f"the host's {certs} to be removed")
+
+
+def test_a_hosts_certificate_directory_is_not_a_dead_processes_scratch(tmp_path):
+    """A benchlab started on a host sweeps the scratch directories of its dead processes; the
+    certificate directory of a client on another machine is named after the client's pid,
+    which may be no process on the host, and must not be swept while its cluster runs."""
+    from benchlab.core.cluster.ssh import remote_directory
+    from benchlab.core.scratch import sweep_dead_scratch
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no process has now
+    scratch = tmp_path / f"benchlab-cluster-p{gone.pid}-abc_123"
+    certs = tmp_path / os.path.basename(remote_directory(str(scratch)))
+    scratch.mkdir()
+    certs.mkdir()
+    assert sweep_dead_scratch(str(tmp_path)) == [str(scratch)]
+    assert certs.is_dir()

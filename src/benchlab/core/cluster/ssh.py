@@ -9,14 +9,20 @@ workers' certificates over SSH into a new directory on each host (``mkdir -m 700
 fails rather than reuse a directory someone else made; keys 0600), and hands the remote
 processes Dask settings naming those files: Dask's ``SSHCluster`` passes this process's Dask
 configuration to them (``DASK_INTERNAL_INHERIT_CONFIG``: paths, never a key). The client and
-the cluster object present the client certificate from the local directory. The directories on
-the hosts are removed when the cluster closes; after a SIGKILL of the client they stay (their
-keys belong to a cluster that no longer runs).
+the cluster object present the client certificate from the local directory.
+
+The remote scheduler and nannies load :mod:`.ssh_tether` (a Dask preload): each closes, and
+removes its host's directory, once its SSH channel ends, which is when the client closes the
+cluster or is killed, SIGKILL included. As a backstop for a channel that never ends (a host
+cut off from the client without a word), the scheduler closes itself after
+:data:`IDLE_TIMEOUT_S` without a task, and its workers follow it. The client also removes the
+directories over SSH when it closes the cluster.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from typing import Any
 
@@ -26,10 +32,27 @@ from benchlab.errors import UserError
 REMOTE_FILES = ("ca.pem", "scheduler.pem", "scheduler-key.pem", "worker.pem", "worker-key.pem")
 
 
+#: A scheduler started over SSH closes itself after this long without a task (s): the
+#: backstop of :mod:`.ssh_tether`. A living client keeps it busy with its runs; Dask counts
+#: from the scheduler's start and not a worker joining, so this is far above a start-up.
+IDLE_TIMEOUT_S = 3600.0
+
+#: The Dask preload that ends the remote processes with their SSH channel.
+TETHER = "benchlab.core.cluster.ssh_tether"
+
+
+#: The name of a host's directory of the cluster's certificates (:func:`remote_directory`).
+REMOTE_NAME = re.compile(r"^benchlab-ssh-\d+_[a-z0-9_]+$")
+
+
 def remote_directory(scratch: str) -> str:
-    """Where the hosts keep this cluster's certificates and Dask's temporary directory: a
-    path named after the local scratch directory (its random part included), under /tmp."""
-    return f"/tmp/{os.path.basename(scratch)}-ssh"
+    """Where the hosts keep this cluster's certificates and Dask's temporary directory:
+    ``/tmp/benchlab-ssh-<pid>_<random>``, the pid and random part of the local scratch
+    directory. Not a scratch name (``benchlab-<kind>-p<pid>-...``): a benchlab started on a
+    host must not sweep it as left by a dead process of its own (the pid is the client's,
+    on another machine)."""
+    pid, random = os.path.basename(scratch).rsplit("-", 2)[-2:]
+    return f"/tmp/benchlab-ssh-{pid.lstrip('p')}_{random}"
 
 
 def remote_config(remote: str) -> dict[str, Any]:
@@ -48,7 +71,13 @@ def remote_config(remote: str) -> dict[str, Any]:
         "distributed.scheduler.dashboard.tls.cert": path("worker.pem"),
         "distributed.scheduler.dashboard.tls.key": path("worker-key.pem"),
         "temporary-directory": path("dask"),
-    }  # their INFO lines stay: SSHCluster waits for "Scheduler at:" in the scheduler's log
+        # INFO, whatever this process's setting: SSHCluster waits for the scheduler's "Scheduler
+        # at:" line and each worker's "worker at" line, and a remote process gets this process's
+        # configuration. DASK_LOGGING__DISTRIBUTED=warning in this environment (a user's, or
+        # one a local:N cluster's nanny wrote into its process) made the remote scheduler
+        # silent, and the start waited for that line for ever
+        "logging.distributed": "info",
+    }
 
 
 #: (host, directory) made by this process: the only directories it removes on the hosts.
@@ -129,7 +158,9 @@ def start_ssh_cluster(hosts: list[str], slots: dict[str, int],
     with dask.config.set(remote_config(remote)):
         return SSHCluster(
             [hosts[0], *hosts], connect_options=connect_options or {},
-            worker_options={"nthreads": max(slots.values()), "resources": slots},
+            worker_options={"nthreads": max(slots.values()), "resources": slots,
+                            "preload_nanny": [TETHER]},
             scheduler_options={"port": 0, "protocol": "tls", "dashboard": False,
-                               "dashboard_address": ":0"},
+                               "dashboard_address": ":0", "preload": [TETHER],
+                               "idle_timeout": IDLE_TIMEOUT_S},
             remote_python=remote_python, security=security)
