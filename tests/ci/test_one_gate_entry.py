@@ -5,14 +5,19 @@ program fails at once, so nothing here depends on timing."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
+from pathlib import Path
 
 from benchlab.store.db import Store
 from tests.ci.conftest import git, make_repo
 from tests.ci.test_gate import validate_gate_json
 from tests.conftest import BENCHLAB
 
+SRC = Path(__file__).resolve().parents[2] / "src" / "benchlab"
+#: What measures a gate's candidate: paired runs, paired harness runs, a fresh session.
+MEASURING = {"run_ab", "run_ab_harness", "run_fresh"}
 QUICK = ["--warmup", "1", "--min-pairs", "3", "--max-time", "5"]
 
 
@@ -51,3 +56,18 @@ def test_a_bisect_step_that_fails_is_the_failure_report_of_ab(tmp_path, cache_en
     assert names[f"bisect {head[:12]}"] == "failed"
     assert len(git(repo, "worktree", "list").splitlines()) == 1
 
+
+
+def test_only_the_one_entry_measures_a_gate():
+    """No command module or bisect step measures a gate's candidate on its own: every call of
+    what measures one is in ci/gate_job.py (the benchmark scripts of bench/ call the engine
+    directly, outside the package)."""
+    callers = set()
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if called in MEASURING:
+                    callers.add(path.relative_to(SRC).as_posix())
+    assert callers == {"ci/gate_job.py"}
