@@ -2,8 +2,7 @@
 share one sample of their common bracket, and a later selection of the same pair starts from
 the boundaries its first round counted (the verdict's median, then its intervals' ends). Every
 value must still be what sorting all n*m differences gives, on ties, on grids whose differences
-round, and on logarithms of both signs; the merge that replaces the binary searches must count
-what ``np.searchsorted`` counts."""
+round, and on logarithms of both signs."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import pytest
 import benchlab.stats.rank_selection as rank_selection
 from benchlab.stats import rank
 from benchlab.stats.rank_selection import sorted_difference_quantiles
-from benchlab.stats.rank_selection_search import searchsorted_ascending
 
 
 def _data(kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -63,21 +61,6 @@ def test_ranks_selected_together_and_after_the_median_equal_brute_force(small_ro
         assert sorted_difference_quantiles(xs, ys, ranks).tolist() == diffs[
             [k - 1 for k in ranks]].tolist()
     assert fenced >= 3  # most later selections did start from remembered boundaries
-
-
-def test_the_merge_counts_what_binary_search_counts():
-    rng = np.random.default_rng(7)
-    for size_a, size_keys in ((1000, 1000), (1000, 3000), (1000, 10), (0, 5), (5, 0)):
-        a = np.sort(rng.integers(0, 50, size_a).astype(float))  # many ties
-        keys = np.sort(rng.integers(-5, 55, size_keys).astype(float))
-        for side in ("left", "right"):
-            assert np.array_equal(searchsorted_ascending(a, keys, side),
-                                  np.searchsorted(a, keys, side=side))
-    a = np.sort(rng.normal(size=5000))
-    keys = np.sort(np.concatenate([a[::7], rng.normal(size=4000), [-0.0, 0.0]]))
-    for side in ("left", "right"):
-        assert np.array_equal(searchsorted_ascending(a, keys, side),
-                              np.searchsorted(a, keys, side=side))
 
 
 def test_a_remembered_rank_test_equals_a_fresh_one_either_way_round():

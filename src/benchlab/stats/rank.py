@@ -59,7 +59,6 @@ from benchlab.stats.rank_selection import (  # noqa: F401  (public here since be
     selections_are_kept,
     sorted_difference_quantiles,
 )
-from benchlab.stats.rank_selection_search import searchsorted_ascending
 
 
 def __getattr__(name: str) -> Any:
@@ -195,9 +194,9 @@ def rank_sum_statistic(x: np.ndarray, y: np.ndarray) -> float:
     float
         W, unitless (a count of pairs, ties counted half).
     """
-    xs, ys = np.sort(x), np.sort(y)  # sorted keys: each search is one merge
-    below = int(searchsorted_ascending(ys, xs, "left").sum(dtype=np.int64))
-    up_to = int(searchsorted_ascending(ys, xs, "right").sum(dtype=np.int64))
+    xs, ys = np.sort(x), np.sort(y)  # sorted keys make the searches walk y once
+    below = int(np.searchsorted(ys, xs, side="left").sum(dtype=np.int64))
+    up_to = int(np.searchsorted(ys, xs, side="right").sum(dtype=np.int64))
     return 0.5 * float(below + up_to)
 
 

@@ -4,8 +4,7 @@ and interval. The method is described in :mod:`benchlab.stats.rank`'s docstring.
 
 Long because: the rounds of the selection, the implicit matrix of differences whose boundaries
 they narrow, and the memory that keeps a pair's first-round boundaries for its next selection
-share those boundary arrays and their counts; the searches themselves are
-:mod:`benchlab.stats.rank_selection_search`."""
+share those boundary arrays and their counts."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchlab.errors import UserError
-from benchlab.stats.rank_selection_search import searchsorted_ascending
 
 # Few enough remaining candidates to materialise them (values, 8 bytes each, plus indices).
 _MATERIALISE_LIMIT = 1_500_000
@@ -86,8 +84,8 @@ class _DifferenceMatrix:
         if self._below is not None:  # integers: #{y_j < x_i - t} = #{y_j < x_i - floor(t)}
             return self._looked_up(math.floor(t))
         if self.exact_differences:  # #{y_j < x_i - t}, the real x_i - t
-            return searchsorted_ascending(self.y, self._exact_keys(t, up=True), "left")
-        idx = searchsorted_ascending(self.y, self.x - t, "left")
+            return np.searchsorted(self.y, self._exact_keys(t, up=True), side="left")
+        idx = np.searchsorted(self.y, self.x - t, side="left")
         self._repair(idx, t, strict=False)
         return idx
 
@@ -96,8 +94,8 @@ class _DifferenceMatrix:
         if self._below is not None:  # integers: #{y_j <= x_i - t} = #{y_j < x_i - ceil(t) + 1}
             return self._looked_up(math.ceil(t) - 1)
         if self.exact_differences:  # #{y_j <= x_i - t}, the real x_i - t
-            return searchsorted_ascending(self.y, self._exact_keys(t, up=False), "right")
-        idx = searchsorted_ascending(self.y, self.x - t, "right")
+            return np.searchsorted(self.y, self._exact_keys(t, up=False), side="right")
+        idx = np.searchsorted(self.y, self.x - t, side="right")
         self._repair(idx, t, strict=True)
         return idx
 
@@ -162,7 +160,7 @@ class _DifferenceMatrix:
         cum = np.cumsum(widths)
         # Sorted picks make the lookups below cache-friendly (3x faster than random order).
         picks = np.sort(rng.integers(0, int(cum[-1]), size=size))
-        rows = searchsorted_ascending(cum, picks, "right")
+        rows = np.searchsorted(cum, picks, side="right")
         cols = start[rows] + (picks - (cum[rows] - widths[rows]))
         return self.x[rows] - self.y[cols]
 
