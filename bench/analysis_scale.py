@@ -47,11 +47,13 @@ from tests.report.storebuild import add_session  # noqa: E402
 BENCHLAB = str(Path(sys.executable).parent / "benchlab")
 SIZES = (10_000, 100_000, 1_000_000, 10_000_000)
 CLI_SIZES = (10_000, 100_000, 500_000)
-#: CPU seconds measured before (docs/analysis.md, 2026-12-07, load 17-21), printed beside
+#: CPU seconds measured before (docs/analysis.md, 2026-12-07, load 14), printed beside
 #: today's: N -> (Hodges-Lehmann with its interval, the whole verdict).
-PREVIOUS_DATE = "2026-12-07 at load 17-21"
-PREVIOUS = {10_000: (0.036, 0.074), 100_000: (0.22, 0.46), 1_000_000: (1.09, 3.7),
-            10_000_000: (11.3, 53.0)}
+PREVIOUS_DATE = "2026-12-07 at load 14"
+PREVIOUS = {10_000: (0.022, 0.11), 100_000: (0.14, 0.39), 1_000_000: (0.29, 2.8),
+            10_000_000: (4.2, 41.0)}
+#: The console script's CPU seconds measured then: N -> (compare, show) of 2 x N samples.
+PREVIOUS_CLI = {10_000: (0.29, 0.30), 100_000: (0.73, 0.72), 500_000: (1.87, 1.95)}
 
 
 def samples(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -164,9 +166,12 @@ def cli(work: Path, sizes: list[int], repeat: int) -> None:
             f"  peer: pandas reads 2 x {n:,} and takes medians": [sys.executable, "-c", PEER,
                                                                    str(db)],
         }
+        before = dict(zip(("compare", "show"), PREVIOUS_CLI.get(n, ())))
         for label, argv in lines.items():
             wall, cpu, mb = timed_child(argv, repeat)
-            print(f"  {label:52} {wall:6.2f} s {cpu:6.2f} s {mb:7.0f} MB")
+            was = before.get(label.split()[0])
+            print(f"  {label:52} {wall:6.2f} s {cpu:6.2f} s {mb:7.0f} MB"
+                  + (f"  (before: {was:.2f} s CPU)" if was else ""))
     db = work / "million.db"
     if not db.exists():
         rng = np.random.default_rng(3)
