@@ -60,6 +60,8 @@ def _sig(value: float, digits: int) -> str:
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
     integer_digits = max(1, int(math.floor(math.log10(abs(value)))) + 1)
+    if integer_digits > 16:  # beyond a double's digits: 1e300 printed 301 of them
+        return f"{value:.{digits - 1}e}"
     decimals = max(0, digits - integer_digits)
     return f"{value:.{decimals}f}"
 

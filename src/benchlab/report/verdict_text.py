@@ -147,6 +147,14 @@ def _ratio_line(c: Comparison, level: str) -> str:
             f"[{r.low:.4g}, {r.high:.4g}] ({how})")
 
 
+def dependence_evidence(lag1: float | None, ljung_box_p: float) -> str:
+    """What a series' dependence check rests on: its lag-1 autocorrelation (either it or
+    Ljung-Box flags a series; a warning citing "Ljung-Box p = 0.47" alone read as no evidence)
+    and the Ljung-Box p (None lag1: a verdict stored before it was kept)."""
+    lb = f"Ljung-Box p = {ljung_box_p:.2g}"
+    return lb if lag1 is None else f"lag-1 autocorrelation {lag1:.2f}, {lb}"
+
+
 def _dependence_line(c: Comparison, status: str) -> str:
     """The autocorrelation check whose threshold scales with n, and what it means for the
     verdict: how many independent runs the autocorrelated ones count as."""
@@ -155,7 +163,7 @@ def _dependence_line(c: Comparison, status: str) -> str:
         if d is None or d.ljung_box_p is None:
             parts.append(f"{name}: not checked (fewer than 10 runs)")
             continue
-        parts.append(f"{name}: Ljung-Box p = {d.ljung_box_p:.2g}")
+        parts.append(f"{name}: {dependence_evidence(d.lag1, d.ljung_box_p)}")
         if d.flagged:
             flagged.append(f"{name}'s {d.n} runs count as about {d.effective_n:.0f} independent "
                            "ones")
@@ -594,8 +602,9 @@ def verdict_note_lines(v: Any) -> list[str]:
     for note in v.notes:
         if note.code == "autocorrelated":
             d = note.data
-            out.append(f"WARNING: {d['series']}'s runs are autocorrelated (Ljung-Box p = "
-                       f"{d['ljung_box_p']:.2g}): they count as about "
+            out.append(f"WARNING: {d['series']}'s runs are autocorrelated ("
+                       f"{dependence_evidence(d.get('lag1'), d['ljung_box_p'])}): they count "
+                       "as about "
                        f"{plural(round(d['effective_n']), 'independent run')} of {d['n']}; "
                        "the intervals and p-values above "
                        "are widened for it")

@@ -296,7 +296,7 @@ def _dependence(data: dict[str, np.ndarray],
         infl.update(unresolved_inflation(data))
     notes = tuple(Note("autocorrelated", {"series": k, "n": d.n, "effective_n": d.effective_n,
                                           "ljung_box_p": d.ljung_box_p,
-                                          "max_abs_acf": d.max_abs_acf})
+                                          "max_abs_acf": d.max_abs_acf, "lag1": d.lag1})
                   for k, d in deps.items() if d.flagged)
     if pooled.flagged and not any(d.flagged for d in deps.values()):
         notes += (Note("session_autocorrelated", {"lag1": pooled.lag1, "n": pooled.n_total,

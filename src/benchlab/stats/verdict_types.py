@@ -22,7 +22,7 @@ class Note:
     """Something the reader should know, as a code with its numbers (words: report layer).
 
     Codes: ``too_few_runs`` {n, attainable_min_n, family, attainable_p}; ``autocorrelated``
-    {series, n, effective_n, ljung_box_p, max_abs_acf}; ``open_end`` {} (an interval end at
+    {series, n, effective_n, ljung_box_p, max_abs_acf, lag1}; ``open_end`` {} (an interval end at
     exactly 1 that the test excludes: clock-grid ties); ``shift_scale`` {} (a value <= 0: the
     ratio is 1 + shift / baseline median); ``no_ratio`` {} (baseline median 0);
     ``within_margin`` {margin} (decided, yet inside the equivalence margin);
