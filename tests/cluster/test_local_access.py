@@ -187,24 +187,43 @@ from benchlab.core.cluster.address import open_cluster, parse_cluster
 def level():
     return logging.getLogger("distributed.worker").getEffectiveLevel()
 
+def environ():
+    import os
+    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+             "MALLOC_TRIM_THRESHOLD_", "PYTHONHASHSEED")
+    return " ".join(f"{name}={os.environ.get(name)}" for name in names)
+
 if __name__ == "__main__":
     with open_cluster(parse_cluster("local:1")) as client:
+        print("environ", *client.run(environ).values())
         print("worker", *client.run(level).values())
         print("client", level())
     print("closed", level())
 """
 
 
-def test_dask_logs_nothing_below_warning_in_the_client_and_the_workers(tmp_path):
+def test_local_workers_log_nothing_below_warning_and_keep_the_clients_environment(tmp_path):
     """A Dask INFO line reached the terminal after a cluster's SIGTERM: the worker processes
     log at INFO unless told before they import distributed, and the client's own silencing
-    was undone by a later first import of distributed."""
+    was undone by a later first import of distributed.
+
+    The programs a worker measures inherit its environment, which Dask's nanny had given one
+    thread per numeric library (OMP_NUM_THREADS=1...), its malloc trimming and a fixed hash
+    seed: a client without them has workers without them (PYTHONHASHSEED=random: Python's
+    default)."""
     script = tmp_path / "levels.py"
     script.write_text(LEVELS)
+    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+             "MALLOC_TRIM_THRESHOLD_", "PYTHONHASHSEED")
+    # this process's own nanny (an earlier test's LocalCluster) may have written them here
+    clean = {k: v for k, v in os.environ.items() if k not in names}
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
+                          timeout=120, cwd=tmp_path, env=clean)
     assert proc.returncode == 0, proc.stderr
-    levels = dict(line.split() for line in proc.stdout.splitlines())
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[1:] == [f"{name}=None" for name in names[:-1]] + [
+        "PYTHONHASHSEED=random"], lines[0]
+    levels = dict(line.split() for line in lines[1:])
     assert {k: int(v) >= 30 for k, v in levels.items()} == {"worker": True, "client": True,
                                                             "closed": True}, levels
     assert "distributed." not in proc.stderr, proc.stderr

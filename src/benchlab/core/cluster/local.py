@@ -72,6 +72,19 @@ def cluster_security(tls_dir: str) -> Any:
                     tls_client_key=path(key_file("client")))
 
 
+def plain_worker_environ() -> dict[str, Any]:
+    """Dask settings that leave the environment of the worker processes of a cluster benchlab
+    starts, and so of the programs they measure, as their parent's. Dask's nanny sets
+    OMP_NUM_THREADS, MKL_NUM_THREADS and OPENBLAS_NUM_THREADS to 1, MALLOC_TRIM_THRESHOLD_
+    to 65536 and an unset PYTHONHASHSEED to 6640 in its workers, for Dask's own tasks: a
+    program measured on a cluster ran with one thread per numeric library, another malloc
+    trimming and one hash seed, where here it has its own. ``random`` is Python's default."""
+    prefix = "distributed.nanny.pre-spawn-environ."
+    return {**{prefix + name: None for name in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS",
+                                               "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
+            prefix + "PYTHONHASHSEED": "random"}
+
+
 def local_config(scratch: str, dashboard: bool) -> dict[str, Any]:
     """Dask settings of a ``local:N`` cluster whose scratch directory is ``scratch``: Dask's
     temporary directory inside it, and HTTP servers that serve nothing over TLS (the
@@ -80,6 +93,7 @@ def local_config(scratch: str, dashboard: bool) -> dict[str, Any]:
 
     tls = os.path.join(scratch, "tls")
     config: dict[str, Any] = {
+        **plain_worker_environ(),
         "temporary-directory": os.path.join(scratch, "dask"),
         "distributed.worker.http.routes": [],
         # a worker process sets up its logging as it imports distributed, before any setting

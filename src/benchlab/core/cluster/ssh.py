@@ -57,9 +57,13 @@ def remote_directory(scratch: str) -> str:
 
 def remote_config(remote: str) -> dict[str, Any]:
     """Dask settings for the scheduler and workers on the hosts: TLS only, with the files in
-    ``remote``; Dask's HTTP servers serve no route, over TLS; temporary files in ``remote``."""
+    ``remote``; Dask's HTTP servers serve no route, over TLS; temporary files in ``remote``;
+    the workers' environment left as the host gives it (:func:`.local.plain_worker_environ`)."""
+    from benchlab.core.cluster.local import plain_worker_environ
+
     path = lambda name: f"{remote}/{name}"  # noqa: E731
     return {
+        **plain_worker_environ(),
         "distributed.comm.require-encryption": True,
         "distributed.comm.tls.ca-file": path("ca.pem"),
         "distributed.comm.tls.scheduler.cert": path("scheduler.pem"),
