@@ -9,8 +9,9 @@ benchmark regexp).
 Not as written: the budget and JMH's iterations. Each JMH run starts three JVMs (JMH's own and
 one fork per benchmark), about 2 s at load 2-10 with ``-wi 0 -i 3 -r 100ms``; the test looks
 from the fourth pair at alpha 0.05, without warmup runs, where a 3x regression was decided at
-8 pairs in each of four trials at load 8-11 (10 at the default alpha 0.01), and stops after 10
-pairs, as ``light``, unchanged, stays undecided at a 2 % threshold within such a budget. 3x, not 5 %, for the reason
+8 pairs in each of four trials at load 8-11 (10 at the default alpha 0.01; once in six runs of
+the test at load 8-12 not by the 10th), and stops after 14 pairs, as ``light``, unchanged,
+stays undecided at a 2 % threshold within such a budget. 3x, not 5 %, for the reason
 tests/ci/test_ab_harness_go.py gives: on this shared 2-vCPU machine a harness's own time measures
 the run queue, and the JVM's compiler adds its noise to three short iterations."""
 
@@ -28,7 +29,7 @@ from tests.harnesses.toolchains import jmh_project, jmh_sources
 pytestmark = pytest.mark.slow
 
 #: What the test changes in the Gate step: the workflow's budget and JMH's iterations.
-LEAN = {"--max-time 5min": "--max-time 120 --max-pairs 10 --min-pairs 4 --look-every 1 "
+LEAN = {"--max-time 5min": "--max-time 150 --max-pairs 14 --min-pairs 4 --look-every 1 "
                            "--alpha 0.05 --warmup 0",
         "-wi 1 -w 200ms -i 3 -r 200ms": "-wi 0 -i 3 -r 100ms"}
 JAVA = "src/main/java/bench/Work.java"
