@@ -279,7 +279,7 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
         "comparison-relative-speed", f"Relative time vs {labels[reference]} (the verdict's ratio)",
         f"Hodges-Lehmann ratio command / {labels[reference]} — below 1 is faster",
         [q for q in ratios if q["estimate"] is not None], reference=1.0,
-        reference_label=f"{labels[reference]} (reference)")
+        reference_label=f"{labels[reference]} (baseline)")
     fig.caption = ("Intervals: the verdict's, each at the level of its Holm step (family-wise "
                    f"{100 * confidence:.4g} %), as run, show and compare print them.")
     instr = {lab: b.instructions for lab, b in zip(labels, sections)
