@@ -280,6 +280,8 @@ def run_ab(store: Store, benchmarks: Sequence[AbBenchmark], base: Revision, head
            on_start: Callable[[SessionRef], None] | None = None,
            runner: RunnerFactory | None = None) -> AbResult:
     """Measure every benchmark on both revisions and decide each (see the module docstring).
+    Commands reach it through the one job entry, :func:`benchlab.ci.gate_job.run_gate`
+    (``ab`` and every ``bisect`` step), which builds the revisions and reports the result.
 
     ``runner`` makes what executes each run and count (:class:`benchlab.core.executor.Runner`,
     the core's one seam; default: placed, measured processes; tests script one).

@@ -154,7 +154,8 @@ def run_ab_harness(store: Store, kind: str, command: str, base: Revision, head: 
                    message: Callable[[str], None] = lambda text: None,
                    on_start: Callable[[Any], None] | None = None) -> AbResult:
     """Gate every benchmark of a ``kind`` harness's ``command`` on base and head (module
-    docstring). Raises UserError (nothing created) for a command the harness cannot read,
+    docstring), for :func:`benchlab.ci.gate_job.run_gate` (``ab --harness``, ``bisect
+    --harness`` steps). Raises UserError (nothing created) for a command the harness cannot read,
     and SessionInterrupted on Ctrl-C or SIGTERM; a failed harness run ends the job with
     ``AbResult.failure`` set (exit 3)."""
     from benchlab.core.executor import ending_session
