@@ -158,3 +158,23 @@ def test_a_jmh_benchmark_is_read_on_its_mode_by_default(tmp_path):
         for mode, unit in (("thrpt", "ops/s"), ("avgt", "ns"), ("ss", "ns")):
             series = store.resolve_series(f"{LIGHT}/mode={mode}")
             assert (series.metric, series.unit, len(series.values)) == (mode, unit, 2)
+
+
+@pytest.mark.parametrize("command, narrowed", [
+    ("java -jar b.jar -f 1 -wi 0", "java -jar b.jar -f 1 -wi 0 RE"),
+    # the command's own regexps give way; the options and their values stay
+    ("java -Xmx1g -jar {root}/b.jar 'Work\\.l' -p loops=1,2 -e heavy X -i 3",
+     "java -Xmx1g -jar {root}/b.jar  -p loops=1,2 -e heavy  -i 3 RE"),
+    ("java -cp a.jar:b.jar org.openjdk.jmh.Main -f=1 Work", "java -cp a.jar:b.jar "
+                                                              "org.openjdk.jmh.Main -f=1  RE"),
+    ("./gradlew jmh", None),  # JMH run another way: every run runs them all
+    ("java -jar b.jar && echo done", None),
+    ("java -jar b.jar > log", None),
+])
+def test_narrowing_replaces_the_benchmark_regexps(command, narrowed):
+    from benchlab.measure.harnesses import get_harness
+
+    names = [LIGHT, f"{HEAVY}/mode=avgt", "bench.Work.light/loops=2000"]
+    pattern = "'^(bench\\.Work\\.heavy|bench\\.Work\\.light)$'"
+    got = get_harness("jmh").narrow(command, names)
+    assert got == (narrowed.replace("RE", pattern) if narrowed else None)
