@@ -106,15 +106,16 @@ class _DifferenceMatrix:
         exact, what brute force sorts). Streaming operations only: no gather from y."""
         x = self.x
         keys = x - t
-        if abs(t) <= self.smallest_magnitude:  # Fast2Sum (|x_i| >= |t|): keys + error == x - t
-            error = (x - keys) - t
+        if abs(t) <= self.smallest_magnitude:
+            # Fast2Sum (|x_i| >= |t|): x_i - keys is exact, so the rounding error
+            # (x_i - keys) - t has the sign of x_i - keys against t (one operation fewer).
+            exact_part = x - keys
+            moved = exact_part > t if up else exact_part < t
         else:  # TwoSum, for any t
             back = keys - x
             error = (-t - back) + (x - (keys - back))
-        if up:
-            np.nextafter(keys, np.inf, out=keys, where=error > 0)
-        else:
-            np.nextafter(keys, -np.inf, out=keys, where=error < 0)
+            moved = error > 0 if up else error < 0
+        np.nextafter(keys, np.inf if up else -np.inf, out=keys, where=moved)
         return keys
 
     def _repair(self, idx: np.ndarray, t: float, *, strict: bool) -> None:
