@@ -239,3 +239,18 @@ def test_the_fastest_has_no_command_below_it_by_the_verdicts_estimate(tmp_path):
     shown = json.loads(run_cli("show", "f", "--json", "--db", db, check=True).stdout)["verdict"]
     assert (shown["baseline"], shown["baseline_rule"]) == ("c2", "fastest"), shown
     assert all(c["ratio"] >= 1 for c in shown["candidates"]), shown["candidates"]
+
+
+def test_one_comparison_reads_no_holm_in_the_reports_table(tmp_path):
+    """Two commands make one comparison, uncorrected: the report's table headed its columns
+    "interval (its Holm level)" and "p (Holm-adjusted)" beside a header without Holm."""
+    data = tmp_path / "two.csv"
+    data.write_text("".join(f"{name},{v}\n" for name in ("zstd", "gzip -1")
+                            for v in COMPRESSORS[name]))
+    db = str(tmp_path / "t.db")
+    run_cli("import", str(data), "--format", "csv", "--unit", "ns", "--name", "t", "--db", db,
+            check=True)
+    md = tmp_path / "t.md"
+    run_cli("report", "t", "--format", "markdown", "-o", str(md), "--db", db, check=True)
+    heading = next(x for x in md.read_text().splitlines() if x.startswith("| command "))
+    assert "| interval | p |" in heading and "Holm" not in md.read_text(), md.read_text()

@@ -108,7 +108,8 @@ def _comparison_table(c) -> tuple[list[str], list[list[str]]]:
     if c.jaybeams:  # that analysis's own estimate, interval, p and outcome
         header += [f"HL shift vs {c.reference}", "95 % interval of the shift", "p", "outcome"]
     else:
-        header += ["estimate", "interval (its Holm level)", "p (Holm-adjusted)", "outcome"]
+        header += ["estimate", *(("interval (its Holm level)", "p (Holm-adjusted)") if c.holm
+                                 else ("interval", "p")), "outcome"]
     rows = []
     for r, q in zip(c.results, c.ratios):
         hl = r.hodges_lehmann

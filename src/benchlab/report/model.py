@@ -73,8 +73,10 @@ class ComparisonSection:
     instructions: dict[str, float]
     #: The verdict's lines as run prints them (:func:`verdict_text.verdict_parts`).
     verdict_lines: list[tuple[str, str]] = field(default_factory=list)
-    #: The JayBeams analysis decides: its every step is shown, else the data's checks only.
+    #: The JayBeams analysis decides (its every step is shown, else the data's checks only);
+    #: Holm's procedure set the levels and p (False: one comparison, uncorrected).
     jaybeams: bool = False
+    holm: bool = True
 
 
 @dataclass
@@ -270,8 +272,7 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
     # The relative time and its interval are the verdict's (Hodges-Lehmann ratio, each at its
     # Holm level, stated per row): a bootstrap ratio of medians at the Bonferroni level here
     # put a third pair of numbers beside the headline's and the analysis's for one comparison.
-    table = verdict
-    confidence = table.confidence_level
+    table, confidence = verdict, verdict.confidence_level
     from benchlab.report.verdict_text import table_row, verdict_parts
 
     ratios = [{**table_row(table, name), "colour": colours(name)} for name, _ in cands]
@@ -280,8 +281,9 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
         f"Hodges-Lehmann ratio command / {labels[reference]} — below 1 is faster",
         [q for q in ratios if q["estimate"] is not None], reference=1.0,
         reference_label=f"{labels[reference]} (baseline)")
-    fig.caption = ("Intervals: the verdict's, each at the level of its Holm step (family-wise "
-                   f"{100 * confidence:.4g} %), as run, show and compare print them.")
+    fig.caption = (f"Interval: the verdict's, at {100 * confidence:.4g} %"
+                   if table.correction == "none" else f"Intervals: the verdict's, each at its Holm step's level (family-wise "
+                   f"{100 * confidence:.4g} %)") + ", as run, show and compare print them."
     instr = {lab: b.instructions for lab, b in zip(labels, sections)
              if b.instructions is not None}
     both = [(lab, clean(s)) for lab, s in zip(labels, series)]
@@ -290,7 +292,8 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
                                        ref.metric),
             F.cdf_figure("comparison-cdf", both, ref.unit, colours, ref.metric)]
     return ComparisonSection(labels[reference], ref.unit, results, ratios, confidence, figs,
-                             instr, verdict_parts(table, sort), jaybeams)
+                             instr, verdict_parts(table, sort), jaybeams,
+                             table.correction != "none")
 
 
 def _get(env: dict | None, path: str) -> Any:
