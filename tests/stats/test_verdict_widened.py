@@ -126,3 +126,17 @@ def test_the_runs_to_decide_are_where_the_observed_difference_would_just_decide(
         2 * NormalDist().inv_cdf(1 - (1 - c.interval_level) / 2))
     expected = math.ceil(20 * (NormalDist().inv_cdf(0.975) * se / d) ** 2)
     assert c.runs_to_decide == max(expected, 21)
+
+
+def test_a_p_value_that_underflowed_still_deflates_from_its_z():
+    """5,000 runs each that overlap by ten: the normal branch's z is about 86, its p-value
+    underflows to 0, which has no normal quantile (``benchlab show`` of such a widened pair
+    raised StatisticsError). Deflated by inflation 100 the z is 8.66, p = 2 sf(8.66) (scipy)."""
+    from scipy.stats import norm
+
+    a, b = np.arange(0.0, 5000.0) + 1.0, np.arange(4990.0, 9990.0) + 1.0
+    mw = mann_whitney_u(a, b)
+    assert mw.p_value == 0.0 and mw.z is not None
+    assert not separated(a, b, 100.0)
+    p = pair_p_value(a, b, 100.0)[0]
+    assert p == pytest.approx(2 * norm.sf(abs(mw.z) / 10.0), rel=1e-9) and 0.0 < p < 1e-15

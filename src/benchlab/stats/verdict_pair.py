@@ -348,7 +348,7 @@ def pair_p_value(a: np.ndarray, b: np.ndarray, inflation: float = 1.0) -> tuple[
         wald = inflated_wald(a, b, scale_of(a, b), inflation)
         if wald is not None:
             return wald[2], mw.method
-    return _deflate(mw.p_value, inflation), mw.method
+    return _deflate(mw.p_value, inflation, mw.z), mw.method
 
 
 def separated(a: np.ndarray, b: np.ndarray, inflation: float = 1.0) -> bool:
@@ -513,11 +513,16 @@ def _ndtri(q: float) -> float:
     return NormalDist().inv_cdf(q)
 
 
-def _deflate(p: float, inflation: float) -> float:
+def _deflate(p: float, inflation: float, z: float | None = None) -> float:
+    # A p-value that underflowed to 0 (the normal branch far out, e.g. two series of thousands
+    # of runs that do not overlap) has no quantile; its z, kept by the test, still deflates.
     if inflation <= 1.0 or p >= 1.0:
         return float(p)
-    z = -_ndtri(p / 2)
-    return float(2 * _ndtr(-z / math.sqrt(inflation)))
+    if p > 0.0:
+        z = -_ndtri(p / 2)
+    elif z is None:
+        return 0.0
+    return float(2 * _ndtr(-abs(z) / math.sqrt(inflation)))
 
 
 def _inflated_level(level: float, inflation: float) -> float:
