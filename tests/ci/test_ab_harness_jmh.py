@@ -26,7 +26,9 @@ import yaml
 from tests.ci.test_docs_ci_harness import DOC, project, run_gate
 from tests.harnesses.toolchains import jmh_project, jmh_sources
 
-pytestmark = pytest.mark.slow
+#: One worker runs every JMH test: JMH takes a machine-wide lock (java.io.tmpdir/jmh.lock) and
+#: exits at once when another JMH holds it, and both modules build the same cached project.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("jmh")]
 
 #: What the test changes in the Gate step: the workflow's budget and JMH's iterations.
 LEAN = {"--max-time 5min": "--max-time 150 --max-pairs 14 --min-pairs 4 --look-every 1 "

@@ -24,6 +24,10 @@ from benchlab.units import higher_is_better
 from tests.conftest import BENCHLAB
 from tests.harnesses.toolchains import JMH_COMMAND, jmh_project
 
+#: With tests/ci/test_ab_harness_jmh.py on one worker: JMH's lock (java.io.tmpdir/jmh.lock) is
+#: machine-wide, and a second JMH started while one runs exits at once.
+pytestmark = pytest.mark.xdist_group("jmh")
+
 HERE = Path(__file__).resolve().parent
 MODES = HERE / "jmh_modes.json"
 SAMPLE = HERE / "jmh_sample.json"
