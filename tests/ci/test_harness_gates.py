@@ -12,6 +12,7 @@ test has its own build cache and database."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sqlite3
@@ -50,19 +51,35 @@ def env(cache_env, gocache) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
-    """base (Sum 2000 loops), docs, slower (Sum 6000 loops), docs again: HEAD~2 is slower."""
+    """base (Sum 2000 loops), docs, slower (Sum 6000 loops), docs again: HEAD~2 is slower;
+    each benchmark also reports its loops per operation (:func:`counted`)."""
     root = tmp_path_factory.mktemp("harness-gates") / "repo"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.email", "ci@benchlab.invalid")
     git(root, "config", "user.name", "ci")
-    for subject, files in (("base", go_sum_product(2000)), ("docs", {"README": "one\n"}),
-                           ("slower", go_sum_product(6000)), ("docs again", {"README": "two\n"})):
+    for subject, files in (("base", counted(2000)), ("docs", {"README": "one\n"}),
+                           ("slower", counted(6000)), ("docs again", {"README": "two\n"})):
         for name, text in files.items():
             (root / name).write_text(text)
         git(root, "add", ".")
         git(root, "commit", "-qm", subject)
     return root
+
+
+def counted(sum_loops: int) -> dict[str, str]:
+    """:func:`go_sum_product`'s files, each benchmark also reporting the loops it runs per
+    operation (``b.ReportMetric``, stored as ``loops_per_op``): a count the code fixes, which
+    no load on the machine changes, for gates whose two sides are measured at different
+    moments."""
+    files = go_sum_product(sum_loops)
+    for bench, loops in (("Sum", sum_loops), ("Product", 2000)):
+        files["tiny_test.go"] = files["tiny_test.go"].replace(
+            f"func Benchmark{bench}(b *testing.B) {{\n",
+            f"func Benchmark{bench}(b *testing.B) {{\n\tdefer b.ReportMetric({loops}, "
+            f"\"loops/op\")\n", 1)
+    assert files["tiny_test.go"].count("ReportMetric") == 2
+    return files
 
 
 def _benchlab(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -126,29 +143,50 @@ def test_a_harness_suite_file_gates_and_gives_the_undecided_the_time(repo, tmp_p
 
 def test_gate_harness_against_a_recorded_baseline(repo, tmp_path, env):
     """The baseline recorded with --harness in the base tree, the head gated from a suite
-    file that names the harness (``{root}``: the current directory, as for gate's commands)."""
+    file that names the harness (``{root}``: the current directory, as for gate's commands).
+
+    The two sessions run at different moments of a shared machine, so the gated metric is
+    ``loops_per_op``, a count the code fixes (Sum 2000 -> 6000, Product 2000): no load
+    leaves it undecided by noise. The one honest undecided outcome left is the contention
+    rule (the fresh session ran under more contention than the baseline's history covers),
+    accepted only when the output says so; the exact ratios are checked either way."""
     trees = {}
     for label, rev in (("base", "HEAD~3"), ("head", "HEAD")):
         trees[label] = tmp_path / label
         git(repo, "worktree", "add", "-q", "--detach", str(trees[label]), rev)
         subprocess.run(BUILD.split(), cwd=trees[label], env=env, check=True)
     suite = tmp_path / "bench.toml"
-    suite.write_text(f'[gate]\nharness = "go"\n\n[[benchmark]]\ncommand = "{COMMAND}"\n')
+    suite.write_text(f'[gate]\nharness = "go"\n\n[[benchmark]]\ncommand = "{COMMAND}"\n'
+                     f'metrics = ["loops_per_op"]\n')
     try:
         recorded = _benchlab(["gate", "-q", "--harness", "go", "-r", "5", "--record", "main",
                               COMMAND.replace("{root}", ".")], trees["base"], env)
         assert recorded.returncode == 0, recorded.stderr
         res = _benchlab(["gate", "--suite", str(suite), "-r", "5", "--baseline", "branch:main",
-                         "--junit", str(tmp_path / "j.xml")], trees["head"], env)
+                         "--junit", str(tmp_path / "j.xml"), "--json", str(tmp_path / "g.json")],
+                        trees["head"], env)
     finally:
         for tree in trees.values():
             git(repo, "worktree", "remove", "--force", str(tree))
-    assert res.returncode == 1, res.stdout + res.stderr
+    said = res.stdout + res.stderr
     assert res.stderr.startswith("benchlab: session "), res.stderr  # said as it begins
+    decisions = {d["benchmark"]: d
+                 for d in json.loads((tmp_path / "g.json").read_text())["benchmarks"]}
+    assert {b: (d["metric"], d["ratio"]) for b, d in decisions.items()} == {
+        "Sum": ("loops_per_op", pytest.approx(3.0, rel=1e-9)),
+        "Product": ("loops_per_op", pytest.approx(1.0, rel=1e-9))}, decisions
     cases = list(ET.parse(tmp_path / "j.xml").getroot().iter("testcase"))
+    assert sorted("Sum" in c.get("name") for c in cases) == [False, True], cases
     failed = [c.get("name") for c in cases if c.find("failure") is not None]
-    assert len(failed) == 1 and "Sum" in failed[0], [c.get("name") for c in cases]
-    assert any("Product" in c.get("name") for c in cases)
+    sum_decision = decisions["Sum"]
+    if res.returncode == 0:  # the contention rule kept the fresh session from deciding
+        assert sum_decision["outcome"] == "undecided" and not failed, said
+        assert "ran under more contention than the baseline's history covers" in said, said
+        assert "benchlab ab pairs the runs" in said, said
+    else:
+        assert res.returncode == 1, said
+        assert sum_decision["outcome"] == "slower", said
+        assert len(failed) == 1 and "Sum" in failed[0], [c.get("name") for c in cases]
 
 
 def test_bisect_harness_follows_the_benchmark_that_got_slower(repo, env):
