@@ -19,6 +19,7 @@ import io
 import json
 import re
 
+import numpy as np
 import pytest
 
 from benchlab.store.formats.exporters import EXPORTERS
@@ -254,3 +255,38 @@ def test_one_comparison_reads_no_holm_in_the_reports_table(tmp_path):
     run_cli("report", "t", "--format", "markdown", "-o", str(md), "--db", db, check=True)
     heading = next(x for x in md.read_text().splitlines() if x.startswith("| command "))
     assert "| interval | p |" in heading and "Holm" not in md.read_text(), md.read_text()
+
+
+#: Three series of 30 runs; A's lag-1 autocorrelation (0.41) is evidence of dependence for a
+#: pair (1 %/2) but not among three commands (1 %/3).
+BORDERLINE = {
+    "A": [10740, 9952, 10057, 9612, 9734, 9916, 9752, 9558, 9493, 9400, 9019, 9470, 9982, 10457,
+          10515, 11536, 10758, 10064, 11009, 9861, 10437, 9698, 10054, 9082, 10064, 9946, 9507,
+          10657, 10658, 10281],
+    "B": [9606, 10122, 9205, 10333, 10588, 9776, 10217, 10126, 9804, 9577, 9033, 10730, 9976,
+          11344, 10421, 10139, 9676, 10721, 9750, 10816, 9802, 10093, 9266, 11243, 9953, 9809,
+          10413, 9564, 10391, 9431],
+    "C": [10276, 9491, 9122, 9707, 9294, 10280, 10010, 10257, 10045, 9824, 10014, 10540, 9908,
+          9626, 9526, 9889, 9632, 10985, 9427, 9473, 9848, 10330, 9866, 9532, 9604, 9826, 10498,
+          9522, 9954, 9698],
+}
+
+
+def test_the_data_checks_flag_the_series_the_verdict_flags(tmp_path):
+    """compare A B --baseline C printed, under a verdict that was not widened, A's check line
+    "autocorrelated runs ... the verdict's interval and p are widened for it": the pair's check
+    weighed two series, the verdict three."""
+    from benchlab.stats.verdict_pair import series_dependence
+
+    a = np.array(BORDERLINE["A"], dtype=float)
+    assert series_dependence(a, family=2).flagged and not series_dependence(a, family=3).flagged
+    data = tmp_path / "three.csv"
+    data.write_text("".join(f"{k},{v}\n" for k in BORDERLINE for v in BORDERLINE[k]))
+    db = str(tmp_path / "b.db")
+    run_cli("import", str(data), "--format", "csv", "--unit", "ns", "--name", "b", "--db", db,
+            check=True)
+    out = run_cli("compare", "b:A", "b:B", "--baseline", "b:C", "--db", db, check=True).stdout
+    assert "widened" not in out and "WARNING" not in out, out
+    assert out.count("PASSED: no series shows autocorrelation") == 2, out
+    pair = run_cli("compare", "b:A", "b:C", "--db", db, check=True).stdout  # two commands
+    assert "widened for autocorrelated runs" in pair and "WARNING: autocorrelated runs (A" in pair

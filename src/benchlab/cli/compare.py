@@ -21,6 +21,7 @@ from benchlab.cli.output_path import OUTPUT_FILE
 from benchlab.environment import diff_environments
 from benchlab.errors import UserError
 from benchlab.report.verdict_text import (
+    align_dependence,
     candidate_line,
     check_lines,
     notes_text,
@@ -150,6 +151,8 @@ def compare_cmd(series, baseline, metric, conf_level, power, min_effect, iterati
                             equivalence_margin_abs=(options.min_effect if effect_kind == "absolute"
                                                     else None),
                             jaybeams_compatible=jaybeams_compatible)
+
+    align_dependence(results, verdict)
 
     def jaybeams_rules(r) -> bool:  # the JayBeams analysis decides (or exact counts do)
         return jaybeams_compatible or (unit == "count" and _exact_counts(r))

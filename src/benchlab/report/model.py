@@ -267,14 +267,13 @@ def comparison_section(series: Sequence[Series], labels: Sequence[str],
                                 baseline=labels[reference], metric=ref.metric,
                                 unit=ref.unit or "ns",
                                 confidence_level=options.resolved().confidence_level)
-    for r in results:
-        r.verdict = verdict
+    from benchlab.report.verdict_text import align_dependence, table_row, verdict_parts
+
+    align_dependence(results, verdict)
     # The relative time and its interval are the verdict's (Hodges-Lehmann ratio, each at its
     # Holm level, stated per row): a bootstrap ratio of medians at the Bonferroni level here
     # put a third pair of numbers beside the headline's and the analysis's for one comparison.
     table, confidence = verdict, verdict.confidence_level
-    from benchlab.report.verdict_text import table_row, verdict_parts
-
     ratios = [{**table_row(table, name), "colour": colours(name)} for name, _ in cands]
     fig = F.interval_figure(
         "comparison-relative-speed", f"Relative time vs {labels[reference]} (the verdict's ratio)",

@@ -12,6 +12,7 @@ sentence is written once (the JayBeams analysis flow of ``compare``, and the ver
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from benchlab.stats.comparison import Check, Comparison
@@ -155,6 +156,27 @@ def dependence_evidence(lag1: float | None, ljung_box_p: float) -> str:
     return lb if lag1 is None else f"lag-1 autocorrelation {lag1:.2f}, {lb}"
 
 
+def align_dependence(results: list[Comparison], verdict: Any) -> None:
+    """Attach ``verdict`` to each pair's analysis and make the pair's autocorrelation check
+    flag exactly the series the verdict flagged. The pair's check weighs its two series as a
+    family of 2 and the verdict weighs all k (1 %/k): a series of a three-command compare
+    between the two read "the verdict's interval and p are widened for it" beside a verdict
+    that was not widened. The check's numbers (lag-1, Ljung-Box p, effective n) are the same
+    either way; under --jaybeams-compatible that analysis's own check stays."""
+    flagged = {n.data["series"] for n in verdict.notes if n.code == "autocorrelated"}
+    for r in results:
+        r.verdict = verdict
+        if r.options.jaybeams_compatible:
+            continue
+        for side, name in (("dependence_a", r.name_a), ("dependence_b", r.name_b)):
+            d = getattr(r, side)
+            if d is not None and d.ljung_box_p is not None:
+                setattr(r, side, replace(d, flagged=name in flagged, adjusted=name in flagged))
+        status = "WARNING" if flagged & {r.name_a, r.name_b} else "PASSED"
+        r.checks = [replace(ch, status=status) if ch.name == "independence"
+                    and ch.data.get("scaled") else ch for ch in r.checks]
+
+
 def _dependence_line(c: Comparison, status: str) -> str:
     """The autocorrelation check whose threshold scales with n, and what it means for the
     verdict: how many independent runs the autocorrelated ones count as."""
@@ -170,9 +192,9 @@ def _dependence_line(c: Comparison, status: str) -> str:
     if status == "PASSED":
         # "on its own": the verdict also pools the lag-1 estimate over the series, and a
         # WARNING below says when that pooled estimate widened it
-        return ("no series shows autocorrelation beyond chance on its own (lag-1 band "
-                "1.96/sqrt(n), 0.84/sqrt(n) below 20 runs, Ljung-Box "
-                f"at 1%; {'; '.join(parts)})")
+        return ("no series shows autocorrelation beyond chance on its own (one-sided lag-1 "
+                "test at 1%/k, 20%/k below 20 runs, and Ljung-Box at 1%/k, k the commands "
+                f"judged together; {'; '.join(parts)})")
     return (f"autocorrelated runs ({'; '.join(parts)}): {', '.join(flagged)}; the verdict's "
             "interval and p are widened for it, the check lines' test is not")
 
