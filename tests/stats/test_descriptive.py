@@ -57,6 +57,29 @@ def test_other_quantile_method_changes_percentiles():
     assert summarize(x, method="inverted_cdf").p90 == 9.0
 
 
+def _tied_samples():
+    """Samples whose order statistics fall on ties, both parities, of either sign, with zeros."""
+    rng = np.random.default_rng(11)
+    for n in (3, 4, 5, 8, 9, 1000, 1001):
+        yield np.round(rng.lognormal(13.0, 0.3, n), -3)  # ns on a 1 us grid: ties
+        yield rng.integers(1, 4, n).astype(float)  # three values
+        yield -rng.integers(1, 40, n) / 10.0  # all negative
+        yield rng.choice([0.0, -0.0, 1.0, -2.0], n)  # signed zeros
+    yield np.array([1.0, 1.0, 1.0, 9.0])  # MAD 0 beside an outlier
+
+
+def test_summary_is_numpys_order_statistics_bit_for_bit():
+    """Median, percentiles, min, max and the raw MAD equal numpy's, to the last bit and sign:
+    ``summarize`` takes them from one sort (the MAD by bisection over the sorted values)."""
+    for x in _tied_samples():
+        s = summarize(x)
+        med = np.median(x)
+        pct = np.percentile(x, [25.0, 75.0, 90.0, 95.0, 99.0, 99.9], method="linear")
+        want = [med, *pct, x.min(), x.max(), np.median(np.abs(x - med))]
+        got = [s.median, s.q1, s.q3, s.p90, s.p95, s.p99, s.p99_9, s.min, s.max, s.mad_raw]
+        assert [(v, np.signbit(v)) for v in got] == [(float(v), np.signbit(v)) for v in want], x
+
+
 def test_cdf_points_are_sorted_with_right_continuous_probabilities():
     values, probs = cdf_points([3.0, 1.0, 2.0, 2.0])
     assert values.tolist() == [1.0, 2.0, 2.0, 3.0]
