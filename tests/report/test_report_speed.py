@@ -167,3 +167,25 @@ def test_history_page_says_how_its_intervals_are_made(tmp_path):
             assert (p.low, p.high) == (iv.low, iv.high)
     assert "order statistics" in history_section(h).paragraphs[0]
     assert "no bootstrap" in history_section(h).paragraphs[0]
+
+
+def test_show_reads_each_series_once(tmp_path, monkeypatch, capsys):
+    """``show`` summarises each program series and judges the verdict's on the same values:
+    the store reads each (benchmark, metric) once, and the verdict is printed."""
+    from benchlab.cli.main import main
+
+    rng = np.random.default_rng(8)
+    with Store.open(tmp_path / "s.db") as store:
+        uid = add_session(store, {"a": rng.normal(100, 5, 40), "b": rng.normal(120, 5, 40)},
+                          name="two", program_metric="latency")
+    reads: list[tuple[int, str]] = []
+    read = Store.sample_values
+
+    def counted(self, benchmark_id, metric):
+        reads.append((benchmark_id, metric))
+        return read(self, benchmark_id, metric)
+
+    monkeypatch.setattr(Store, "sample_values", counted)
+    main(["show", uid, "--db", str(tmp_path / "s.db")])
+    assert "faster" in capsys.readouterr().out
+    assert len(reads) == 2 and len(set(reads)) == 2

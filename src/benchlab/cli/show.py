@@ -30,14 +30,15 @@ def show_cmd(session: str | None, as_json: bool, db: str | None,
     """Show a session (default: the newest): timings of each benchmark, the verdict between
     them, failed runs with their stderr, environment, protocol and metrics."""
     from benchlab.report import ab_session
-    from benchlab.report.run_summary import session_summaries
+    from benchlab.report.run_summary import SamplesReadOnce, session_summaries
     from benchlab.report.speed_verdict import (
         sequential_verdict_lines,
         session_verdict,
         session_verdict_lines,
     )
 
-    with open_store(db, readonly=True) as store:
+    with open_store(db, readonly=True) as opened:
+        store = SamplesReadOnce(opened)  # the summaries and the verdict read each series once
         if session is None:
             session = store.newest_uid()
         info = session_overview(store, session)
