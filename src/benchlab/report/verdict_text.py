@@ -599,12 +599,13 @@ def candidate_line(v: Any, c: Any, *, more_runs: str | None = None) -> str:
     if c.decided:
         return _decided_words(c, v)
     if c.reason == "dependence_unresolved":
-        how = more_runs or f"use -r {c.runs_to_decide} or more"
+        how = (f"{more_runs} (at least {c.runs_to_decide} each)" if more_runs
+               else f"use -r {c.runs_to_decide} or more")
         return (f"cannot tell {c.name} and {v.baseline} apart yet: {_ratio_words(c, v)} "
-                f"({p_equals(c.p_adjusted)}), but their runs depend on one another and "
+                f"({_p_words(c, v)}), but their runs depend on one another and "
                 f"{plural(min(c.n, c.n_baseline), 'run')} each cannot show how much: the "
-                f"difference holds only if they depend little; {how} (at least "
-                f"{c.runs_to_decide} each) so the runs can estimate their own dependence")
+                f"difference holds only if they depend little; {how} so the runs can "
+                "estimate their own dependence")
     if c.outcome == "equivalent":
         m = max(len(v.candidates), 1)
         eq = (f"ratio {_factor(c.ratio)}, {_equivalence_interval(c, v)}"
@@ -615,7 +616,7 @@ def candidate_line(v: Any, c: Any, *, more_runs: str | None = None) -> str:
         return (f"{c.name} and {v.baseline} are equivalent within {_within(v)}: {eq} (two "
                 f"one-sided tests at {v.alpha:g})")
     return (f"cannot tell {c.name} and {v.baseline} apart yet: {_ratio_words(c, v)} "
-            f"({p_equals(c.p_adjusted)}); {_plan_words(c, v)}")
+            f"({_p_words(c, v)}); {_plan_words(c, v)}")
 
 
 def verdict_note_lines(v: Any) -> list[str]:
