@@ -108,7 +108,8 @@ def test_the_gate_decides_on_the_values_the_store_holds(db_path):
         for made in result.decisions:
             again = decide(store.harness_values(base["id"], made.metric)[0],
                            store.harness_values(head["id"], made.metric)[0], benchmark="k",
-                           metric=made.metric, threshold=0.01, critical=critical, paired=True)
+                           metric=made.metric, threshold=0.01, critical=critical, paired=True,
+                           alpha=0.005)  # the job's alpha, shared by wall and CPU time
             assert again == made
     assert {d.metric for d in result.decisions} == {"wall", "cpu"}
 

@@ -219,7 +219,7 @@ class _Job:
                 if failure:
                     return ending(failure)
         clock = LookClock(o, start, time.monotonic())
-        looks = Looks(alpha=o.alpha / max(len(timed), 1))
+        looks = Looks(alpha=o.alpha_each(len(timed)))
         while True:
             for index in self.rng.permutation(pair):
                 failure = self.run(int(index), False, pairs)
@@ -252,7 +252,9 @@ class _Job:
             self.values(2 * k, metric), self.values(2 * k + 1, metric),
             direction=reported.direction if reported else "lower",
             unit=reported.unit if reported else "", benchmark=bench.name, metric=metric,
-            threshold=bench.threshold(metric), critical=critical, alpha=self.options.alpha,
+            threshold=bench.threshold(metric), critical=critical,
+            alpha=self.options.alpha_each(1 if metric == "instructions"
+                                          else len(bench.paired_metrics)),
             paired=metric != "instructions")
 
     def count(self, k: int, bench: AbBenchmark) -> tuple[GateDecision, str | None]:

@@ -37,6 +37,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from benchlab.ci.ab import AbOptions, AbResult, LookClock
+from benchlab.ci.ab_plan import ALPHA_PER_SUITE
 from benchlab.ci.gate import HIGHER, LOWER, GateDecision, Looks, decide_oriented, default_threshold
 from benchlab.ci.revisions import Revision
 from benchlab.core.harness_session import HarnessRunWriter
@@ -96,7 +97,14 @@ class _Pairs:
                                unit=unit, benchmark=bench, metric=metric,
                                threshold=self.threshold if self.threshold is not None
                                else default_threshold(metric),
-                               critical=critical, alpha=options.alpha, paired=True)
+                               critical=critical,
+                               alpha=options.alpha_each(self.metrics_per_benchmark),
+                               paired=True)
+
+    @property
+    def metrics_per_benchmark(self) -> int:
+        """The metrics each benchmark is gated on (each is, on every one requested)."""
+        return len(self.requested) or 1
 
     def notes(self) -> list[str]:
         return [f"{bench} ({metric}): up to {n} values in one harness run; each run counts "
@@ -259,12 +267,16 @@ class _Job:
                 return
 
     def first_looks(self) -> Looks:
-        """The looks' error split over the metrics of one benchmark (each benchmark is decided
-        on its own, at alpha per benchmark)."""
+        """The looks' error of each decision, now that the first run told the benchmarks (k:
+        one decision per benchmark and metric): alpha split over one benchmark's metrics, or
+        at ``--alpha-scope suite`` over all k."""
         gated = self.values.gated
         benches = {b for b, _ in gated}
-        self.message(f"{self.sides.kind}: {len(benches)} benchmarks reported")
-        return Looks(alpha=self.options.alpha / max(1, len(gated) // max(1, len(benches))))
+        self.options.spend_over(len(gated))
+        o = self.options
+        spent = f"; {o.alpha_statement()}" if o.alpha_scope == ALPHA_PER_SUITE else ""
+        self.message(f"{self.sides.kind}: {len(benches)} benchmarks reported{spent}")
+        return Looks(alpha=self.options.alpha_each(self.values.metrics_per_benchmark))
 
     def look(self, now: float, final: bool, spent: float, critical: float) -> bool:
         """Decide every undecided benchmark at this look; True when the job ends."""

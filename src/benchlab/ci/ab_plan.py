@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from benchlab.ci.gate import DEFAULT_ALPHA, default_threshold
 from benchlab.ci.reported import ReportedMetric
@@ -45,11 +45,26 @@ class AbBenchmark:
         return self.command.replace("{root}", shlex.quote(revision.root))
 
 
+#: ``--alpha-scope``: alpha bounds each benchmark's false regressions (the default), or the
+#: whole job's (each of its k decisions gets alpha / k).
+ALPHA_PER_BENCHMARK, ALPHA_PER_SUITE = "benchmark", "suite"
+ALPHA_SCOPES = (ALPHA_PER_BENCHMARK, ALPHA_PER_SUITE)
+
+
+def check_alpha_scope(value: object, where: str) -> str:
+    """``value`` when it is an alpha scope (:data:`ALPHA_SCOPES`); one-line UserError naming
+    ``where`` otherwise."""
+    if value not in ALPHA_SCOPES:
+        raise UserError(f"{where} must be \"benchmark\" (alpha per benchmark) or \"suite\" "
+                        f"(alpha over the whole job), got {value!r}")
+    return str(value)
+
+
 @dataclass
 class AbOptions:
     """How each benchmark is measured: warmups per revision, a budget (s) and pair limits,
-    looks every ``look_every`` pairs, the error level, instruction counting, the order seed,
-    a timeout per run (s)."""
+    looks every ``look_every`` pairs, the error level and what it bounds (each benchmark, or
+    the whole job), instruction counting, the order seed, a timeout per run (s)."""
 
     warmup: int = 2
     max_time_s: float = 60.0
@@ -63,6 +78,43 @@ class AbOptions:
     timeout_s: float | None = None
     #: the shell that runs each command (a command line, as ``run -S``); None: no shell (-N)
     shell: str | None = "sh"
+    #: what ``alpha`` bounds: ``benchmark`` (each benchmark's decisions share it) or ``suite``
+    #: (the job's k benchmark x metric decisions share it: alpha / k each, Bonferroni)
+    alpha_scope: str = ALPHA_PER_BENCHMARK
+    #: k, the job's benchmark x metric decisions, once its benchmarks are known (None: not yet)
+    decisions: int | None = None
+
+    def spend_over(self, decisions: int) -> None:
+        """Count the job's ``decisions`` (benchmark x metric), known once its benchmarks are:
+        at suite scope each then gets ``alpha / decisions``."""
+        self.decisions = max(int(decisions), 1)
+
+    def alpha_each(self, metrics: int = 1) -> float:
+        """The two-sided error one decision is held to over all its looks (a false regression:
+        half of it): at suite scope ``alpha / k`` (k: :attr:`decisions`); per benchmark
+        ``alpha / metrics``, the benchmark's ``metrics`` decisions sharing ``alpha``."""
+        if self.alpha_scope == ALPHA_PER_SUITE and self.decisions:
+            return self.alpha / self.decisions
+        return self.alpha / max(int(metrics), 1)
+
+    def alpha_spending(self) -> dict[str, Any]:
+        """How ``alpha`` was spent, for the job's JSON: its value, scope, the job's decisions
+        (k; None: not known), at suite scope each decision's alpha (None per benchmark, where
+        it is alpha split over the benchmark's metrics), and :meth:`alpha_statement`."""
+        suite = self.alpha_scope == ALPHA_PER_SUITE and self.decisions
+        return {"alpha": self.alpha, "scope": self.alpha_scope, "decisions": self.decisions,
+                "each": self.alpha_each() if suite else None,
+                "statement": self.alpha_statement()}
+
+    def alpha_statement(self) -> str:
+        """``alpha 0.01 over 200 decisions: 5e-05 each`` at suite scope (decisions known),
+        ``alpha 0.01 per benchmark`` otherwise."""
+        if self.alpha_scope != ALPHA_PER_SUITE:
+            return f"alpha {self.alpha:g} per benchmark"
+        if not self.decisions:
+            return f"alpha {self.alpha:g} over the whole job (no decision made)"
+        return (f"alpha {self.alpha:g} over {self.decisions} decision"
+                f"{'s' if self.decisions != 1 else ''}: {self.alpha_each():.3g} each")
 
     def validate(self) -> None:
         """One-line UserError for a value out of range."""
@@ -77,6 +129,7 @@ class AbOptions:
             raise UserError(f"--look-every must be 1..10000 (got {self.look_every})")
         if not 0 < self.alpha < 0.5:
             raise UserError(f"--alpha must be in (0, 0.5) (got {self.alpha})")
+        check_alpha_scope(self.alpha_scope, "--alpha-scope")
         if self.count not in (None, "instructions"):
             raise UserError(f"--count {self.count!r} is not known; use --count instructions")
         if not 1 <= self.count_runs <= 10:

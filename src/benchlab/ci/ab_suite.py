@@ -8,6 +8,7 @@ TOML in the study's style (``[study]`` becomes ``[gate]``, ``[[workload]]`` may 
     cpu_threshold = "2%"            # CPU time (user + sys), when gated on
     instructions_threshold = "0.5%" # instruction counts
     build_timeout = "10min"         # a build running longer is killed (exit 3)
+    alpha_scope = "suite"           # --alpha over the whole job: alpha / k per decision
 
     [[benchmark]]
     name = "sort"
@@ -40,13 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchlab.ci.ab_plan import AbBenchmark
+from benchlab.ci.ab_plan import AbBenchmark, check_alpha_scope
 from benchlab.ci.gate import check_threshold
 from benchlab.ci.reported import parse_metrics
 from benchlab.errors import UserError
 
 _GATE_KEYS = {"threshold", "cpu_threshold", "instructions_threshold", "build_timeout",
-              "harness"}
+              "harness", "alpha_scope"}
 _HARNESS_BENCH_KEYS = {"name", "command", "metrics"}
 _BENCH_KEYS = {"name", "command", "threshold", "cpu_threshold", "instructions_threshold",
                "metrics", "better"}
@@ -87,6 +88,15 @@ def build_timeout_of(path: str | Path) -> float | None:
     if "build_timeout" not in gate:
         return None
     return parse_duration_s(gate["build_timeout"], what=f"{path} [gate] build_timeout")
+
+
+def alpha_scope_of(path: str | Path) -> str | None:
+    """The suite file's ``[gate] alpha_scope`` (``benchmark`` or ``suite``; None when not
+    set); one-line UserError for another value."""
+    _, gate = _read(Path(path))
+    if "alpha_scope" not in gate:
+        return None
+    return check_alpha_scope(gate["alpha_scope"], f"{path} [gate] alpha_scope")
 
 
 @dataclass
@@ -142,6 +152,7 @@ def load_ab_suite(path: str | Path) -> list[AbBenchmark]:
         raise UserError(f"{path} runs a harness ([gate] harness = {gate['harness']!r}): ab and "
                         f"gate run it; other commands take a suite of commands")
     build_timeout_of(path)  # checked with the rest: bad input before anything is built
+    alpha_scope_of(path)
     defaults = _thresholds(gate, f"{path} [gate]")
     return _entries(path, data, defaults)
 

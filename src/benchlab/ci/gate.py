@@ -91,6 +91,10 @@ class GateDecision:
         whose interval lies below 1 / (1 + threshold).
     unit : str
         The metric's unit ('' when not known).
+    alpha : float
+        The two-sided error this decision is held to over all its looks (a false regression:
+        alpha / 2): ``--alpha``, split over a benchmark's metrics or, at ``--alpha-scope
+        suite``, over the job's decisions (NaN when not known).
     """
 
     benchmark: str
@@ -108,6 +112,7 @@ class GateDecision:
     reason: str
     direction: str = LOWER
     unit: str = ""
+    alpha: float = math.nan
 
     @property
     def regression(self) -> bool:
@@ -142,8 +147,9 @@ class GateDecision:
     def from_dict(cls, data: dict[str, Any]) -> "GateDecision":
         """Rebuild from :meth:`to_dict`."""
         fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        for k in ("ratio", "low", "high", "base_median", "head_median"):
-            fields[k] = math.nan if fields[k] is None else float(fields[k])
+        for k in ("ratio", "low", "high", "base_median", "head_median", "alpha"):
+            if k in fields:
+                fields[k] = math.nan if fields[k] is None else float(fields[k])
         return cls(**fields)
 
 
@@ -243,7 +249,7 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
         |z| critical value of this look of a sequential design (None: a fixed-sample interval
         at 1 - alpha).
     alpha : float
-        Two-sided level of the fixed-sample interval.
+        Two-sided level of the fixed-sample interval (with ``critical``: only kept).
     paired : bool
         True when ``base[i]`` and ``head[i]`` were measured as a pair (interleaved, random
         order within the pair): the interval is then that of the within-pair log ratio
@@ -260,12 +266,12 @@ def decide(base: Any, head: Any, *, benchmark: str, metric: str, threshold: floa
     """
     from benchlab.stats import distributions as special
 
-
     b, h = _usable(base, head, paired)
     medians = (float(np.median(b)) if b.size else math.nan,
                float(np.median(h)) if h.size else math.nan)
     common = dict(benchmark=benchmark, metric=metric, threshold=threshold, n_base=int(b.size),
-                  n_head=int(h.size), base_median=medians[0], head_median=medians[1])
+                  n_head=int(h.size), base_median=medians[0], head_median=medians[1],
+                  alpha=alpha)
     # Values that do not vary are exact only where their constancy was seen: one value a side
     # (a single pair, one run each) says nothing about the spread, so it never decides.
     exact = b.size >= 2 and h.size >= 2 and np.ptp(b) == 0.0 and np.ptp(h) == 0.0

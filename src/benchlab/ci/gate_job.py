@@ -81,7 +81,8 @@ class GateJob:
     ``ab`` or ``bisect``), what is measured (``benches``, a ``harness`` command, or a stored
     ``candidate`` session), the head revision (a built tree, a revision to build, or None: the
     work tree when building, else the current directory), what is built first, how runs are
-    measured (``options``: warmups, timeout, shell, counting, alpha, and for pairs the budget
+    measured (``options``: warmups, timeout, shell, counting, alpha and what it bounds, and for
+    pairs the budget
     and looks), whether undecided fails, the repository kept in the session's metadata, and
     for a stored baseline per benchmark its thresholds (fractions by metric), metrics and the
     metrics' directions (those of ``benches`` when they are given)."""
@@ -131,13 +132,28 @@ def run_gate(store: Store, job: GateJob, *, argv: Sequence[str] = (), name: str 
             return measure_paired(store, job, built["base"], built["head"], runner=runner, **kw)
         return measure_stored(store, job, baseline, built.get("head"), **kw)
 
+    if job.benches:  # known before anything runs (a harness's: after its first run)
+        job.options.spend_over(decisions_of(job.benches, job.options))
     if job.build is None:
-        return measure({"base": base, "head": job.head})
+        return alpha_stated(measure({"base": base, "head": job.head}), job.options)
     with interruptible(), Trees(job.build.root, build_timeout_s=job.build.timeout_s) as trees:
         built, failure = build_revisions(trees, job.build.command, job.head, message, base=base)
         if failure is None:
-            return measure(built)
-    return failure_report(job.command, failure, job.fail_undecided)
+            return alpha_stated(measure(built), job.options)
+    return alpha_stated(failure_report(job.command, failure, job.fail_undecided), job.options)
+
+
+def decisions_of(benches: Sequence[AbBenchmark], options: AbOptions) -> int:
+    """The benchmark x metric decisions of a job of commands: each benchmark's metrics decided
+    on pairs (or runs), and its instruction counts when counted."""
+    return sum(len(b.paired_metrics)
+               + int(bool(options.count) or "instructions" in b.metrics) for b in benches)
+
+
+def alpha_stated(report: GateReport, options: AbOptions) -> GateReport:
+    """``report`` saying how ``--alpha`` was spent (``options``, its decisions counted)."""
+    report.alpha = options.alpha_spending()
+    return report
 
 
 def default_name(job: GateJob, base: Revision | None, head: Revision | None) -> str | None:
@@ -258,8 +274,9 @@ def judge(store: Store, job: GateJob, base: dict[str, Any] | None,
         revisions = {"head": {**kept, "session": cand["uid"]}}
     if base is not None:
         thresholds, metrics, directions = gated_by_benchmark(job)
+        job.options.spend_over(stored_decisions(store, base, cand, metrics))
         decisions, notes = bl.gate_against(store, base, cand, thresholds, metrics,
-                                           job.options.alpha, stored.force, directions)
+                                           job.options.alpha_each(), stored.force, directions)
         revisions = {"baseline": bl.session_revision(base), **revisions}
     else:
         notes.append("no --baseline: recorded only, nothing gated")
@@ -270,6 +287,15 @@ def judge(store: Store, job: GateJob, base: dict[str, Any] | None,
                       exit_status(decisions, fail_undecided=job.fail_undecided),
                       seconds=bl.measuring_seconds(store, cand),
                       fail_undecided=job.fail_undecided, notes=notes)
+
+
+def stored_decisions(store: Store, base: dict[str, Any], cand: dict[str, Any],
+                     metrics: dict[str, list[str]]) -> int:
+    """The decisions of gating ``cand`` against ``base``: each benchmark both sessions hold,
+    once per metric it is gated on (``metrics``; missing: wall)."""
+    in_base = {b["name"] for b in store.benchmarks(base["id"])}
+    return sum(len(metrics.get(b["name"], ["wall"])) for b in store.benchmarks(cand["id"])
+               if b["name"] in in_base)
 
 
 def build_revisions(trees: Trees, build: str | None, head: Revision | str | None,

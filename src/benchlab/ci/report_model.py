@@ -18,7 +18,8 @@ _VERDICT = {EXIT_PASS: "passed", EXIT_REGRESSION: "regression", EXIT_BAD_INPUT: 
 class GateReport:
     """A gate's result as data: ``kind`` (``ab``, ``gate`` or ``bisect``), the session uid,
     revisions by label (plain dicts: commit, subject, ...), decisions, pairs and seconds per
-    benchmark, the failure line (None), the exit status and whether undecided fails."""
+    benchmark, the failure line (None), the exit status, whether undecided fails, notes, and
+    how the error level was spent."""
 
     kind: str
     session: str | None
@@ -30,6 +31,9 @@ class GateReport:
     failure: str | None = None
     fail_undecided: bool = False
     notes: list[str] = field(default_factory=list)
+    #: how ``--alpha`` was spent (``AbOptions.alpha_spending``: alpha, scope, decisions, each,
+    #: statement); None: not said (a bisect's report)
+    alpha: dict[str, Any] | None = None
 
     @property
     def verdict(self) -> str:

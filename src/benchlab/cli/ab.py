@@ -141,13 +141,35 @@ def measure_options(f):
 
 
 def options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count, timeout,
-                 seed, shell=None, no_shell=False, **_ignored):
-    """AbOptions from the shared measuring options (the shell as ``run`` takes it)."""
+                 seed, shell=None, no_shell=False, alpha_scope=None, **_ignored):
+    """AbOptions from the shared measuring options (the shell as ``run`` takes it; no
+    ``alpha_scope``: alpha per benchmark)."""
     from benchlab.ci.ab import AbOptions
+    from benchlab.ci.ab_plan import ALPHA_PER_BENCHMARK
 
     return AbOptions(warmup=warmup, max_time_s=max_time, min_pairs=min_pairs,
                      max_pairs=max_pairs, look_every=look_every, alpha=alpha, count=count,
-                     seed=seed, timeout_s=timeout, shell=shell_of(shell, no_shell))
+                     seed=seed, timeout_s=timeout, shell=shell_of(shell, no_shell),
+                     alpha_scope=alpha_scope or ALPHA_PER_BENCHMARK)
+
+
+def alpha_scope_option(f):
+    """``--alpha-scope benchmark|suite`` (ab and gate)."""
+    return click.option(
+        "--alpha-scope", type=click.Choice(["benchmark", "suite"]), default=None,
+        help="What --alpha bounds: each benchmark's false regressions (default; a suite "
+             "file's [gate] alpha_scope otherwise), or the whole job's (suite): each of its k "
+             "benchmark x metric decisions gets alpha/k, k counted once the benchmarks are "
+             "known (a harness's after its first run).")(f)
+
+
+def alpha_scope_for(option: str | None, suite: str | None) -> str | None:
+    """``--alpha-scope``, else the suite file's ``[gate] alpha_scope``, else None."""
+    if option is not None or not suite:
+        return option
+    from benchlab.ci.ab_suite import alpha_scope_of
+
+    return alpha_scope_of(suite)
 
 
 def shell_of(shell: str | None, no_shell: bool) -> str | None:
@@ -213,6 +235,7 @@ def exit_when_interrupted():
 @click.option("--force", is_flag=True,
               help="With --baseline: gate even when it ran on another machine.")
 @measure_options
+@alpha_scope_option
 @output_options
 @click.option("--session-name", default=None, help="Name of the stored session.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
@@ -221,7 +244,7 @@ def exit_when_interrupted():
 def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, force, max_time,
            warmup, min_pairs, max_pairs, look_every, alpha, threshold, instructions_threshold,
            cpu_threshold, count, gate_metrics, better, timeout, seed, shell, no_shell,
-           build_timeout, fail_undecided, json_path,
+           build_timeout, alpha_scope, fail_undecided, json_path,
            junit_path, markdown_path, session_name, quiet, db):
     """Measure COMMANDS on two revisions side by side and gate: did head get slower?
 
@@ -243,7 +266,7 @@ def ab_cmd(commands, names, suite, repo, base, head, build, baseline, runs, forc
     benches = parse_benchmarks(commands, names, suite, threshold, instructions_threshold, count,
                                gate_metrics, cpu_threshold, better)
     options = options_from(max_time, warmup, min_pairs, max_pairs, look_every, alpha, count,
-                           timeout, seed, shell, no_shell)
+                           timeout, seed, shell, no_shell, alpha_scope_for(alpha_scope, suite))
     options.validate()
     check_commands(benches, options.shell)
     if baseline is not None and base is not None:

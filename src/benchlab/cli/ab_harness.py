@@ -48,7 +48,7 @@ def _suite_names_harness(given: dict[str, Any]) -> bool:
     and threshold become ``given``'s, as ``--harness KIND COMMAND`` would give them."""
     if not given.get("suite"):
         return False
-    from benchlab.ci.ab_suite import harness_of
+    from benchlab.ci.ab_suite import alpha_scope_of, harness_of
 
     found = harness_of(given["suite"])
     if found is None:
@@ -58,7 +58,8 @@ def _suite_names_harness(given: dict[str, Any]) -> bool:
     given.update(harness=found.kind, commands=(found.command,),
                  gate_metrics=given["gate_metrics"] or tuple(found.metrics),
                  suite_build_timeout=given["suite"], suite=None,
-                 suite_threshold=found.threshold)
+                 suite_threshold=found.threshold,
+                 alpha_scope=given.get("alpha_scope") or alpha_scope_of(given["suite"]))
     return True
 
 

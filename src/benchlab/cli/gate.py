@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from benchlab.cli import params
-from benchlab.cli.ab import output_options
+from benchlab.cli.ab import alpha_scope_option, output_options
 from benchlab.cli.ab_harness import HARNESS_METAVAR
 from benchlab.cli.common import db_option, open_store
 from benchlab.errors import UserError
@@ -61,14 +61,15 @@ from benchlab.errors import UserError
               help="COMMAND runs a benchmark harness: -r harness runs, every benchmark it "
                    "reports gated on the harness's time per operation (or --metric NAME of its "
                    "metrics) against a baseline recorded the same way.")
+@alpha_scope_option
 @output_options
 @click.option("--session-name", default=None, help="Name of the fresh run's session.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @db_option
 def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, warmup,
              threshold, cpu_threshold, instructions_threshold, gate_metrics, better, count, alpha,
-             timeout, shell, no_shell, force, harness, fail_undecided, json_path, junit_path,
-             markdown_path, session_name, quiet, db):
+             timeout, shell, no_shell, force, harness, alpha_scope, fail_undecided, json_path,
+             junit_path, markdown_path, session_name, quiet, db):
     """Gate a fresh run of COMMANDS (or --candidate SESSION) against --baseline.
 
     Each benchmark's session-to-session noise is learned from the baseline's history (the
@@ -80,7 +81,7 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
     from benchlab.ci.ab_plan import check_commands
     from benchlab.ci.gate_job import GateJob, Stored
     from benchlab.ci.reported import parse_better
-    from benchlab.cli.ab import parse_benchmarks, run_job, shell_of
+    from benchlab.cli.ab import alpha_scope_for, parse_benchmarks, run_job, shell_of
 
     if not baseline and not record_branch:
         raise UserError("give --baseline SESSION (or branch:NAME) to gate against, or "
@@ -94,7 +95,8 @@ def gate_cmd(commands, names, suite, baseline, candidate, record_branch, runs, w
         harness_cmd = harness_job(harness, commands, names, suite, candidate, count, gate_metrics,
                                   threshold, cpu_threshold, instructions_threshold)
     against = Stored(baseline, runs=runs, force=force, record_branch=record_branch)
-    options = AbOptions(warmup=warmup, alpha=alpha, count=count, timeout_s=timeout)
+    options = AbOptions(warmup=warmup, alpha=alpha, count=count, timeout_s=timeout,
+                        alpha_scope=alpha_scope_for(alpha_scope, suite) or "benchmark")
     store = open_store(db)
     if harness_cmd is not None:
         job = GateJob(against, harness=harness_cmd, options=options,

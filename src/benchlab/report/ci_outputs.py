@@ -133,7 +133,17 @@ def terminal_table(report: GateReport) -> str:
 
 
 def summary_line(report: GateReport) -> str:
-    """The one line that says the verdict and why (exit status in brackets)."""
+    """The one line that says the verdict and why (exit status in brackets); at
+    ``--alpha-scope suite`` also how alpha was spent over the job's decisions."""
+    line = _verdict_line(report)
+    if (report.alpha or {}).get("scope") != "suite":
+        return line
+    said, _, status = line.rpartition(" [exit ")
+    return f"{said}; {report.alpha['statement']} [exit {status}"
+
+
+def _verdict_line(report: GateReport) -> str:
+    """The verdict and why, ending ``[exit N]``."""
     regressions = [d for d in report.decisions if d.regression]
     undecided = [d for d in report.decisions if d.outcome == "undecided"]
     if report.failure:
@@ -261,4 +271,5 @@ def to_json(report: GateReport) -> dict[str, Any]:
                         "seconds": report.seconds.get(d.benchmark)}
                        for d in report.decisions],
         "notes": list(report.notes),
+        "alpha": report.alpha,
     }
