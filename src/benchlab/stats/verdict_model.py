@@ -241,10 +241,10 @@ def verdict_model(
     if equivalence_margin_abs is not None and not equivalence_margin_abs > 0:
         raise UserError("the equivalence margin must be > 0; e.g. --min-effect 1us")
     margin = (equivalence_margin, equivalence_margin_abs)
-    out = [_candidate(k, data[k], data[base], alpha, family, len(cands), margin,
-                      power, min_n, levels[index[frozenset((k, base))]],
-                      float(p_adj[index[frozenset((k, base))]]), max(infl[k], infl[base]))
-           for k in cands]
+    at = {k: index[frozenset((k, base))] for k in cands}
+    out = [_candidate(k, data[k], data[base], alpha, family, len(cands), margin, power, min_n,
+                      levels[at[k]], float(p_adj[at[k]]), max(infl[k], infl[base]),
+                      (medians[k], medians[base])) for k in cands]
     return Verdict(base, rule, metric, unit, float(confidence_level), float(alpha),
                    "holm" if family > 1 else "none", family, float(equivalence_margin),
                    float(power), min_n, tuple(out), notes,
@@ -355,8 +355,8 @@ def _outcome(st: PairStatistic, notes: list[Note], p_adj: float, alpha: float, i
 
 def _candidate(name: str, a: np.ndarray, b: np.ndarray, alpha: float, family: int, m: int,
                margins: tuple[float, float | None], power: float, min_n: int, level_alpha: float, p_adj: float,
-               inflation: float) -> CandidateVerdict:
-    med_a, med_b = median(a), median(b)
+               inflation: float, medians: tuple[float, float]) -> CandidateVerdict:
+    med_a, med_b = medians  # of a and b, taken once by the verdict (a partition each)
     n_have = min(a.size, b.size)
     scale = scale_of(a, b)
     notes: list[Note] = []
