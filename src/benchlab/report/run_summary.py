@@ -91,7 +91,7 @@ def summarize_series(values: np.ndarray | Sequence[float], metric: str,
     from benchlab.stats.descriptive import median, scaled_sd, summarize
 
     vals = np.asarray(values, dtype=float)
-    vals = vals[np.isfinite(vals)]
+    vals = finite_only(vals)
     n = int(vals.size)
     if n == 0:
         return SeriesSummary(metric, unit, 0)
@@ -104,6 +104,15 @@ def summarize_series(values: np.ndarray | Sequence[float], metric: str,
     s = summarize(vals)
     return SeriesSummary(metric, unit, n, median=s.median, mad=s.mad_raw, mean=s.mean, sd=s.sd,
                          min=s.min, max=s.max, p95=s.p95, p99=s.p99)
+
+
+def finite_only(values: np.ndarray) -> np.ndarray:
+    """``values`` without NaN and inf: the array itself when every value is finite (no copy:
+    show holds each series once, :class:`SamplesReadOnce`), else a filtered copy."""
+    import numpy as np
+
+    finite = np.isfinite(values)
+    return values if finite.all() else values[finite]
 
 
 def _median(values: Sequence[float]) -> float:
@@ -119,7 +128,7 @@ class SamplesReadOnce:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._read: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+        self._read: dict[tuple[int, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -127,12 +136,16 @@ class SamplesReadOnce:
     def sample_values(self, benchmark_id: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
         """The store's ``sample_values``, read on the first call only; arrays not writable (a
         caller that changed one in place would change what the next caller reads)."""
+        import numpy as np
+
         key = (benchmark_id, metric)
         if key not in self._read:
             values, runs = self._store.sample_values(benchmark_id, metric)
-            values.flags.writeable = runs.flags.writeable = False
-            self._read[key] = values, runs
-        return self._read[key]
+            values.flags.writeable = False
+            starts = np.flatnonzero(np.diff(runs, prepend=-1))  # kept as runs of one id each
+            self._read[key] = values, runs[starts], np.diff(starts, append=runs.size)
+        values, owners, counts = self._read[key]
+        return values, np.repeat(owners, counts)
 
 
 def tolerates_failures(store: Store, session_id: int) -> bool:
@@ -238,7 +251,6 @@ def verdict_series(store: Store, session_id: int, metric: str = "wall"
     with ``-i``, as the summary and the exports: :func:`tolerates_failures`), or a program metric (``instructions`` from
     ``--count``, a ``--metric`` NAME) in its unit. Non-finite values and benchmarks without
     values are left out. Raises UserError for a metric no benchmark has."""
-    import numpy as np
 
     from benchlab.errors import UserError
 
@@ -254,7 +266,7 @@ def verdict_series(store: Store, session_id: int, metric: str = "wall"
             values, _ = store.sample_values(bench["id"], metric)
         else:
             continue
-        values = values[np.isfinite(values)]
+        values = finite_only(values)
         if values.size:
             out.append((bench["name"], values))
     if metric not in known:
