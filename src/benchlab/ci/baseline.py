@@ -159,6 +159,26 @@ def session_noise(store: Store, sessions: list[dict], benchmark: str, metric: st
     return SessionNoise(math.sqrt(max(between, 0.0)), len(medians), True)
 
 
+#: Units of a time or a rate: what contention stretches, however coarsely it is printed.
+TIME_UNITS = ("ns", "us", "µs", "ms", "s", "sec", "min", "h")
+
+
+def exact_counts(metric: str, unit: str | None, base_values: np.ndarray,
+                 cand_values: np.ndarray) -> bool:
+    """True for values no contention moves: instruction counts, or a count (not a time or a
+    rate by its unit) that read the same value in every run on each side, at least two runs
+    each: a program's loops per operation, its allocations, a byte count."""
+    from benchlab.units import higher_is_better
+
+    if metric == "instructions":
+        return True
+    text = (unit or "").strip().lower()
+    if metric in ("wall", "cpu") or higher_is_better(unit) or text.split("/")[0] in TIME_UNITS:
+        return False
+    return all(v.size >= 2 and float(np.min(v)) == float(np.max(v))
+               for v in (base_values, cand_values))
+
+
 #: Environment fields that must match for a gate across sessions (dotted paths).
 MACHINE_FIELDS = ("cpu.model", "cpu.logical_cores", "os.kernel.release")
 
@@ -233,8 +253,8 @@ def gate_sessions(store: Store, baseline: dict[str, Any], candidate: dict[str, A
                 base_values, cand_values, benchmark=name, metric=metric, threshold=threshold,
                 alpha=alpha, session_sd=noise.sd, unit=unit,
                 direction=better.get(metric, direction_of(unit)))
-            why = None if metric == "instructions" else contended.setdefault(
-                name, beyond_history(store, past, candidate, name))
+            why = None if exact_counts(metric, unit, base_values, cand_values) else \
+                contended.setdefault(name, beyond_history(store, past, candidate, name))
             if why:
                 decision = replace(decision, outcome=UNDECIDED, reason="contention beyond the "
                                    "baseline's history")
