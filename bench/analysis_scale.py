@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -202,7 +203,11 @@ def main() -> None:
     if not args.skip_cli:
         work = Path(args.keep or tempfile.mkdtemp(prefix="benchlab-analysis-scale-"))
         work.mkdir(parents=True, exist_ok=True)
-        cli(work, [n for n in CLI_SIZES if n <= args.max], args.repeat)
+        try:
+            cli(work, [n for n in CLI_SIZES if n <= args.max], args.repeat)
+        finally:  # the stores (~20 MB) stay only where --keep asked for them
+            if not args.keep:
+                shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
