@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from benchlab.errors import UserError
 
@@ -103,9 +104,18 @@ def refuse_option(command: str, options: tuple[str, ...], kind: str) -> None:
             raise UserError(f"--harness {kind} sets {option} itself; drop it from the command")
 
 
-def output_failed(exc: UserError, source: str, kind: str) -> HarnessFailed:
-    """A parse error of a harness's fresh output as a failed run (exit 3), not bad input."""
-    return HarnessFailed(f"{source}: the {kind} harness's output could not be read: {exc}")
+def read_output(kind: str, source: str, read: Callable[[], Any], *,
+                expected: Path | None = None, missing: str = "") -> Any:
+    """``read()`` of a harness's fresh output, its errors as a failed run (exit 3), not bad
+    input: a parse error, or (with ``expected``) the file the run should have written absent,
+    said with ``missing``, why a run that exited 0 can have written none."""
+    if expected is not None and not expected.exists():
+        raise HarnessFailed(f"{source}: {missing}")
+    try:
+        return read()
+    except UserError as exc:
+        raise HarnessFailed(f"{source}: the {kind} harness's output could not be read: "
+                            f"{exc}") from None
 
 
 #: One run's readings: benchmark -> metric -> (the values the run reported, unit).

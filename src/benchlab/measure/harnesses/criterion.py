@@ -14,8 +14,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from benchlab.errors import UserError
-from benchlab.measure.harnesses import Harness, Prepared, output_failed, register
+from benchlab.measure.harnesses import Harness, Prepared, read_output, register
 from benchlab.measure.harnesses.command_words import SimpleCommand, Word, edited, simple_commands
 from benchlab.store.formats import criterion
 
@@ -134,10 +133,8 @@ class CriterionHarness(Harness):
 
     def parse(self, prepared: Prepared, stdout: str, source: str):
         """Read the ``new/`` results criterion wrote."""
-        try:
-            return criterion.parse_criterion(prepared.output, name="criterion")
-        except UserError as exc:
-            raise output_failed(exc, source, self.kind) from None
+        return read_output(self.kind, source,
+                           lambda: criterion.parse_criterion(prepared.output, name="criterion"))
 
 
 register(CriterionHarness())

@@ -5,8 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from benchlab.errors import UserError
-from benchlab.measure.harnesses import Harness, Prepared, output_failed, refuse_option, register
+from benchlab.measure.harnesses import Harness, Prepared, read_output, refuse_option, register
 from benchlab.store.formats.gbench import parse_gbench
 
 
@@ -37,10 +36,8 @@ class GbenchHarness(Harness):
 
     def parse(self, prepared: Prepared, stdout: str, source: str):
         """Read the JSON file the run wrote."""
-        try:
-            return parse_gbench(prepared.output, name="gbench")
-        except UserError as exc:
-            raise output_failed(exc, source, self.kind) from None
+        return read_output(self.kind, source,
+                           lambda: parse_gbench(prepared.output, name="gbench"))
 
 
 register(GbenchHarness())

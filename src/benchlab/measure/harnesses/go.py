@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 
 from benchlab.errors import UserError
-from benchlab.measure.harnesses import Harness, Prepared, output_failed, register
+from benchlab.measure.harnesses import Harness, Prepared, read_output, register
 from benchlab.store.formats import gotest
 
 #: ``-bench PATTERN`` (or ``-test.bench=PATTERN``) in a shell line: the flag and its value
@@ -44,10 +44,8 @@ class GoHarness(Harness):
 
     def parse(self, prepared: Prepared, stdout: str, source: str):
         """Read the result lines of the run's standard output."""
-        try:
-            return gotest.parse_gotest_text(stdout, source, name="go")
-        except UserError as exc:
-            raise output_failed(exc, source, self.kind) from None
+        return read_output(self.kind, source,
+                           lambda: gotest.parse_gotest_text(stdout, source, name="go"))
 
 
 register(GoHarness())

@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 
 from benchlab.errors import UserError
-from benchlab.measure.harnesses import Harness, HarnessFailed, Prepared, output_failed, register
+from benchlab.measure.harnesses import Harness, Prepared, read_output, register
 from benchlab.store.formats import jmh
 
 #: A word of a shell line: quoted parts and unquoted characters up to a blank.
@@ -76,14 +76,11 @@ class JmhHarness(Harness):
 
     def parse(self, prepared: Prepared, stdout: str, source: str):
         """Read the JSON file the run wrote."""
-        if not prepared.output.exists():
-            raise HarnessFailed(f"{source}: the command exited 0 but JMH wrote no result file: "
-                                f"it did not run JMH's main (java -jar benchmarks.jar ...), or "
-                                f"its regexps matched no benchmark")
-        try:
-            return jmh.parse_jmh(prepared.output, name="jmh")
-        except UserError as exc:
-            raise output_failed(exc, source, self.kind) from None
+        return read_output(self.kind, source, lambda: jmh.parse_jmh(prepared.output, name="jmh"),
+                           expected=prepared.output,
+                           missing="the command exited 0 but JMH wrote no result file: it did "
+                                   "not run JMH's main (java -jar benchmarks.jar ...), or its "
+                                   "regexps matched no benchmark")
 
 
 register(JmhHarness())

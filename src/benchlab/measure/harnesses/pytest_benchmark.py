@@ -16,12 +16,10 @@ import re
 import shlex
 from pathlib import Path
 
-from benchlab.errors import UserError
 from benchlab.measure.harnesses import (
     Harness,
-    HarnessFailed,
     Prepared,
-    output_failed,
+    read_output,
     refuse_option,
     register,
 )
@@ -109,15 +107,14 @@ class PytestBenchmarkHarness(Harness):
 
     def parse(self, prepared: Prepared, stdout: str, source: str):
         """Read the JSON file the run wrote."""
-        if not prepared.output.exists():
-            raise HarnessFailed(f"{source}: pytest passed but wrote no benchmark results: "
-                                f"pytest-benchmark was off (--benchmark-disable, -p no:benchmark, "
-                                f"xdist's -n) or not installed in the environment pytest ran in")
-        try:
-            return pytest_benchmark.parse_pytest_benchmark(prepared.output,
-                                                           name="pytest-benchmark")
-        except UserError as exc:
-            raise output_failed(exc, source, self.kind) from None
+        return read_output(
+            self.kind, source,
+            lambda: pytest_benchmark.parse_pytest_benchmark(prepared.output,
+                                                            name="pytest-benchmark"),
+            expected=prepared.output,
+            missing="pytest passed but wrote no benchmark results: pytest-benchmark was off "
+                    "(--benchmark-disable, -p no:benchmark, xdist's -n) or not installed in the "
+                    "environment pytest ran in")
 
 
 register(PytestBenchmarkHarness())
