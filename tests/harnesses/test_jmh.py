@@ -164,6 +164,47 @@ def test_a_jmh_benchmark_is_read_on_its_mode_by_default(tmp_path):
             assert (series.metric, series.unit, len(series.values)) == (mode, unit, 2)
 
 
+def test_a_gate_takes_each_jmh_benchmark_on_the_mode_it_ran_in():
+    """Without --metric a gate decides each benchmark on the first of thrpt, avgt, sample, ss
+    that its first run reported (JMH writes one mode per result; a method run in several modes
+    is one benchmark per mode); the other harnesses on their one metric."""
+    from benchlab.measure.harnesses import get_harness
+
+    jmh = get_harness("jmh")
+    readings = {**reported_of(parse_path(MODES, "jmh")[0], "thrpt").benchmarks,
+                **reported_of(parse_path(SAMPLE, "jmh")[0], "thrpt").benchmarks}
+    assert {bench: jmh.default_metric(metrics) for bench, metrics in readings.items()} == {
+        **{f"{name}/mode={mode}": mode for mode in ("thrpt", "avgt", "ss")
+           for name in (HEAVY, LIGHT)}, LIGHT: "sample"}
+    assert jmh.default_metric(["gc.alloc.rate.norm", "avgt", "thrpt"]) == "thrpt"
+    # none of the modes: thrpt, which the gate then says the benchmark does not report
+    assert jmh.default_metric(["gc.alloc.rate.norm"]) == "thrpt"
+    assert get_harness("go").default_metric(["B_per_op", "ns_per_op"]) == "ns_per_op"
+    assert get_harness("go").default_metric(["B_per_op"]) == "ns_per_op"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)  # the first build fetches JMH and Maven's plugins (minutes)
+def test_a_gate_of_an_average_time_suite_needs_no_metric(tmp_path, db_path):
+    """``gate --harness jmh`` of a suite run in average-time mode (``-bm avgt``), recorded and
+    then gated against that record without ``--metric``: it gates avgt, what JMH reported.
+    Both sides run the same code, so the outcome is noise (undecided, equivalent, or at most
+    alpha/2 of the time slower) and is not asserted: the test asserts the gate ran and named
+    the metric."""
+    project = jmh_project()
+    command = f"{JMH_COMMAND} -bm avgt Work.light"
+    recorded = _benchlab("gate", "-q", "--harness", "jmh", "-r", 3, "--record", "main",
+                         command, "--db", db_path, cwd=project)
+    assert recorded.returncode == 0, recorded.stderr
+    out = tmp_path / "g.json"
+    res = _benchlab("gate", "--harness", "jmh", "-r", 3, "--baseline", "branch:main",
+                    "--json", out, command, "--db", db_path, cwd=project)
+    assert res.returncode in (0, 1), res.stderr
+    decisions = json.loads(out.read_text())["benchmarks"]
+    assert [(d["benchmark"], d["metric"], d["n_base"], d["n_head"]) for d in decisions] == [
+        (LIGHT, "avgt", 3, 3)], decisions
+
+
 @pytest.mark.parametrize("command, narrowed", [
     ("java -jar b.jar -f 1 -wi 0", "java -jar b.jar -f 1 -wi 0 RE"),
     # the command's own regexps give way; the options and their values stay

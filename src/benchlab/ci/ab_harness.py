@@ -8,7 +8,9 @@ with ``-count``, repetitions or criterion's samples; the notes say so). The benc
 of the first pair; one that stops reporting a gated metric fails the job (exit 3, naming it).
 
 The gated metric is the harness's own time per operation (``ns_per_op``, ``real_time``,
-``time``) unless ``metrics`` names others it reports; the direction comes from the unit
+``time``; JMH's: its mode's, ``thrpt`` or else ``avgt``, ``sample``, ``ss``, per benchmark as
+the first run reports it: :meth:`benchlab.measure.harnesses.Harness.default_metric`) unless
+``metrics`` names others it reports; the direction comes from the unit
 (:func:`benchlab.units.higher_is_better`), ``better`` overrides it. Every benchmark is decided
 with the gate's sequential rule at the same looks (one schedule for the job: the pairs are
 shared), and a decided benchmark keeps its decision: it is not looked at again, so the error
@@ -52,8 +54,9 @@ class _Pairs:
     """The values of each (benchmark, metric) per side, one per pair, and what gates them."""
 
     def __init__(self, metrics: Sequence[str], better: dict[str, str],
-                 threshold: float | None) -> None:
+                 threshold: float | None, default: Callable[[Any], str]) -> None:
         self.requested = list(metrics)
+        self.default = default  # a benchmark's reported metrics -> the one gated when none named
         self.better = better
         self.threshold = threshold
         self.gated: list[tuple[str, str]] = []
@@ -65,7 +68,7 @@ class _Pairs:
         """Take the benchmarks and metrics of the first pair's base run; a failure line when a
         requested metric is not among what the harness reports."""
         for bench, metrics in reported.benchmarks.items():
-            for metric in self.requested or [reported.primary]:
+            for metric in self.requested or [self.default(metrics)]:
                 if metric not in metrics:
                     have = ", ".join(sorted(metrics))
                     return (f"benchmark {bench}: the harness reports no metric {metric} "
@@ -174,7 +177,7 @@ def run_ab_harness(store: Store, kind: str, command: str, base: Revision, head: 
 
     options.validate()
     sides = _Sides(kind, command, {"base": base, "head": head})
-    pairs = _Pairs(metrics, better or {}, threshold)
+    pairs = _Pairs(metrics, better or {}, threshold, sides.harness.default_metric)
     try:
         with interruptible():
             metadata = {"ab": {"repo": repo, "base": base.to_dict(), "head": head.to_dict(),

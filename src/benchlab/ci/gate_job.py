@@ -66,8 +66,9 @@ class Build:
 @dataclass
 class HarnessCommand:
     """A harness's command to gate (``--harness KIND``; ``{root}``: the revision's tree, or the
-    current directory): its kind, the metrics gated (empty: the harness's own time per
-    operation) and their threshold (a fraction; None: default)."""
+    current directory): its kind, the metrics gated (empty: per benchmark the harness's
+    ``default_metric``, its own time per operation or JMH's mode) and their threshold (a
+    fraction; None: default)."""
 
     kind: str
     command: str
@@ -217,29 +218,36 @@ def fresh_harness(store: Store, job: GateJob, *, argv: Sequence[str], name: str 
                   on_start: Callable | None = None
                   ) -> tuple[dict[str, Any] | None, str | None]:
     """Run ``job.harness`` as a ``run --harness`` session (``job.against.runs`` harness runs)
-    and set ``job``'s metrics and thresholds to every benchmark it reported: (the session,
-    None), or (None, the failure line) when a harness run failed (exit 3). The contention it
-    ran under is kept, as for a fresh run."""
+    and set ``job``'s metrics and thresholds to every benchmark it reported (none named: each
+    benchmark's :meth:`~benchlab.measure.harnesses.Harness.default_metric` of what the first
+    run reporting it gave): (the session, None), or (None, the failure line) when a harness run
+    failed (exit 3). The contention it ran under is kept, as for a fresh run."""
     from benchlab.ci.contention import sample, summarise
     from benchlab.ci.gate import default_threshold
     from benchlab.core.harness_session import run_harness_session
     from benchlab.measure.harnesses import HarnessFailed, get_harness
 
-    harness = job.harness
-    metrics = harness.metrics or [get_harness(harness.kind).primary]
+    harness, adapter = job.harness, get_harness(job.harness.kind)
+    chosen: dict[str, str] = {}  # benchmark -> the metric gated when none is named
+
+    def choose(index: int, run: Any) -> None:
+        for bench, reported in run.reported.benchmarks.items():
+            chosen.setdefault(bench, adapter.default_metric(reported))
+
     before = sample()
     try:
         # {root} is the current directory, as in gate's commands
         result = run_harness_session(store, harness.kind, harness.command.replace("{root}", "."),
                                      runs=job.against.runs, name=name,
                                      timeout_s=job.options.timeout_s, argv=argv,
-                                     on_start=on_start)
+                                     on_run=choose, on_start=on_start)
     except HarnessFailed as exc:
         return None, str(exc)
     from benchlab.store import session_metadata
 
     session_metadata.merge(store, result.session.uid, contention=summarise(before, sample()))
     for bench in result.benchmarks:
+        metrics = harness.metrics or [chosen.get(bench, adapter.primary)]
         job.metrics[bench] = list(metrics)
         job.thresholds[bench] = {m: harness.threshold if harness.threshold is not None
                                  else default_threshold(m) for m in metrics}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from benchlab.errors import UserError
 
@@ -54,6 +54,16 @@ class Harness:
     kind = ""
     #: The metric a gate decides on when none is named.
     primary = ""
+    #: The metrics a gate may decide on when none is named, in order of preference, for a
+    #: harness whose benchmarks report different ones (JMH: one per mode); empty: ``primary``.
+    defaults: tuple[str, ...] = ()
+
+    def default_metric(self, reported: Iterable[str]) -> str:
+        """The metric a gate decides a benchmark on when none is named: the first of
+        :attr:`defaults` among ``reported`` (the metrics the benchmark's first run reported),
+        else :attr:`primary` (which the gate then says the benchmark does not report)."""
+        have = set(reported)
+        return next((m for m in self.defaults if m in have), self.primary)
 
     def prepare(self, command: str, workdir: Path) -> Prepared:
         """The command (a shell command line) made to write its results where

@@ -37,6 +37,8 @@ class JmhHarness(Harness):
 
     kind = "jmh"
     primary = jmh.PRIMARY
+    #: An average-time (or sample, single-shot) suite gates on its mode's time per operation.
+    defaults = jmh.MODES
 
     def prepare(self, command: str, workdir: Path) -> Prepared:
         """Append the JSON result options to the command."""
