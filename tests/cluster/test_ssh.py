@@ -22,7 +22,7 @@ import pytest
 from benchlab.core.cluster.session import run_cluster_plan
 from benchlab.store.db import Store
 from tests.cluster.helpers import free_port, plan_of
-from tests.conftest import in_ci, require_tool
+from tests.conftest import assert_one_line_error, in_ci, require_tool
 
 pytestmark = pytest.mark.slow
 
@@ -32,6 +32,13 @@ SSHD = "/usr/sbin/sshd"
 @pytest.fixture
 def sshd(tmp_path):
     """A private sshd on 127.0.0.1:<free port> accepting one generated key; yields (port, key)."""
+    with _private_sshd(tmp_path) as started:
+        yield started
+
+
+@contextlib.contextmanager
+def _private_sshd(tmp_path, extra_config: str = ""):
+    """Start the private sshd (``extra_config``: more sshd_config lines); yield (port, key)."""
     require_tool("sshd", SSHD)
     require_tool("ssh-keygen")
     try:
@@ -52,21 +59,23 @@ def sshd(tmp_path):
     config.write_text(f"Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\n"
                       f"AuthorizedKeysFile {tmp_path}/authorized_keys\n"
                       f"PidFile {tmp_path}/sshd.pid\nPermitRootLogin prohibit-password\n"
-                      f"PasswordAuthentication no\nUsePAM no\nStrictModes no\n")
+                      f"PasswordAuthentication no\nUsePAM no\nStrictModes no\n{extra_config}")
     log = open(tmp_path / "sshd.log", "wb")  # a file: an unread pipe could block sshd
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
                             stderr=log)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        assert proc.poll() is None, (tmp_path / "sshd.log").read_text()
-        time.sleep(0.05)
-    yield port, str(key)
-    proc.terminate()
-    proc.wait(10)
-    log.close()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None, (tmp_path / "sshd.log").read_text()
+            time.sleep(0.05)
+        yield port, str(key)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
 
 
 def test_runs_over_an_ssh_cluster(sshd, db_path):
@@ -258,3 +267,49 @@ def test_a_hosts_certificate_directory_is_not_a_dead_processes_scratch(tmp_path)
     certs.mkdir()
     assert sweep_dead_scratch(str(tmp_path)) == [str(scratch)]
     assert certs.is_dir()
+
+
+#: The host's side of a Python that hangs before Dask prints its address: the remote scheduler
+#: command (``... -m distributed.cli.dask_spec ...``) sleeps; every other command runs.
+HANGING_PYTHON = """#!/bin/sh
+case "$SSH_ORIGINAL_COMMAND" in
+  *distributed.cli.dask_spec*) exec sleep 600 ;;
+esac
+exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"
+"""
+
+
+def test_a_scheduler_that_never_starts_is_given_up_after_the_cluster_timeout(tmp_path, db_path):
+    """A host whose remote scheduler never prints its address (Dask's SSHCluster waits for it
+    for ever): after ``--cluster-timeout`` the command ends in one line naming the host, what
+    did not answer and the command that checks it, exit 2; no session is stored, and neither
+    the process on the host, the host's certificate directory nor the local scratch is left."""
+    from tests.cluster.helpers import descendants, wait_for
+    from tests.conftest import BENCHLAB, run_cli
+
+    bad = run_cli("run", "--cluster", "ssh:benchlab-test-box", "--cluster-timeout", "soon",
+                  "true", db=db_path)
+    assert_one_line_error(bad, "--cluster-timeout")
+    wrapper = tmp_path / "hanging-python"
+    wrapper.write_text(HANGING_PYTHON)
+    wrapper.chmod(0o755)
+    with _private_sshd(tmp_path, f"ForceCommand {wrapper}\n") as started:
+        sshd_pid = int((tmp_path / "sshd.pid").read_text())
+        scratch = tmp_path / "scratch"
+        scratch.mkdir()
+        env = {**os.environ, **_ssh_home(started, tmp_path, alias="benchlab-test-box"),
+               "TMPDIR": str(scratch), "COLUMNS": "160"}
+        client = subprocess.Popen(
+            [BENCHLAB, "run", "--db", str(db_path), "--cluster", "ssh:benchlab-test-box",
+             "--cluster-timeout", "3s", "-r", "2", "true"], env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = client.communicate(timeout=120)
+        result = subprocess.CompletedProcess(client.args, client.returncode, out, err)
+        assert_one_line_error(result, "ssh:benchlab-test-box: the scheduler did not start "
+                                      "within 3 s", "-c 'import distributed'` works")
+        wait_for(lambda: not descendants(sshd_pid), 10, "the host's processes to end")
+    assert not glob.glob(f"/tmp/benchlab-ssh-{client.pid}_*"), "the host's directory is left"
+    assert not os.listdir(scratch), "the local scratch is left"
+    if os.path.exists(db_path):
+        with Store.open(db_path, readonly=True) as store:
+            assert store.sessions() == []

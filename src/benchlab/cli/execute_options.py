@@ -30,6 +30,18 @@ def _parse_lost_after(ctx, param, value):
     return parse_duration_s(value, what="--lost-after", maximum_s=7 * 86400.0)
 
 
+def _record_cluster_timeout(ctx, param, value):
+    """``--cluster-timeout``: seconds, refused in one line at parse time, recorded for the
+    cluster (:func:`benchlab.core.cluster.address.set_client_options`)."""
+    if value is not None:
+        from benchlab.core.cluster.address import set_client_options
+        from benchlab.units import parse_duration_s
+
+        set_client_options(start_timeout_s=parse_duration_s(
+            value, what="--cluster-timeout", maximum_s=86400.0))
+    return value
+
+
 def _record_tls_dir(ctx, param, value):
     if value is not None:
         from benchlab.core.cluster.address import set_client_options
@@ -55,8 +67,12 @@ def _record_dashboard(ctx, param, value):
 
 
 def tls_options(f):
-    """Add ``--tls-dir DIR``, ``--insecure`` and ``--dashboard`` (recorded for the cluster, not
-    passed to the command's function) to a Click command."""
+    """Add ``--tls-dir DIR``, ``--insecure``, ``--dashboard`` and ``--cluster-timeout`` (recorded
+    for the cluster, not passed to the command's function) to a Click command."""
+    f = click.option("--cluster-timeout", default=None, metavar="DURATION", expose_value=False,
+                     callback=_record_cluster_timeout,
+                     help="With --cluster: how long a cluster may take to start (each process "
+                          "of ssh:) and its workers to join (e.g. 30s, 5m; default 60s).")(f)
     f = click.option("--dashboard", is_flag=True, expose_value=False,
                      callback=_record_dashboard,
                      help="With --cluster local:N: serve Dask's dashboard on 127.0.0.1 and "

@@ -37,23 +37,26 @@ _HOST = re.compile(r"^[A-Za-z0-9_.:\[\]-]+$")
 
 @dataclass
 class ClientOptions:
-    """How this process connects to a team's scheduler: ``tls_dir`` (``--tls-dir``: the
-    client's CA, certificate and key) and ``insecure`` (``--insecure``: allow plain ``tcp://``
-    to another machine). Set once by the command line (:func:`set_client_options`)."""
+    """How this process connects (:func:`set_client_options`): ``tls_dir`` (``--tls-dir``),
+    ``insecure`` (``--insecure``: plain ``tcp://`` elsewhere), ``start_timeout_s`` (s)."""
 
     tls_dir: str | None = None
     insecure: bool = False
+    start_timeout_s: float = 60.0
 
 
 _CLIENT = ClientOptions()
 
 
-def set_client_options(*, tls_dir: str | None = None, insecure: bool | None = None) -> None:
-    """Record ``--tls-dir`` / ``--insecure`` for every cluster this process connects to."""
+def set_client_options(*, tls_dir: str | None = None, insecure: bool | None = None,
+                       start_timeout_s: float | None = None) -> None:
+    """Record ``--tls-dir`` / ``--insecure`` / ``--cluster-timeout`` (s) for every cluster."""
     if tls_dir is not None:
         _CLIENT.tls_dir = tls_dir
     if insecure is not None:
         _CLIENT.insecure = insecure
+    if start_timeout_s is not None:
+        _CLIENT.start_timeout_s = start_timeout_s
 
 
 def is_loopback(host: str) -> bool:
@@ -147,14 +150,13 @@ def parse_cluster(text: str) -> ClusterSpec:
 @contextlib.contextmanager
 def open_cluster(spec: ClusterSpec, *, slots: int = 1,
                  connect_options: dict[str, Any] | None = None,
-                 timeout_s: float = 60.0) -> Iterator[Any]:
+                 timeout_s: float | None = None) -> Iterator[Any]:
     """Connect a Dask ``Client`` to the cluster ``spec`` names (starting it for local/ssh).
 
     ``slots``: concurrent measurements per machine (``--workers``), the ``benchlab-slot``
     resource of the workers benchlab starts. ``connect_options`` go to asyncssh (ssh: port,
-    client_keys, known_hosts). Waits up to ``timeout_s`` seconds for the workers.
-    Raises UserError when the scheduler cannot be reached or the cluster cannot start.
-    """
+    client_keys, known_hosts). Waits up to ``timeout_s`` s (default ``--cluster-timeout``) for
+    each ``ssh:`` process to start and for the workers; UserError if the cluster cannot start."""
     import dask
 
     from benchlab.core.session import interrupts_deferred
@@ -163,12 +165,13 @@ def open_cluster(spec: ClusterSpec, *, slots: int = 1,
     # reconnect loop, even after the client closed) on stderr; benchlab says it once, in one
     # line, with what to do. So Dask's loggers stay at CRITICAL in this process from here on.
     _silence_dask_logs()
+    timeout_s = _CLIENT.start_timeout_s if timeout_s is None else timeout_s
     started_before = _dask_clusters()
     scratch = _local_scratch(spec)
     with dask.config.set(quiet_config()), dask.config.set(_local_config(spec, scratch)):
         try:
             client, cluster = _start(spec, slots, connect_options, timeout_s, scratch)
-        except UserError:
+        except UserError:  # (an ssh: start that timed out has closed its cluster)
             _remove(scratch, spec, connect_options)
             raise
         except BaseException as exc:  # OSError, TimeoutError, asyncssh errors: one line for all
@@ -233,7 +236,7 @@ def _start(spec: ClusterSpec, slots: int, connect_options: dict[str, Any] | None
         from benchlab.core.cluster.ssh import start_ssh_cluster
 
         cluster = start_ssh_cluster(spec.hosts, {SLOT: slots}, connect_options, str(scratch),
-                                    sys.executable)
+                                    sys.executable, timeout_s)
     return Client(cluster, set_as_default=False), cluster
 
 

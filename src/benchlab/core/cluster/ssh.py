@@ -37,6 +37,9 @@ REMOTE_FILES = ("ca.pem", "scheduler.pem", "scheduler-key.pem", "worker.pem", "w
 #: from the scheduler's start and not a worker joining, so this is far above a start-up.
 IDLE_TIMEOUT_S = 3600.0
 
+#: How long the client waits for a host to remove the cluster's certificates (s).
+REMOVE_TIMEOUT_S = 10.0
+
 #: The Dask preload that ends the remote processes with their SSH channel.
 TETHER = "benchlab.core.cluster.ssh_tether"
 
@@ -113,15 +116,20 @@ async def _remove(host: str, options: dict[str, Any], remote: str) -> None:
 
 
 def push_certificates(hosts: list[str], connect_options: dict[str, Any] | None, tls_dir: str,
-                      remote: str) -> None:
+                      remote: str, timeout_s: float) -> None:
     """Copy the cluster's CA, scheduler and worker certificates from ``tls_dir`` into the new
     directory ``remote`` on every host (each distinct host once; ``connect_options``: asyncssh's,
-    as for the cluster); UserError naming a host that refuses."""
+    as for the cluster); UserError naming a host that refuses or has not answered within
+    ``timeout_s`` seconds."""
     import asyncio
 
     async def push_all() -> None:
         for host in dict.fromkeys(hosts):
-            await _push(host, dict(connect_options or {}), tls_dir, remote)
+            try:
+                await asyncio.wait_for(_push(host, dict(connect_options or {}), tls_dir, remote),
+                                       timeout_s)
+            except asyncio.TimeoutError:
+                raise start_timed_out(host, "", timeout_s, "", connected=False) from None
 
     asyncio.run(push_all())
 
@@ -136,8 +144,9 @@ def remove_certificates(hosts: list[str], connect_options: dict[str, Any] | None
     async def remove_all() -> None:
         for host in dict.fromkeys(hosts):
             if (host, remote) in _MADE:
-                with contextlib.suppress(Exception):
-                    await _remove(host, dict(connect_options or {}), remote)
+                with contextlib.suppress(Exception):  # a hung host keeps it, the rest do not
+                    await asyncio.wait_for(_remove(host, dict(connect_options or {}), remote),
+                                           REMOVE_TIMEOUT_S)
                 _MADE.discard((host, remote))
 
     with contextlib.suppress(Exception):
@@ -145,26 +154,78 @@ def remove_certificates(hosts: list[str], connect_options: dict[str, Any] | None
 
 
 def start_ssh_cluster(hosts: list[str], slots: dict[str, int],
-                      connect_options: dict[str, Any] | None, scratch: str, remote_python: str
-                      ) -> Any:
-    """Start Dask's ``SSHCluster`` (the scheduler on ``hosts[0]``, one worker per host with the
+                      connect_options: dict[str, Any] | None, scratch: str, remote_python: str,
+                      start_timeout_s: float) -> Any:
+    """Start Dask's SSH cluster (the scheduler on ``hosts[0]``, one worker per host with the
     ``slots`` resources) over TLS with certificates made in ``scratch/tls`` and copied to the
-    hosts' ``remote_directory(scratch)``."""
+    hosts' ``remote_directory(scratch)``. Each remote process has ``start_timeout_s`` seconds
+    to print its address, or the cluster closes (its remote processes killed through their
+    SSH channels) and a UserError names the host and what did not answer."""
     import dask
-    from distributed import SSHCluster
+    from distributed.deploy.spec import SpecCluster
 
     from benchlab.core.cluster.local import cluster_security
 
     tls_dir = os.path.join(scratch, "tls")
     security = cluster_security(tls_dir)
     remote = remote_directory(scratch)
-    push_certificates(hosts, connect_options, tls_dir, remote)
+    push_certificates(hosts, connect_options, tls_dir, remote, start_timeout_s)
+    scheduler_class, worker_class = _bounded_ssh_processes()
+    common = {"connect_options": connect_options or {}, "remote_python": remote_python,
+              "start_timeout_s": start_timeout_s}
+    scheduler = {"cls": scheduler_class, "options": {
+        "address": hosts[0], **common,
+        "kwargs": {"port": 0, "protocol": "tls", "dashboard": False, "dashboard_address": ":0",
+                   "preload": [TETHER], "idle_timeout": IDLE_TIMEOUT_S}}}
+    workers = {i: {"cls": worker_class, "options": {
+        "address": host, **common, "worker_class": "distributed.Nanny",
+        "kwargs": {"nthreads": max(slots.values()), "resources": slots,
+                   "preload_nanny": [TETHER]}}} for i, host in enumerate(hosts)}
     with dask.config.set(remote_config(remote)):
-        return SSHCluster(
-            [hosts[0], *hosts], connect_options=connect_options or {},
-            worker_options={"nthreads": max(slots.values()), "resources": slots,
-                            "preload_nanny": [TETHER]},
-            scheduler_options={"port": 0, "protocol": "tls", "dashboard": False,
-                               "dashboard_address": ":0", "preload": [TETHER],
-                               "idle_timeout": IDLE_TIMEOUT_S},
-            remote_python=remote_python, security=security)
+        try:  # SSHCluster's spec, with each process's start bounded
+            return SpecCluster(workers, scheduler, name="SSHCluster", security=security)
+        except RuntimeError as exc:  # "Cluster failed to start", after closing what started
+            if isinstance(exc.__cause__, UserError):
+                raise exc.__cause__ from None
+            raise
+
+
+def _bounded_ssh_processes() -> tuple[type, type]:
+    """Dask's SSH ``Scheduler`` and ``Worker`` whose start (the SSH connection, then the
+    remote process's address on its stderr) gives up after ``start_timeout_s`` seconds: Dask
+    waits for ever for a process that never prints it (a host's Python without distributed
+    that hangs, a firewall, a hung ssh)."""
+    import asyncio
+
+    from distributed.deploy import ssh as dask_ssh
+
+    def bounded(process_class: type, role: str) -> type:
+        class Bounded(process_class):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, start_timeout_s: float, **options: Any):
+                super().__init__(*args, **options)
+                self.start_timeout_s = start_timeout_s
+                self.host = options["address"]
+
+            async def start(self) -> None:
+                try:
+                    await asyncio.wait_for(super().start(), self.start_timeout_s)
+                except asyncio.TimeoutError:
+                    raise start_timed_out(self.host, role, self.start_timeout_s,
+                                          self.remote_python, self.connection is not None
+                                          ) from None
+
+        return Bounded
+
+    return bounded(dask_ssh.Scheduler, "scheduler"), bounded(dask_ssh.Worker, "worker")
+
+
+def start_timed_out(host: str, role: str, timeout_s: float, remote_python: str,
+                    connected: bool) -> UserError:
+    """The one line for a remote ``role`` (scheduler, worker) on ``host`` that did not start
+    within ``timeout_s`` seconds: what did not answer, and the command that checks it."""
+    if not connected:
+        return UserError(f"ssh:{host}: no SSH answer within {timeout_s:g} s; check that "
+                         f"`ssh {host} true` works (--cluster-timeout waits longer)")
+    return UserError(f"ssh:{host}: the {role} did not start within {timeout_s:g} s; check that "
+                     f"`ssh {host} {remote_python} -c 'import distributed'` works "
+                     f"(--cluster-timeout waits longer)")
