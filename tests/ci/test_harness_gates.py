@@ -104,6 +104,8 @@ def test_the_go_filter_runs_only_the_benchmarks_named(repo, gocache, monkeypatch
     command = "go test -run ^$ -bench . -benchtime 20ms ./..."
     narrowed = get_harness("go").narrow(command, ["Product"])
     assert narrowed is not None and "-bench=" in narrowed
+    # inside sh -c '...' the quoted pattern would end the string: not narrowed
+    assert get_harness("go").narrow(f"sh -c '{command}'", ["Product"]) is None
     assert set(run_harness("go", narrowed, cwd=repo).reported.benchmarks) == {"Product"}
     assert set(run_harness("go", command, cwd=repo).reported.benchmarks) == {"Sum", "Product"}
 
@@ -135,10 +137,28 @@ def test_a_harness_suite_file_gates_and_gives_the_undecided_the_time(repo, tmp_p
     failed = [c.get("name") for c in cases if c.find("failure") is not None]
     assert len(failed) == 1 and "Sum" in failed[0], failed
     runs = _measured_runs(env["BENCHLAB_DB"])
+    assert "cannot be narrowed" not in res.stderr, res.stderr
     if "the harness runs only those" in res.stderr:
         assert runs["Sum@base"] < runs["Product@base"], runs
     else:  # Product was decided at Sum's look after all: nothing left to give time to
         assert runs["Sum@base"] == runs["Product@base"], (runs, res.stderr)
+
+
+def test_a_command_that_cannot_be_narrowed_is_said_once(repo, tmp_path, env):
+    """go's ``-bench`` inside ``sh -c '...'``: the harness cannot place its filter there, so
+    once Sum (3x) is decided while Product (held to 0.1 %) is not, the gate says once that
+    every benchmark still runs and how to write the command, and both keep running."""
+    res = _benchlab(["ab", "--harness", "go", "--base", "HEAD~3", "--head", "HEAD~1",
+                     "--build", BUILD, "--threshold", "0.1%", "--max-time", "9",
+                     "--min-pairs", "10", "--look-every", "5", "--warmup", "0",
+                     "--", f"sh -c '{COMMAND.replace('50ms', '20ms')}'"], repo, env)
+    assert res.returncode == 1, res.stderr  # Sum slower
+    said = [line for line in res.stderr.splitlines() if "cannot be narrowed" in line]
+    assert len(said) == 1 and "go: 1 undecided" in said[0], res.stderr
+    assert "not inside a quoted string such as sh -c" in said[0], said
+    assert "the harness runs only those" not in res.stderr, res.stderr
+    runs = _measured_runs(env["BENCHLAB_DB"])
+    assert runs["Sum@base"] == runs["Product@base"] > 5, runs
 
 
 def test_gate_harness_against_a_recorded_baseline(repo, tmp_path, env):

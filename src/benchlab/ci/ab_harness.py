@@ -19,7 +19,9 @@ The job ends when every benchmark is decided or ``max_time_s`` (the whole job's 
 harness run measures them all) or ``max_pairs`` is spent. The budget is shared: once some are
 decided, both sides run only the undecided ones where the harness can choose
 (:meth:`benchlab.measure.harnesses.Harness.narrow`: go's ``-bench``, gbench's
-``--benchmark_filter``, criterion's filter, pytest's ``-k``), so they get the time.
+``--benchmark_filter``, criterion's filter, pytest's ``-k``), so they get the time. Where it
+cannot (a script that runs the harness, a build tool's task), every benchmark keeps running, and
+one progress line says so with the harness's ``narrow_hint``.
 
 Runs are stored through the one session writer: ``NAME@base`` and ``NAME@head`` benchmarks, one
 run per benchmark and harness run holding the values it reported, so ``show`` and ``compare``
@@ -228,6 +230,8 @@ class _Job:
         #: pairs each decided benchmark had when it was decided
         self.decided_after: dict[str, int] = {}
         self.narrowed = False
+        #: the line saying the command cannot be narrowed was printed (once per job)
+        self.said_unnarrowed = False
 
     def pair(self, index: int, warmup: bool) -> dict[str, Any]:
         """Both sides' runs in a random order, each stored as it ends: side -> reported."""
@@ -308,12 +312,21 @@ class _Job:
         return False
 
     def narrow(self) -> None:
-        """Run only the benchmarks still undecided, when the harness can choose them."""
+        """Run only the benchmarks still undecided, when the harness can choose them; when it
+        cannot from the start, say so once (how to write the command so it can)."""
         undecided = sorted({b for b, m in self.values.gated if (b, m) not in self.decided})
-        if self.sides.narrow(undecided) and not self.narrowed:
+        if self.sides.narrow(undecided):
+            if not self.narrowed:
+                self.message(f"{self.sides.kind}: {len(undecided)} undecided; the harness "
+                             f"runs only those from now on")
             self.narrowed = True
-            self.message(f"{self.sides.kind}: {len(undecided)} undecided; the harness runs "
-                         f"only those from now on")
+        elif not self.narrowed and not self.said_unnarrowed:
+            self.said_unnarrowed = True
+            hint = self.sides.harness.narrow_hint
+            self.message(f"{self.sides.kind}: {len(undecided)} undecided, but the command "
+                         f"cannot be narrowed to them, so every benchmark still runs and the "
+                         f"undecided ones get no more time" + (f"; to narrow, {hint}" if hint
+                                                               else ""))
 
     def decisions(self) -> list[GateDecision]:
         """Each gated benchmark's decision (its last look's when still undecided)."""

@@ -57,6 +57,9 @@ class Harness:
     #: The metrics a gate may decide on when none is named, in order of preference, for a
     #: harness whose benchmarks report different ones (JMH: one per mode); empty: ``primary``.
     defaults: tuple[str, ...] = ()
+    #: How to write a command :meth:`narrow` can narrow, for the gate's line when it cannot
+    #: ("" when this harness never can): it ends "to narrow, {narrow_hint}".
+    narrow_hint = ""
 
     def default_metric(self, reported: Iterable[str]) -> str:
         """The metric a gate decides a benchmark on when none is named: the first of

@@ -118,6 +118,7 @@ class CriterionHarness(Harness):
 
     kind = "criterion"
     primary = criterion.PRIMARY
+    narrow_hint = "write the command as `cargo bench ...`, not a script that runs it"
 
     def prepare(self, command: str, workdir: Path) -> Prepared:
         """The command as given, with ``CRITERION_HOME`` set to a directory of this run."""

@@ -15,6 +15,7 @@ class GbenchHarness(Harness):
 
     kind = "gbench"
     primary = "real_time"
+    narrow_hint = "end the command with the benchmark binary's own arguments"
 
     def prepare(self, command: str, workdir: Path) -> Prepared:
         """Append the JSON output options to the command."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from benchlab.errors import UserError
 from benchlab.measure.harnesses import Harness, Prepared, read_output, register
+from benchlab.measure.harnesses.command_words import shell_words
 from benchlab.store.formats import gotest
 
 #: ``-bench PATTERN`` (or ``-test.bench=PATTERN``) in a shell line: the flag and its value
@@ -20,6 +21,8 @@ class GoHarness(Harness):
 
     kind = "go"
     primary = gotest.PRIMARY
+    narrow_hint = ("give -bench (or -test.bench) as a word of the command line itself, not "
+                   "inside a quoted string such as sh -c '...'")
 
     def prepare(self, command: str, workdir: Path) -> Prepared:
         """The command as given: go writes its results to standard output."""
@@ -32,15 +35,21 @@ class GoHarness(Harness):
         """``-bench '^Benchmark(A|B)$'`` in place of the command's pattern: a name's package
         (``pkg:``), GOMAXPROCS suffix (``-8``) and sub-benchmarks (``/...``) are dropped, so
         the pattern may run a few more (the same function in another package, its other
-        sub-benchmarks), never fewer."""
+        sub-benchmarks), never fewer. None when the flag is not a word of its own (inside a
+        quoted ``sh -c '...'``, where the quoted pattern would break the quoting)."""
         functions = sorted({re.sub(r"-\d+$", "", name.split(":")[-1].split("/")[0])
                             for name in names})
         if not functions or not all(re.fullmatch(r"\w+", f) for f in functions):
             return None
+        try:
+            starts = {w.start for w in shell_words(command)}
+        except ValueError:
+            return None
+        flag = next((m for m in _BENCH_FLAG.finditer(command) if m.start(2) in starts), None)
+        if flag is None:
+            return None
         pattern = shlex.quote(f"^Benchmark({'|'.join(functions)})$")
-        narrowed, found = _BENCH_FLAG.subn(lambda m: f"{m.group(1)}{m.group(2)}={pattern}",
-                                           command, count=1)
-        return narrowed if found else None
+        return f"{command[:flag.start(2)]}{flag.group(2)}={pattern}{command[flag.end():]}"
 
     def parse(self, prepared: Prepared, stdout: str, source: str):
         """Read the result lines of the run's standard output."""

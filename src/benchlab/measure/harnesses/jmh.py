@@ -39,6 +39,8 @@ class JmhHarness(Harness):
     primary = jmh.PRIMARY
     #: An average-time (or sample, single-shot) suite gates on its mode's time per operation.
     defaults = jmh.MODES
+    narrow_hint = ("run the jar itself (`java -jar benchmarks.jar ...`), not a Maven or "
+                   "Gradle task, with no ; && | or redirection in the line")
 
     def prepare(self, command: str, workdir: Path) -> Prepared:
         """Append the JSON result options to the command."""

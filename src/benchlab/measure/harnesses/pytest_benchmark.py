@@ -92,6 +92,8 @@ class PytestBenchmarkHarness(Harness):
 
     kind = "pytest-benchmark"
     primary = pytest_benchmark.PRIMARY
+    narrow_hint = ("end the command with pytest's own arguments (`pytest ...`, not a script "
+                   "that runs it)")
 
     def prepare(self, command: str, workdir: Path) -> Prepared:
         """Append the JSON output options to the command."""
