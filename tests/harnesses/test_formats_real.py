@@ -47,7 +47,7 @@ def test_go_benchfmt_from_go_test(tmp_path):
     assert copy.runs[0].fields["extra"]["pkg"] == "example.com/tiny"
     assert copy.runs[0].samples["MB_per_s"][0] > 0
     assert imp.metadata["config"]["goos"] == "linux"
-    rep = reported_of(imp, "ns_per_op")
+    rep = reported_of(imp)
     assert len(rep.benchmarks["Sum"]["ns_per_op"]) == 2
 
 
@@ -85,7 +85,7 @@ def test_gbench_json_from_the_binary(tmp_path):
     assert detect_format(out) == "gbench"
     imp = parse_path(out, "gbench")[0]
     assert [b.name for b in imp.benchmarks] == ["BM_Sum/100", "BM_Sum/1000", "BM_Vec"]
-    rep = reported_of(imp, "real_time")
+    rep = reported_of(imp)
     assert len(rep.benchmarks["BM_Sum/100"]["real_time"]) == 3  # repetitions, not aggregates
     assert rep.units["items_per_second"] == "1/s" and rep.units["bytes_per_second"] == "B/s"
     assert rep.benchmarks["BM_Sum/1000"]["frobs"] == [3.5] * 3

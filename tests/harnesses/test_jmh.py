@@ -57,7 +57,7 @@ def test_every_mode_of_a_real_jmh_file():
         assert bench.runs[0].samples[entry["mode"]] == pytest.approx([v * factor for v in raw])
         assert len(bench.runs[0].samples["gc.alloc.rate.norm"]) == 2  # one per iteration
     assert imp.metadata["jvm"]["jmhVersion"] == "1.37"
-    got = reported_of(imp, "thrpt").benchmarks
+    got = reported_of(imp).benchmarks
     assert len(got[f"{HEAVY}/mode=thrpt"]["thrpt"]) == 2 and "avgt" not in got[f"{HEAVY}/mode=thrpt"]
     score = {(e["benchmark"], e["mode"]): e["primaryMetric"]["score"] for e in doc}
     assert score["bench.Work.heavy", "thrpt"] < score["bench.Work.light", "thrpt"]
@@ -171,8 +171,8 @@ def test_a_gate_takes_each_jmh_benchmark_on_the_mode_it_ran_in():
     from benchlab.measure.harnesses import get_harness
 
     jmh = get_harness("jmh")
-    readings = {**reported_of(parse_path(MODES, "jmh")[0], "thrpt").benchmarks,
-                **reported_of(parse_path(SAMPLE, "jmh")[0], "thrpt").benchmarks}
+    readings = {**reported_of(parse_path(MODES, "jmh")[0]).benchmarks,
+                **reported_of(parse_path(SAMPLE, "jmh")[0]).benchmarks}
     assert {bench: jmh.default_metric(metrics) for bench, metrics in readings.items()} == {
         **{f"{name}/mode={mode}": mode for mode in ("thrpt", "avgt", "ss")
            for name in (HEAVY, LIGHT)}, LIGHT: "sample"}

@@ -152,8 +152,7 @@ def parse_run_output(kind: str, stdout: str, stderr: str = "",
         prepared = Prepared(command="")
     if prepared.output is None and kind != "go":
         raise ValueError(f"--harness {kind} writes a file: pass the Prepared of its command")
-    reported = reported_of(harness.parse(prepared, stdout, source or f"{kind} run"),
-                           harness.primary)
+    reported = reported_of(harness.parse(prepared, stdout, source or f"{kind} run"))
     return {bench: {metric: (values, reported.units.get(metric, ""))
                     for metric, values in metrics.items()}
             for bench, metrics in reported.benchmarks.items()}

@@ -132,5 +132,5 @@ def run_prepared(kind: str, prepared: Prepared, command: str, workdir: Path, *,
         raise HarnessFailed(f"{source}: `{command}` exited with status {code}"
                             f"{': ' + ' | '.join(tail.splitlines()[-4:]) if tail else ''}")
     imported = harness.parse(prepared, stdout, source)
-    return HarnessRun(imported=imported, reported=reported_of(imported, harness.primary),
+    return HarnessRun(imported=imported, reported=reported_of(imported),
                       wall_ns=wall_ns)

@@ -25,19 +25,16 @@ class Reported:
         Benchmark name -> metric name -> the values the run reported, in the metric's unit.
     units : dict of str to str
         Metric name -> unit (``ns``, ``B``, ``MB/s``, ``1/s``, ``''``...).
-    primary : str
-        The metric a gate decides on when none is named (the harness's own time per operation).
     failed : dict of str to str
         Benchmarks the harness reported as failed or skipped -> its message.
     """
 
     benchmarks: dict[str, dict[str, list[float]]]
     units: dict[str, str]
-    primary: str
     failed: dict[str, str] = field(default_factory=dict)
 
 
-def reported_of(imported: ImportedSession, primary: str) -> Reported:
+def reported_of(imported: ImportedSession) -> Reported:
     """The values of ``imported`` (one parsed harness output) by benchmark and metric.
 
     Warmup runs are left out; a benchmark whose every run failed is listed in ``failed``.
@@ -58,4 +55,4 @@ def reported_of(imported: ImportedSession, primary: str) -> Reported:
             benchmarks[bench.name] = values
             failed.pop(bench.name, None)
     return Reported(benchmarks=benchmarks, units={m.name: m.unit for m in imported.metrics},
-                    primary=primary, failed=failed)
+                    failed=failed)
