@@ -39,8 +39,9 @@ def harness_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--harness", default=None, metavar=HARNESS_METAVAR,
         help="COMMAND runs a benchmark harness: gate every benchmark it reports, each on "
-             "its own, on the harness's time per operation (or --metric NAME of its "
-             "metrics); --max-time is the whole job's budget.")(dispatch)
+             "its own, on the harness's own measure (time per operation; JMH: its mode's "
+             "score) or on --metric NAME of its metrics; --max-time is the whole job's "
+             "budget.")(dispatch)
 
 
 def _suite_names_harness(given: dict[str, Any]) -> bool:

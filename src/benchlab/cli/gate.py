@@ -59,8 +59,9 @@ from benchlab.errors import UserError
                    "CPUs, kernel, CPU quota differ).")
 @click.option("--harness", default=None, metavar=HARNESS_METAVAR,
               help="COMMAND runs a benchmark harness: -r harness runs, every benchmark it "
-                   "reports gated on the harness's time per operation (or --metric NAME of its "
-                   "metrics) against a baseline recorded the same way.")
+                   "reports gated on its own measure (time per operation; JMH: its mode's "
+                   "score), or on --metric NAME of its metrics, against a baseline recorded "
+                   "the same way.")
 @alpha_scope_option
 @output_options
 @click.option("--session-name", default=None, help="Name of the fresh run's session.")
